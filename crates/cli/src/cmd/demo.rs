@@ -1,0 +1,8 @@
+//! `storbench demo` (not built yet: its issue owns this file).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<()> {
+    anyhow::bail!("`storbench demo` is not built yet")
+}

@@ -1,0 +1,8 @@
+//! `storbench export` (not built yet: its issue owns this file).
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<()> {
+    anyhow::bail!("`storbench export` is not built yet")
+}

@@ -1,0 +1,78 @@
+//! `storbench`: a thin binary over the library crates. Each subcommand lives in its
+//! own module under `cmd/` with its clap `Args` and a `run` function.
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "storbench", version, about = "Trace-driven storage benchmark suite", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the main job on the embedded default: synthesize, bench two simulated drives, write a report
+    Demo(cmd::demo::Args),
+    /// Import a trace from a public format into storbench's Parquet trace format
+    Import(cmd::import::Args),
+    /// Export a Parquet trace to fio iolog v3 or CSV
+    Export(cmd::export::Args),
+    /// Print the statistics published benchmarks print for a trace
+    Characterize(cmd::characterize::Args),
+    /// Synthesize a published workload profile as a Parquet trace
+    Synth(cmd::synth::Args),
+    /// List the synthesizable profiles with their published figures
+    Profiles(cmd::synth::ProfilesArgs),
+    /// Run a generator on a target, fio-style
+    Run(cmd::run::Args),
+    /// Replay a trace on a target
+    Replay(cmd::replay::Args),
+    /// The simulated SSD: list presets
+    Sim(cmd::sim::Args),
+    /// Performance consistency: precondition, then sustained 4 KB random writes, IOPS every second
+    Consistency(cmd::procedures::ConsistencyArgs),
+    /// Season a drive: purge, one sequential pass, restore an image
+    Season(cmd::procedures::SeasonArgs),
+    /// TRIM validation: clean, dirty and after-TRIM sequential write throughput
+    TrimCheck(cmd::procedures::TrimCheckArgs),
+    /// Trace bench: optional seasoning, then replay with idle time cut
+    Bench(cmd::procedures::BenchArgs),
+    /// Write a self-contained HTML report comparing result directories
+    Report(cmd::report::Args),
+    /// Compare result directories as a terminal table
+    Compare(cmd::report::CompareArgs),
+    /// The results catalogue (SQLite)
+    Db(cmd::db::Args),
+    /// Record block I/O of a device through tracefs
+    Record(cmd::record::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(a) => cmd::demo::run(a),
+        Command::Import(a) => cmd::import::run(a),
+        Command::Export(a) => cmd::export::run(a),
+        Command::Characterize(a) => cmd::characterize::run(a),
+        Command::Synth(a) => cmd::synth::run(a),
+        Command::Profiles(a) => cmd::synth::run_profiles(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Replay(a) => cmd::replay::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
+        Command::Consistency(a) => cmd::procedures::run_consistency(a),
+        Command::Season(a) => cmd::procedures::run_season(a),
+        Command::TrimCheck(a) => cmd::procedures::run_trim_check(a),
+        Command::Bench(a) => cmd::procedures::run_bench(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Compare(a) => cmd::report::run_compare(a),
+        Command::Db(a) => cmd::db::run(a),
+        Command::Record(a) => cmd::record::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(cmd::exit_code(&e));
+    }
+}

@@ -1,0 +1,1 @@
+//! storbench-report: Result files (JSON, Parquet and CSV series) and the HTML report.

@@ -1,0 +1,1 @@
+//! storbench-sim: Simulated SSD: page-mapped FTL in virtual time (no file descriptors, no wall clock).

@@ -1,0 +1,1 @@
+//! storbench-suite: Drive procedures: trace bench, consistency, seasoning, TRIM validation; resumable.

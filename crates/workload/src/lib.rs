@@ -1,0 +1,1 @@
+//! storbench-workload: Workload sources: generators and synthesized published trace profiles.
