@@ -1,1 +1,6 @@
-//! storbench-workload: Workload sources: generators and synthesized published trace profiles.
+//! Workload sources for the engine: replay of a trace, fio-style generators, and the
+//! synthesized published trace profiles (which write traces).
+
+pub mod source;
+
+pub use source::{NextIo, Source, SourceError};
