@@ -1,0 +1,88 @@
+//! [`TraceError`]: every error of this crate names the file it is about, and for text
+//! formats also the line (1-based) and the field.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// Opening, reading or writing a file failed.
+    #[error("{}: {op}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        /// What we were doing ("open", "create", "read", "write").
+        op: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The Parquet library failed (corrupt file, not Parquet, ...).
+    #[error("{}: parquet: {source}", path.display())]
+    Parquet {
+        path: PathBuf,
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// The Arrow layer failed while building or reading a batch.
+    #[error("{}: arrow: {source}", path.display())]
+    Arrow {
+        path: PathBuf,
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+    /// A Parquet file that is not a storbench trace (missing column, wrong type, bad value).
+    #[error("{}: not a storbench trace: {message}", path.display())]
+    Schema { path: PathBuf, message: String },
+    /// A malformed line of a text trace.
+    #[error("{}:{line}: field `{field}`: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        field: &'static str,
+        message: String,
+    },
+    /// The content could not be recognised as any known format (or not the one asked for).
+    #[error("{}: {message}", path.display())]
+    Format { path: PathBuf, message: String },
+    /// A record the store refuses (e.g. a time or offset beyond i64::MAX).
+    #[error("{}: invalid record: {message}", path.display())]
+    InvalidRecord { path: PathBuf, message: String },
+}
+
+impl TraceError {
+    pub(crate) fn io(path: &std::path::Path, op: &'static str, source: std::io::Error) -> Self {
+        TraceError::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        }
+    }
+
+    pub(crate) fn parquet(path: &std::path::Path, source: parquet::errors::ParquetError) -> Self {
+        TraceError::Parquet {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn arrow(path: &std::path::Path, source: arrow_schema::ArrowError) -> Self {
+        TraceError::Arrow {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn schema(path: &std::path::Path, message: impl Into<String>) -> Self {
+        TraceError::Schema {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+
+    /// The line number of a parse error, if this is one.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            TraceError::Parse { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+}
