@@ -1,0 +1,353 @@
+//! Result types: [`PhaseMetrics`], [`LatencyStats`], [`QdStats`], [`SecondSample`], and
+//! the mergeable service-time accumulator [`ServiceHistogram`].
+//!
+//! Units are last in every name. Times inside the recorder are ns; service times in
+//! results are µs (`f64`); data rates are MB/s with MB = 10^6 bytes.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Largest service time the histogram resolves (1 hour); longer ones are clamped into
+/// the top bucket for percentiles (min, max, mean and std dev stay exact).
+pub const HISTOGRAM_HIGH_NS: u64 = 3_600 * 1_000_000_000;
+/// Significant decimal digits of the histogram: percentiles are within 0.1%.
+pub const HISTOGRAM_SIGFIG: u8 = 3;
+
+/// Mergeable service-time accumulator: an HDR histogram in ns (3 significant digits,
+/// 1 ns .. 1 h, fixed size, ~0.3 MB) plus exact count, sum, sum of squares, min and max.
+#[derive(Clone, Debug)]
+pub struct ServiceHistogram {
+    hist: Histogram<u64>,
+    count: u64,
+    sum_ns: u128,
+    sum_sq_ns2: f64,
+    min_ns: u64,
+    max_ns: u64,
+}
+
+impl Default for ServiceHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ServiceHistogram {
+    pub fn new() -> Self {
+        let mut hist = Histogram::new_with_bounds(1, HISTOGRAM_HIGH_NS, HISTOGRAM_SIGFIG)
+            .expect("valid fixed histogram bounds");
+        hist.auto(false);
+        ServiceHistogram {
+            hist,
+            count: 0,
+            sum_ns: 0,
+            sum_sq_ns2: 0.0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
+    }
+
+    /// Record one service time. O(1), no allocation.
+    #[inline]
+    pub fn record(&mut self, service_ns: u64) {
+        // 0 ns (a virtual target completing instantly) lands in the lowest bucket.
+        self.hist.saturating_record(service_ns.max(1));
+        self.count += 1;
+        self.sum_ns += u128::from(service_ns);
+        let v = service_ns as f64;
+        self.sum_sq_ns2 += v * v;
+        self.min_ns = self.min_ns.min(service_ns);
+        self.max_ns = self.max_ns.max(service_ns);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Add every sample of `other` (exact: both use the same fixed bucket layout).
+    pub fn merge(&mut self, other: &ServiceHistogram) {
+        self.hist
+            .add(&other.hist)
+            .expect("same fixed histogram bounds");
+        self.count += other.count;
+        self.sum_ns += other.sum_ns;
+        self.sum_sq_ns2 += other.sum_sq_ns2;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    /// Service time (ns) at quantile `q` in [0, 1], nearest rank, clamped to the
+    /// exact min and max. 0 when empty.
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        assert!((0.0..=1.0).contains(&q), "quantile {q} outside [0, 1]");
+        if self.count == 0 {
+            return 0;
+        }
+        self.hist
+            .value_at_quantile(q)
+            .clamp(self.min_ns, self.max_ns)
+    }
+
+    /// The statistics, with the histogram in serializable form.
+    pub fn stats(&self) -> LatencyStats {
+        if self.count == 0 {
+            return LatencyStats::default();
+        }
+        let n = self.count as f64;
+        let mean_ns = self.sum_ns as f64 / n;
+        // Population variance; clamp the tiny negative values rounding can give.
+        let var_ns2 = (self.sum_sq_ns2 / n - mean_ns * mean_ns).max(0.0);
+        let us = |ns: u64| ns as f64 / 1_000.0;
+        LatencyStats {
+            count: self.count,
+            mean_us: mean_ns / 1_000.0,
+            stddev_us: var_ns2.sqrt() / 1_000.0,
+            min_us: us(self.min_ns),
+            max_us: us(self.max_ns),
+            p50_us: us(self.quantile_ns(0.5)),
+            p90_us: us(self.quantile_ns(0.9)),
+            p99_us: us(self.quantile_ns(0.99)),
+            p99_9_us: us(self.quantile_ns(0.999)),
+            p99_99_us: us(self.quantile_ns(0.9999)),
+            histogram: HistogramData {
+                sigfig: HISTOGRAM_SIGFIG,
+                high_ns: HISTOGRAM_HIGH_NS,
+                sum_ns: u64::try_from(self.sum_ns).unwrap_or(u64::MAX),
+                sum_sq_ns2: self.sum_sq_ns2,
+                min_ns: self.min_ns,
+                max_ns: self.max_ns,
+                buckets: self
+                    .hist
+                    .iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                    .collect(),
+            },
+        }
+    }
+
+    /// Rebuild the accumulator from serialized statistics (for merging phases or runs).
+    pub fn from_data(h: &HistogramData) -> Result<ServiceHistogram, String> {
+        if h.sigfig != HISTOGRAM_SIGFIG || h.high_ns != HISTOGRAM_HIGH_NS {
+            return Err(format!(
+                "histogram layout sigfig={} high_ns={} differs from this build's sigfig={} high_ns={}",
+                h.sigfig, h.high_ns, HISTOGRAM_SIGFIG, HISTOGRAM_HIGH_NS
+            ));
+        }
+        let mut s = ServiceHistogram::new();
+        for &(value_ns, count) in &h.buckets {
+            s.hist
+                .record_n(value_ns.max(1), count)
+                .map_err(|e| format!("histogram bucket {value_ns} ns: {e:?}"))?;
+            s.count += count;
+        }
+        s.sum_ns = u128::from(h.sum_ns);
+        s.sum_sq_ns2 = h.sum_sq_ns2;
+        if s.count > 0 {
+            s.min_ns = h.min_ns;
+            s.max_ns = h.max_ns;
+        }
+        Ok(s)
+    }
+}
+
+/// The serialized histogram: enough to merge phases or runs exactly.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistogramData {
+    pub sigfig: u8,
+    pub high_ns: u64,
+    pub sum_ns: u64,
+    pub sum_sq_ns2: f64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// `(value_ns, count)` per non-empty bucket, ascending; `value_ns` is the highest
+    /// value equivalent to the bucket.
+    pub buckets: Vec<(u64, u64)>,
+}
+
+/// Service-time statistics of one population (µs). All zero when `count == 0`.
+/// `stddev_us` is the population standard deviation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub count: u64,
+    pub mean_us: f64,
+    pub stddev_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub p99_99_us: f64,
+    pub histogram: HistogramData,
+}
+
+impl LatencyStats {
+    /// Statistics of the union of two populations (exact counts, mean, std dev,
+    /// min, max; percentiles from the merged histogram).
+    pub fn merged(&self, other: &LatencyStats) -> Result<LatencyStats, String> {
+        if self.count == 0 {
+            return Ok(other.clone());
+        }
+        if other.count == 0 {
+            return Ok(self.clone());
+        }
+        let mut a = ServiceHistogram::from_data(&self.histogram)?;
+        a.merge(&ServiceHistogram::from_data(&other.histogram)?);
+        Ok(a.stats())
+    }
+}
+
+/// Queue-depth distribution of one phase.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QdStats {
+    /// Time-weighted average number of I/Os outstanding over busy time.
+    pub mean_over_busy: f64,
+    /// Largest number of I/Os outstanding at once.
+    pub max: u64,
+    /// `time_ns_by_qd[q]` = time with exactly `q` I/Os outstanding; `[0]` is idle time.
+    pub time_ns_by_qd: Vec<u64>,
+    /// `submits_by_qd[q]` = submissions that made the count outstanding `q` (itself
+    /// included): `[1]` counts I/Os submitted when none other was outstanding. `[0]` is 0.
+    pub submits_by_qd: Vec<u64>,
+    /// Percent of submissions made at QD1 (METHODOLOGY "% at QD1").
+    pub submitted_at_qd1_pct: f64,
+}
+
+/// One window of the per-second series: `[t_s, t_s + 1)` seconds since the phase
+/// start, by completion time. Windows with no completions are present, as zeros.
+/// Every window is 1 s long except possibly the phase's last (`window_ns`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecondSample {
+    /// Window start, whole seconds since the phase start.
+    pub t_s: u64,
+    /// Window length (1e9 except possibly the last window of a phase).
+    pub window_ns: u64,
+    /// Successful completions per op in the window.
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub trim_ios: u64,
+    pub flush_ios: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub trim_bytes: u64,
+    /// Failed completions in the window (any op).
+    pub errors: u64,
+    /// Mean and max service time of reads and writes completed in the window (0 if none).
+    pub latency_us_mean: f64,
+    pub latency_us_max: f64,
+    pub read_latency_us_mean: f64,
+    pub write_latency_us_mean: f64,
+    /// Time in the window with at least one I/O outstanding.
+    pub busy_ns: u64,
+    /// Time-weighted average number outstanding over the whole window.
+    pub qd_mean: f64,
+}
+
+impl SecondSample {
+    fn window_s(&self) -> f64 {
+        self.window_ns as f64 / 1e9
+    }
+
+    /// Completions (reads + writes + trims + flushes) per second.
+    pub fn iops(&self) -> f64 {
+        if self.window_ns == 0 {
+            return 0.0;
+        }
+        (self.read_ios + self.write_ios + self.trim_ios + self.flush_ios) as f64 / self.window_s()
+    }
+
+    pub fn read_iops(&self) -> f64 {
+        if self.window_ns == 0 {
+            return 0.0;
+        }
+        self.read_ios as f64 / self.window_s()
+    }
+
+    pub fn write_iops(&self) -> f64 {
+        if self.window_ns == 0 {
+            return 0.0;
+        }
+        self.write_ios as f64 / self.window_s()
+    }
+
+    /// (read + write bytes) per second in MB/s (10^6).
+    pub fn mb_per_s(&self) -> f64 {
+        self.read_mb_per_s() + self.write_mb_per_s()
+    }
+
+    pub fn read_mb_per_s(&self) -> f64 {
+        if self.window_ns == 0 {
+            return 0.0;
+        }
+        self.read_bytes as f64 / 1e6 / self.window_s()
+    }
+
+    pub fn write_mb_per_s(&self) -> f64 {
+        if self.window_ns == 0 {
+            return 0.0;
+        }
+        self.write_bytes as f64 / 1e6 / self.window_s()
+    }
+}
+
+/// The aggregates of one phase (METHODOLOGY section 2).
+///
+/// Counts and bytes are of successful completions; failed ones count in `errors` only
+/// (they still count in busy time and queue depth: they were outstanding).
+/// Busy time counts every op; per-op busy time counts only that op's I/Os.
+/// The per-second series is not part of the JSON: storbench-report writes it to
+/// `series.parquet` and reattaches it when reading a result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseMetrics {
+    /// Phase start and end on the target's clock.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub elapsed_ns: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub trim_ios: u64,
+    pub flush_ios: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub trim_bytes: u64,
+    /// Completions that reported an error (any op).
+    pub errors: u64,
+    /// I/Os still outstanding when the phase ended (interrupted runs); their time
+    /// up to `end_ns` counts as busy.
+    pub unfinished_ios: u64,
+    /// Time with at least one I/O (of any op) outstanding.
+    pub busy_ns: u64,
+    pub busy_read_ns: u64,
+    pub busy_write_ns: u64,
+    pub busy_trim_ns: u64,
+    pub busy_flush_ns: u64,
+    /// (read + write bytes) / busy time, MB/s (10^6).
+    pub data_rate_mb_per_s: f64,
+    /// Read bytes / read busy time.
+    pub read_rate_mb_per_s: f64,
+    /// Write bytes / write busy time.
+    pub write_rate_mb_per_s: f64,
+    /// All successful completions / elapsed time.
+    pub iops: f64,
+    /// Service time of reads and writes together.
+    pub service: LatencyStats,
+    pub service_read: LatencyStats,
+    pub service_write: LatencyStats,
+    pub service_trim: LatencyStats,
+    pub service_flush: LatencyStats,
+    pub qd: QdStats,
+    /// Per-second series (not in JSON; see the type's doc).
+    #[serde(skip)]
+    pub series: Vec<SecondSample>,
+}
+
+impl PhaseMetrics {
+    /// Total IOPS of each full 1-second window (the last window is left out when it is
+    /// shorter than 1 s), for consistency scores and steady-state rounds.
+    pub fn iops_per_s(&self) -> Vec<f64> {
+        self.series
+            .iter()
+            .filter(|s| s.window_ns == crate::NS_PER_S)
+            .map(SecondSample::iops)
+            .collect()
+    }
+}
