@@ -4,6 +4,13 @@
 //! Data flows `import | record | synth -> Trace (Parquet) -> Workload`; this crate
 //! owns the first arrow and knows nothing about targets, engines or reports.
 
+pub mod characterize;
+pub mod error;
+pub mod formats;
 pub mod model;
+pub mod store;
 
+pub use characterize::{characterize_file, Characterization, Characterizer};
+pub use error::TraceError;
 pub use model::{DeviceId, IoRecord, Names, Op, StreamId, TraceMeta};
+pub use store::{read_all, TraceReader, TraceWriter};

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# import speed: storbench-trace import vs awk counting the same text (ops and bytes).
+# usage: bench/trace_import.sh [N]   (default 2000000 I/Os per format)
+# Target: >= 2 M lines/s per core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-2000000}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/tgt/release}
+cargo build -q --release -p storbench-trace --example trace_bench
+BIN=$CARGO_TARGET_DIR/release/examples/trace_bench
+WORK=$(mktemp -d /tmp/trace_imp.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+AWK=$(command -v mawk || command -v awk)
+
+for F in msr fio-iolog-v3 blkparse ftrace; do
+  IN=$WORK/in.$F
+  $BIN gen-text "$F" "$IN" "$N"
+  LINES=$(wc -l <"$IN")
+  cat "$IN" >/dev/null   # warm the page cache for both
+  T0=$(date +%s.%N)
+  taskset -c 0 "$BIN" import "$IN" "$WORK/out.parquet" "$F" 2>"$WORK/imp.err"
+  T1=$(date +%s.%N)
+  case $F in
+    msr) PROG='BEGIN{FS=","} {n[$4]++; b[$4]+=$6} END{for(k in n) print k, n[k], b[k]}';;
+    fio-iolog-v3) PROG='NF==5 {n[$3]++; b[$3]+=$5} END{for(k in n) print k, n[k], b[k]}';;
+    blkparse) PROG='$6=="D" {n[$7]++; b[$7]+=$10*512} END{for(k in n) print k, n[k], b[k]}';;
+    ftrace) PROG='/block_rq_issue:/ {n[$7]++; b[$7]+=$8} END{for(k in n) print k, n[k], b[k]}';;
+  esac
+  taskset -c 0 "$AWK" "$PROG" "$IN" >"$WORK/awk.out"
+  T2=$(date +%s.%N)
+  python3 - "$F" "$LINES" "$T0" "$T1" "$T2" "$(cat "$WORK/imp.err")" "$AWK" <<'PY'
+import sys
+f, lines, t0, t1, t2, err, awk = sys.argv[1:]
+lines = int(lines); ours = float(t1) - float(t0); peer = float(t2) - float(t1)
+print(f"{f:13s} {lines:>10,} lines: storbench import {lines/ours/1e6:5.2f} M lines/s ({ours:.2f} s, incl. Parquet write); "
+      f"{awk.split('/')[-1]} count {lines/peer/1e6:5.2f} M lines/s; ratio {peer/ours:.2f}  (target >= 2 M lines/s)")
+PY
+  cat "$WORK/awk.out" | sed 's/^/    awk: /'
+  grep -E 'import:' "$WORK/imp.err" | sed 's/^/    /'
+done

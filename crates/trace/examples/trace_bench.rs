@@ -1,0 +1,168 @@
+//! Helper for bench/trace_*.sh: generates traces and times the library paths.
+//!
+//! ```text
+//! trace_bench gen OUT.parquet N            synthetic trace with completions, N I/Os
+//! trace_bench gen-text FORMAT OUT N        text trace of N I/Os (msr, blkparse, ftrace, fio-iolog-v3)
+//! trace_bench characterize TRACE           characterize, print I/Os per second on stderr
+//! trace_bench import IN OUT [FORMAT]       import, print lines per second on stderr
+//! ```
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::Instant;
+use storbench_trace::formats::{import, Format, ImportOptions};
+use storbench_trace::{characterize_file, IoRecord, Op, TraceMeta, TraceWriter};
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+const SIZES: [u64; 8] = [4096, 4096, 4096, 8192, 16384, 32768, 65536, 12288];
+
+/// The synthetic workload: 60% reads, 40% sequential, 1-8 outstanding I/Os, 50-500 µs service.
+fn synth(n: u64, mut f: impl FnMut(&IoRecord)) {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut t = 0u64;
+    let mut next_off = [0u64; 2];
+    for _ in 0..n {
+        let r = rng.next();
+        let op = if r % 100 < 60 { Op::Read } else { Op::Write };
+        let len = SIZES[(r >> 8) as usize % SIZES.len()];
+        let seq = (r >> 16) % 100 < 40;
+        let d = op.index();
+        let off = if seq {
+            next_off[d]
+        } else {
+            ((r >> 20) % (1 << 26)) * 4096
+        };
+        next_off[d] = off + len;
+        t += (r >> 40) % 40_000;
+        let svc = 50_000 + (r >> 33) % 450_000;
+        let mut rec = IoRecord::new(op, off, len, t);
+        rec.complete_ns = Some(t + svc);
+        f(&rec);
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: trace_bench gen|gen-text|characterize|import ...";
+    match args.get(1).map(String::as_str) {
+        Some("gen") => {
+            let out = Path::new(&args[2]);
+            let n: u64 = args[3].parse()?;
+            let mut w = TraceWriter::create(
+                out,
+                &TraceMeta {
+                    source_format: Some("synth:bench".into()),
+                    ..Default::default()
+                },
+            )?;
+            let dev = w.intern_device("bench");
+            let mut err = None;
+            synth(n, |r| {
+                let mut r = *r;
+                r.device = Some(dev);
+                if let Err(e) = w.write(&r) {
+                    err.get_or_insert(e);
+                }
+            });
+            if let Some(e) = err {
+                return Err(e.into());
+            }
+            let rows = w.finish()?;
+            eprintln!("wrote {rows} rows to {}", out.display());
+        }
+        Some("gen-text") => {
+            let fmt = args[2].as_str();
+            let out = Path::new(&args[3]);
+            let n: u64 = args[4].parse()?;
+            let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
+            if fmt == "fio-iolog-v3" {
+                writeln!(w, "fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open")?;
+            }
+            let mut res = Ok(());
+            synth(n, |r| {
+                let rw = if r.op == Op::Read { "R" } else { "W" };
+                let c = r.complete_ns.unwrap();
+                let line = match fmt {
+                    "msr" => writeln!(
+                        w,
+                        "{},hm,1,{},{},{},{}",
+                        128166372003061629 + r.issue_ns / 100,
+                        if r.op == Op::Read { "Read" } else { "Write" },
+                        r.offset_bytes,
+                        r.len_bytes,
+                        (c - r.issue_ns) / 100
+                    ),
+                    "fio-iolog-v3" => writeln!(
+                        w,
+                        "{} /dev/sdb {} {} {}",
+                        r.issue_ns / 1000,
+                        r.op,
+                        r.offset_bytes,
+                        r.len_bytes
+                    ),
+                    // Issue and completion lines; completions emitted right after (a
+                    // real capture interleaves them, the parse work is the same).
+                    "blkparse" => writeln!(
+                        w,
+                        "  8,16   1 {:>8} {:>5}.{:09} 4242  D  {rw}S {} + {} [fio]\n  8,16   0 {:>8} {:>5}.{:09}     0  C  {rw}S {} + {} [0]",
+                        1, r.issue_ns / 1_000_000_000, r.issue_ns % 1_000_000_000, r.offset_bytes / 512, r.len_bytes / 512,
+                        2, c / 1_000_000_000, c % 1_000_000_000, r.offset_bytes / 512, r.len_bytes / 512
+                    ),
+                    "ftrace" => writeln!(
+                        w,
+                        "             fio-4242    [001] .....  {}.{:06}: block_rq_issue: 8,16 {rw}S {} () {} + {} be,0,4 [fio]\n          <idle>-0       [000] d.h1.  {}.{:06}: block_rq_complete: 8,16 {rw}S () {} + {} be,0,4 [0]",
+                        100 + r.issue_ns / 1_000_000_000, (r.issue_ns % 1_000_000_000) / 1000, r.len_bytes, r.offset_bytes / 512, r.len_bytes / 512,
+                        100 + c / 1_000_000_000, (c % 1_000_000_000) / 1000, r.offset_bytes / 512, r.len_bytes / 512
+                    ),
+                    _ => panic!("unknown text format {fmt}"),
+                };
+                if let Err(e) = line {
+                    res = Err(e);
+                }
+            });
+            res?;
+            w.flush()?;
+        }
+        Some("characterize") => {
+            let t0 = Instant::now();
+            let c = characterize_file(Path::new(&args[2]))?;
+            let s = t0.elapsed().as_secs_f64();
+            println!("{}", serde_json::to_string(&c)?);
+            eprintln!(
+                "characterize: {} I/Os in {:.3} s = {:.1} M I/Os/s",
+                c.ios_total,
+                s,
+                c.ios_total as f64 / s / 1e6
+            );
+        }
+        Some("import") => {
+            let format = args.get(4).map(|f| Format::parse(f).expect("format name"));
+            let opts = ImportOptions {
+                format,
+                ..Default::default()
+            };
+            let t0 = Instant::now();
+            let sum = import(Path::new(&args[2]), Path::new(&args[3]), &opts)?;
+            let s = t0.elapsed().as_secs_f64();
+            eprintln!(
+                "import: {} lines, {} records in {:.3} s = {:.2} M lines/s",
+                sum.lines,
+                sum.records,
+                s,
+                sum.lines as f64 / s / 1e6
+            );
+        }
+        _ => return Err(usage.into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! Turning block-layer issue/complete events (ftrace, blkparse) into records.
+
+use super::pair::{CompleteNote, Completed, Pairer};
+use super::rwbs::Rwbs;
+use super::{Ctx, Sink};
+use crate::error::TraceError;
+use crate::model::{IoRecord, Op};
+
+/// One parsed issue or completion event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockEvent<'a> {
+    pub complete: bool,
+    pub major: u32,
+    pub minor: u32,
+    pub rwbs: Rwbs,
+    pub sector: u64,
+    pub nsectors: u64,
+    /// Issuing process (issue events) or error status text (completions).
+    pub tail: &'a [u8],
+    pub ts_ns: u64,
+}
+
+pub struct BlockImporter {
+    pairer: Pairer,
+    base_ns: Option<u64>,
+    last_dev: Option<(u32, u32, crate::model::DeviceId)>,
+}
+
+const N_DROPPED: &str =
+    "requests with RWBS op letter N (write-zeroes or driver-private: no host data moved)";
+
+impl BlockImporter {
+    pub fn new() -> Self {
+        BlockImporter {
+            pairer: Pairer::new(),
+            base_ns: None,
+            last_dev: None,
+        }
+    }
+
+    fn rel(&mut self, ctx: &mut Ctx, ts: u64, issue: bool) -> u64 {
+        let base = *self.base_ns.get_or_insert(ts);
+        if ts < base {
+            if issue {
+                ctx.summary
+                    .note_reclassify("issues stamped before the first issue (per-CPU clock skew): time set to the first issue");
+            }
+            0
+        } else {
+            ts - base
+        }
+    }
+
+    pub fn event(
+        &mut self,
+        ctx: &mut Ctx,
+        sink: &mut Sink,
+        ev: &BlockEvent,
+        line: u64,
+    ) -> Result<(), TraceError> {
+        if let Some((maj, min)) = ctx.opts.device {
+            if (ev.major, ev.minor) != (maj, min) {
+                ctx.summary
+                    .note_ignore("events of other devices (--device)");
+                return Ok(());
+            }
+        }
+        let dev_key = (u64::from(ev.major) << 32) | u64::from(ev.minor);
+        let Some(mut op) = ev.rwbs.op else {
+            if ev.complete {
+                ctx.summary
+                    .note_ignore("completions of requests with RWBS op letter N");
+            } else {
+                ctx.summary.note_drop(N_DROPPED);
+            }
+            return Ok(());
+        };
+        if ev.complete {
+            if self.base_ns.is_none() {
+                ctx.summary
+                    .note_drop("completions without an issue (in flight when the capture started, or issue lost)");
+                return Ok(());
+            }
+            let t = self.rel(ctx, ev.ts_ns, false);
+            match self.pairer.complete(dev_key, ev.sector, ev.nsectors, t) {
+                Completed::Done(rec, note) => {
+                    match note {
+                        CompleteNote::Normal => {}
+                        CompleteNote::ClockSkew => ctx
+                            .summary
+                            .note_reclassify("completions stamped before their issue (per-CPU clock skew): service time 0"),
+                        CompleteNote::AfterPartial => ctx
+                            .summary
+                            .note_reclassify("requests completed in parts (split): kept as one record"),
+                    }
+                    if !ev.tail.is_empty() && ev.tail != b"0" {
+                        ctx.summary.note_reclassify("requests completed with an error status (kept)");
+                    }
+                    sink.push(rec)?;
+                }
+                Completed::Partial => {}
+                Completed::Unmatched => ctx
+                    .summary
+                    .note_drop("completions without an issue (in flight when the capture started, or issue lost)"),
+            }
+            return Ok(());
+        }
+        // Issue.
+        let mut len = ev.nsectors.checked_mul(512).ok_or_else(|| {
+            ctx.err(
+                line,
+                "nsectors",
+                format!("{} sectors overflow", ev.nsectors),
+            )
+        })?;
+        let mut offset = ev
+            .sector
+            .checked_mul(512)
+            .filter(|o| o.checked_add(len).is_some_and(|e| e <= i64::MAX as u64))
+            .unwrap_or(u64::MAX);
+        if op == Op::Flush {
+            offset = 0;
+            len = 0;
+        } else if offset == u64::MAX {
+            return Err(ctx.err(
+                line,
+                "sector",
+                format!("sector {} is beyond 2^63 bytes", ev.sector),
+            ));
+        }
+        if len == 0 && op != Op::Flush {
+            if op == Op::Write && ev.rwbs.preflush {
+                ctx.summary
+                    .note_reclassify("preflush writes with no data: recorded as flush");
+                op = Op::Flush;
+                offset = 0;
+            } else {
+                ctx.summary
+                    .note_drop("zero-length reads, writes or discards");
+                return Ok(());
+            }
+        }
+        let t = self.rel(ctx, ev.ts_ns, true);
+        let mut rec = IoRecord::new(op, offset, len, t);
+        let dev = match self.last_dev {
+            Some((a, b, id)) if (a, b) == (ev.major, ev.minor) => id,
+            _ => {
+                let id = sink
+                    .writer
+                    .intern_device(&format!("{},{}", ev.major, ev.minor));
+                self.last_dev = Some((ev.major, ev.minor, id));
+                id
+            }
+        };
+        rec.device = Some(dev);
+        if !ev.tail.is_empty() {
+            rec.stream = Some(sink.writer.intern_stream(&String::from_utf8_lossy(ev.tail)));
+        }
+        let (replaced, evicted) = self.pairer.issue(dev_key, ev.sector, ev.nsectors, rec);
+        if replaced {
+            ctx.summary
+                .note_drop("re-issues of a pending request (requeue): the earlier issue");
+        }
+        for r in evicted {
+            ctx.summary.note_reclassify(
+                "issues pending beyond the pairing bound (65536): kept without completion",
+            );
+            sink.push(r)?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(&mut self, ctx: &mut Ctx, sink: &mut Sink) -> Result<(), TraceError> {
+        for r in self.pairer.drain() {
+            ctx.summary
+                .note_reclassify("issues never completed (capture ended): kept without completion");
+            sink.push(r)?;
+        }
+        Ok(())
+    }
+}
+
+impl Default for BlockImporter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Parses `MAJ,MIN`.
+pub fn parse_dev(s: &[u8]) -> Option<(u32, u32)> {
+    let i = memchr::memchr(b',', s)?;
+    let maj = super::lines::parse_u64(&s[..i])?;
+    let min = super::lines::parse_u64(&s[i + 1..])?;
+    Some((u32::try_from(maj).ok()?, u32::try_from(min).ok()?))
+}

@@ -1,0 +1,243 @@
+//! Line reading and byte-level field parsing shared by the text importers.
+
+use crate::error::TraceError;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// Longest line accepted (bytes); longer is a malformed line, not an allocation.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Reads a file line by line into one reused buffer.
+pub struct LineReader {
+    path: PathBuf,
+    inner: BufReader<Box<dyn Read>>,
+    buf: Vec<u8>,
+    line_no: u64,
+    /// The current line was longer than [`MAX_LINE_BYTES`] and was cut.
+    pub truncated: bool,
+    bytes_read: u64,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    progress_reported: u64,
+}
+
+impl LineReader {
+    pub fn open(path: &Path) -> Result<LineReader, TraceError> {
+        let f = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
+        Ok(Self::from_reader(path, Box::new(f)))
+    }
+
+    pub fn from_reader(path: &Path, r: Box<dyn Read>) -> LineReader {
+        LineReader {
+            path: path.to_path_buf(),
+            inner: BufReader::with_capacity(1 << 20, r),
+            buf: Vec::with_capacity(256),
+            line_no: 0,
+            truncated: false,
+            bytes_read: 0,
+            progress: None,
+            progress_reported: 0,
+        }
+    }
+
+    /// Publishes the bytes read so far (every MiB) for a progress bar.
+    pub fn set_progress(&mut self, p: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>) {
+        self.progress = p;
+    }
+
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// 1-based number of the line last returned.
+    pub fn line_no(&self) -> u64 {
+        self.line_no
+    }
+
+    /// The next line with its 1-based number.
+    pub fn next_numbered(&mut self) -> Result<Option<(u64, &[u8])>, TraceError> {
+        let n = self.line_no + 1;
+        Ok(self.next_line()?.map(|l| (n, l)))
+    }
+
+    /// The next line without its `\n` / `\r\n`, or None at the end.
+    pub fn next_line(&mut self) -> Result<Option<&[u8]>, TraceError> {
+        self.buf.clear();
+        self.truncated = false;
+        // Read at most MAX_LINE_BYTES + 1 so a line without newline cannot grow unbounded.
+        let n = (&mut self.inner)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| TraceError::io(&self.path, "read", e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.bytes_read += n as u64;
+        if let Some(p) = &self.progress {
+            if self.bytes_read - self.progress_reported >= 1 << 20 {
+                p.store(self.bytes_read, std::sync::atomic::Ordering::Relaxed);
+                self.progress_reported = self.bytes_read;
+            }
+        }
+        self.line_no += 1;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        } else if self.buf.len() > MAX_LINE_BYTES {
+            // Skip the rest of the overlong line.
+            self.truncated = true;
+            loop {
+                let avail = self
+                    .inner
+                    .fill_buf()
+                    .map_err(|e| TraceError::io(&self.path, "read", e))?;
+                if avail.is_empty() {
+                    break;
+                }
+                if let Some(i) = memchr::memchr(b'\n', avail) {
+                    self.inner.consume(i + 1);
+                    break;
+                }
+                let l = avail.len();
+                self.inner.consume(l);
+            }
+            self.buf.clear();
+            return Err(TraceError::Parse {
+                path: self.path.clone(),
+                line: self.line_no,
+                field: "line",
+                message: format!("longer than {MAX_LINE_BYTES} bytes: not a text trace"),
+            });
+        }
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        Ok(Some(&self.buf))
+    }
+}
+
+/// Parses an unsigned decimal integer (no sign, no spaces).
+#[inline]
+pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d))?;
+    }
+    Some(v)
+}
+
+/// Parses `SECONDS[.FRACTION]` into nanoseconds (fraction digits beyond 9 are cut).
+#[inline]
+pub fn parse_secs_ns(s: &[u8]) -> Option<u64> {
+    let (int, frac) = match memchr::memchr(b'.', s) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, &[][..]),
+    };
+    let secs = if int.is_empty() && !frac.is_empty() {
+        0
+    } else {
+        parse_u64(int)?
+    };
+    let mut ns: u64 = 0;
+    let mut digits = 0;
+    for &b in frac {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        if digits < 9 {
+            ns = ns * 10 + u64::from(d);
+            digits += 1;
+        }
+    }
+    if frac.is_empty() && s.last() == Some(&b'.') {
+        return None;
+    }
+    while digits < 9 {
+        ns *= 10;
+        digits += 1;
+    }
+    secs.checked_mul(1_000_000_000)?.checked_add(ns)
+}
+
+/// Splits on ASCII whitespace (runs count as one separator).
+#[inline]
+pub fn fields_ws(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|b| *b == b' ' || *b == b'\t')
+        .filter(|f| !f.is_empty())
+}
+
+/// Splits a CSV line on commas (no quoting: none of the trace CSVs quote) and trims spaces.
+#[inline]
+pub fn fields_csv(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|b| *b == b',').map(trim)
+}
+
+#[inline]
+pub fn trim(s: &[u8]) -> &[u8] {
+    let start = s
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let end = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &s[start..end.max(start)]
+}
+
+/// Shows a field for an error message (lossy, shortened).
+pub fn show(s: &[u8]) -> String {
+    let t = String::from_utf8_lossy(&s[..s.len().min(60)]).into_owned();
+    if s.len() > 60 {
+        format!("{t:?}...")
+    } else {
+        format!("{t:?}")
+    }
+}
+
+/// Sectors of 512 bytes to bytes, checked.
+#[inline]
+pub fn sectors_to_bytes(s: u64) -> Option<u64> {
+    s.checked_mul(512)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_numbers_and_times() {
+        assert_eq!(parse_u64(b"0"), Some(0));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_u64(b""), None);
+        assert_eq!(parse_secs_ns(b"1234.567890"), Some(1_234_567_890_000));
+        assert_eq!(parse_secs_ns(b"0.000000001"), Some(1));
+        assert_eq!(parse_secs_ns(b"2"), Some(2_000_000_000));
+        assert_eq!(parse_secs_ns(b"1.1234567899"), Some(1_123_456_789));
+        assert_eq!(parse_secs_ns(b"1.x"), None);
+        assert_eq!(parse_secs_ns(b"1."), None);
+        assert_eq!(parse_secs_ns(b"."), None);
+    }
+
+    #[test]
+    fn line_reader_strips_crlf_and_counts() {
+        let data = b"a\r\nbb\n\nccc".to_vec();
+        let mut r = LineReader::from_reader(Path::new("x"), Box::new(std::io::Cursor::new(data)));
+        assert_eq!(r.next_line().unwrap(), Some(&b"a"[..]));
+        assert_eq!(r.next_line().unwrap(), Some(&b"bb"[..]));
+        assert_eq!(r.next_line().unwrap(), Some(&b""[..]));
+        assert_eq!(r.next_line().unwrap(), Some(&b"ccc"[..]));
+        assert_eq!(r.line_no(), 4);
+        assert_eq!(r.next_line().unwrap(), None);
+    }
+}

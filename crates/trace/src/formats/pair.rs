@@ -1,0 +1,268 @@
+//! Pairs issue events with completion events (ftrace block_rq_issue/complete,
+//! blkparse D/C) by (device, sector, sectors), with a bounded map of pending issues.
+//!
+//! Messy captures, on purpose:
+//! - a completion with no pending issue (the capture started while it was in flight)
+//!   is dropped and counted;
+//! - an issue never completed (the capture ended, or the event was lost) is kept
+//!   without a completion time and counted;
+//! - a partial completion (the kernel completes a request in parts: the completion
+//!   covers the first sectors of a pending request) moves the pending request's key to
+//!   the remaining part; the last part completes the record (original offset and length);
+//! - the same request issued again before completing (requeue) keeps the latest issue;
+//! - a completion stamped before its issue (per-CPU clock skew) gets service time 0;
+//! - merges happen before issue, so issued requests already are the merged ones.
+
+use crate::model::IoRecord;
+use std::collections::HashMap;
+
+/// Bound on pending issues; above it the oldest half is written out without completion.
+pub const MAX_PENDING: usize = 1 << 16;
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    nsectors: u64,
+    seq: u64,
+    rec: IoRecord,
+}
+
+#[derive(Default)]
+pub struct Pairer {
+    /// (device key, start sector) -> requests pending there (usually one).
+    pending: HashMap<(u64, u64), Vec<Pending>>,
+    count: usize,
+    seq: u64,
+    max_pending: usize,
+}
+
+/// What a completion matched.
+#[derive(Debug, PartialEq)]
+pub enum Completed {
+    /// The request is complete: here is the record with `complete_ns` set.
+    Done(IoRecord, CompleteNote),
+    /// A part of a pending request completed; the rest is still pending.
+    Partial,
+    /// No pending request matches.
+    Unmatched,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum CompleteNote {
+    Normal,
+    /// Completion stamped before issue; service time set to 0.
+    ClockSkew,
+    /// Completed in several parts.
+    AfterPartial,
+}
+
+impl Pairer {
+    pub fn new() -> Self {
+        Self::with_max_pending(MAX_PENDING)
+    }
+
+    pub fn with_max_pending(max_pending: usize) -> Self {
+        assert!(max_pending >= 2);
+        Pairer {
+            max_pending,
+            ..Default::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Registers an issue. Returns (replaced earlier issue?, records evicted to bound memory).
+    pub fn issue(
+        &mut self,
+        dev: u64,
+        sector: u64,
+        nsectors: u64,
+        rec: IoRecord,
+    ) -> (bool, Vec<IoRecord>) {
+        let seq = self.seq;
+        self.seq += 1;
+        let list = self.pending.entry((dev, sector)).or_default();
+        let mut replaced = false;
+        if let Some(p) = list
+            .iter_mut()
+            .find(|p| p.nsectors == nsectors && nsectors > 0)
+        {
+            *p = Pending { nsectors, seq, rec };
+            replaced = true;
+        } else {
+            list.push(Pending { nsectors, seq, rec });
+            self.count += 1;
+        }
+        let evicted = if self.count > self.max_pending {
+            self.evict_oldest_half()
+        } else {
+            Vec::new()
+        };
+        (replaced, evicted)
+    }
+
+    fn evict_oldest_half(&mut self) -> Vec<IoRecord> {
+        let mut seqs: Vec<u64> = self
+            .pending
+            .values()
+            .flatten()
+            .map(|p| p.seq & !PARTIAL_BIT)
+            .collect();
+        let mid = seqs.len() / 2;
+        let (_, &mut cut, _) = seqs.select_nth_unstable(mid);
+        let mut out = Vec::new();
+        self.pending.retain(|_, list| {
+            list.retain(|p| {
+                if p.seq & !PARTIAL_BIT < cut {
+                    out.push((p.seq & !PARTIAL_BIT, p.rec));
+                    false
+                } else {
+                    true
+                }
+            });
+            !list.is_empty()
+        });
+        self.count -= out.len();
+        out.sort_unstable_by_key(|(s, _)| *s);
+        out.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// Matches a completion at `t_ns`.
+    pub fn complete(&mut self, dev: u64, sector: u64, nsectors: u64, t_ns: u64) -> Completed {
+        let key = (dev, sector);
+        let Some(list) = self.pending.get_mut(&key) else {
+            return Completed::Unmatched;
+        };
+        // Exact match first (oldest first for equal keys, e.g. flushes at sector 0).
+        let exact = list
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.nsectors == nsectors)
+            .min_by_key(|(_, p)| p.seq)
+            .map(|(i, _)| i);
+        if let Some(i) = exact {
+            let p = list.remove(i);
+            if list.is_empty() {
+                self.pending.remove(&key);
+            }
+            self.count -= 1;
+            let mut rec = p.rec;
+            let note = if t_ns < rec.issue_ns {
+                rec.complete_ns = Some(rec.issue_ns);
+                CompleteNote::ClockSkew
+            } else {
+                rec.complete_ns = Some(t_ns);
+                if p.seq & PARTIAL_BIT != 0 {
+                    CompleteNote::AfterPartial
+                } else {
+                    CompleteNote::Normal
+                }
+            };
+            return Completed::Done(rec, note);
+        }
+        // Partial completion of a larger pending request starting here.
+        let bigger = list
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.nsectors > nsectors && nsectors > 0)
+            .min_by_key(|(_, p)| p.seq)
+            .map(|(i, _)| i);
+        if let Some(i) = bigger {
+            let mut p = list.remove(i);
+            if list.is_empty() {
+                self.pending.remove(&key);
+            }
+            p.nsectors -= nsectors;
+            p.seq |= PARTIAL_BIT;
+            self.pending
+                .entry((dev, sector + nsectors))
+                .or_default()
+                .push(p);
+            return Completed::Partial;
+        }
+        Completed::Unmatched
+    }
+
+    /// Everything still pending, oldest first (the capture ended before they completed).
+    pub fn drain(&mut self) -> Vec<IoRecord> {
+        let mut all: Vec<(u64, IoRecord)> = self
+            .pending
+            .drain()
+            .flat_map(|(_, l)| l.into_iter().map(|p| (p.seq & !PARTIAL_BIT, p.rec)))
+            .collect();
+        self.count = 0;
+        all.sort_unstable_by_key(|(s, _)| *s);
+        all.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// Marks a pending request that already had a partial completion (sequence numbers
+/// never reach 2^63).
+const PARTIAL_BIT: u64 = 1 << 63;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Op;
+
+    #[test]
+    fn pairs_exact_partial_and_unmatched() {
+        let mut p = Pairer::new();
+        p.issue(1, 100, 16, IoRecord::new(Op::Write, 51200, 8192, 10));
+        p.issue(1, 500, 8, IoRecord::new(Op::Read, 256000, 4096, 11));
+        assert_eq!(p.complete(1, 999, 8, 12), Completed::Unmatched);
+        assert_eq!(p.complete(1, 100, 8, 20), Completed::Partial);
+        let Completed::Done(r, n) = p.complete(1, 108, 8, 30) else {
+            panic!()
+        };
+        assert_eq!(
+            (r.offset_bytes, r.len_bytes, r.complete_ns),
+            (51200, 8192, Some(30))
+        );
+        assert_eq!(n, CompleteNote::AfterPartial);
+        let Completed::Done(r, n) = p.complete(1, 500, 8, 5) else {
+            panic!()
+        };
+        assert_eq!((r.complete_ns, n), (Some(11), CompleteNote::ClockSkew));
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn eviction_bounds_memory_and_keeps_order() {
+        let mut p = Pairer::with_max_pending(4);
+        let mut evicted = Vec::new();
+        for i in 0..10u64 {
+            let (_, ev) = p.issue(1, i * 8, 8, IoRecord::new(Op::Read, i * 4096, 4096, i));
+            evicted.extend(ev);
+            assert!(p.len() <= 4);
+        }
+        let mut rest = p.drain();
+        evicted.append(&mut rest);
+        let t: Vec<u64> = evicted.iter().map(|r| r.issue_ns).collect();
+        let mut sorted = t.clone();
+        sorted.sort();
+        assert_eq!(t, sorted);
+        assert_eq!(t.len(), 10);
+    }
+
+    #[test]
+    fn flushes_pair_fifo_and_requeue_replaces() {
+        let mut p = Pairer::new();
+        p.issue(1, 0, 0, IoRecord::new(Op::Flush, 0, 0, 1));
+        p.issue(1, 0, 0, IoRecord::new(Op::Flush, 0, 0, 2));
+        let Completed::Done(r, _) = p.complete(1, 0, 0, 3) else {
+            panic!()
+        };
+        assert_eq!(r.issue_ns, 1);
+        let (replaced, _) = p.issue(1, 8, 8, IoRecord::new(Op::Read, 4096, 4096, 4));
+        assert!(!replaced);
+        let (replaced, _) = p.issue(1, 8, 8, IoRecord::new(Op::Read, 4096, 4096, 6));
+        assert!(replaced);
+        assert_eq!(p.len(), 2);
+    }
+}

@@ -1,0 +1,964 @@
+//! The native trace file: Parquet, one row per I/O, written and read as a stream of
+//! bounded row groups so memory stays flat for any trace length.
+//!
+//! Schema (documented for users in `docs/trace-format.md`):
+//!
+//! | column | Arrow type | Parquet | meaning |
+//! |---|---|---|---|
+//! | `issue_ns` | Int64, not null | INT64 | submission, ns since trace start |
+//! | `complete_ns` | Int64, nullable | INT64 | completion, ns since trace start (null: unknown) |
+//! | `offset_bytes` | Int64, not null | INT64 | byte offset on the device |
+//! | `len_bytes` | Int64, not null | INT64 | length in bytes (0 for most flushes) |
+//! | `op` | Dictionary(Int32, Utf8), not null | BYTE_ARRAY dict | `read`, `write`, `trim`, `flush` |
+//! | `stream` | Dictionary(Int32, Utf8), nullable | BYTE_ARRAY dict | process or scenario name |
+//! | `device` | Dictionary(Int32, Utf8), nullable | BYTE_ARRAY dict | device name, e.g. `8,16` |
+//!
+//! Signed 64-bit integers are used (not unsigned) because every consumer (pandas,
+//! DuckDB, Polars, Spark) reads them natively; the writer refuses values above
+//! `i64::MAX` and the reader refuses negative values.
+//!
+//! Metadata lives in the Parquet key/value metadata, one flat key per field:
+//! `storbench.trace_format_version` (= [`FORMAT_VERSION`]), `storbench.source_format`,
+//! `storbench.source_file`, `storbench.capacity_bytes`, `storbench.logical_block_bytes`,
+//! `storbench.tool_version`, and `storbench.extra.<key>` for each free key/value.
+
+use crate::error::TraceError;
+use crate::model::{DeviceId, IoRecord, Names, Op, StreamId, TraceMeta};
+use arrow_array::types::{Int32Type, UInt64Type};
+use arrow_array::{
+    Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, LargeStringArray, RecordBatch,
+    StringArray,
+};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Version of the column layout and metadata keys; bumped on incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+/// Rows per Parquet row group (the writer's in-memory bound: one encoded row group).
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Rows per Arrow batch handed to the Parquet writer, and per `next_batch` of the reader.
+pub const BATCH_ROWS: usize = 1 << 16;
+
+pub const COL_ISSUE: &str = "issue_ns";
+pub const COL_COMPLETE: &str = "complete_ns";
+pub const COL_OFFSET: &str = "offset_bytes";
+pub const COL_LEN: &str = "len_bytes";
+pub const COL_OP: &str = "op";
+pub const COL_STREAM: &str = "stream";
+pub const COL_DEVICE: &str = "device";
+
+const KEY_PREFIX: &str = "storbench.";
+const KEY_EXTRA_PREFIX: &str = "storbench.extra.";
+
+fn dict_type() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// The Arrow schema of a trace file.
+pub fn arrow_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new(COL_ISSUE, DataType::Int64, false),
+        Field::new(COL_COMPLETE, DataType::Int64, true),
+        Field::new(COL_OFFSET, DataType::Int64, false),
+        Field::new(COL_LEN, DataType::Int64, false),
+        Field::new(COL_OP, dict_type(), false),
+        Field::new(COL_STREAM, dict_type(), true),
+        Field::new(COL_DEVICE, dict_type(), true),
+    ]))
+}
+
+/// Flat key/value pairs for the Parquet footer.
+pub fn meta_to_kv(meta: &TraceMeta) -> Vec<(String, String)> {
+    let mut kv = vec![(
+        format!("{KEY_PREFIX}trace_format_version"),
+        FORMAT_VERSION.to_string(),
+    )];
+    let mut put = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            kv.push((format!("{KEY_PREFIX}{k}"), v));
+        }
+    };
+    put("source_format", meta.source_format.clone());
+    put("source_file", meta.source_file.clone());
+    put("capacity_bytes", meta.capacity_bytes.map(|v| v.to_string()));
+    put(
+        "logical_block_bytes",
+        meta.logical_block_bytes.map(|v| v.to_string()),
+    );
+    put("tool_version", meta.tool_version.clone());
+    for (k, v) in &meta.extra {
+        kv.push((format!("{KEY_EXTRA_PREFIX}{k}"), v.clone()));
+    }
+    kv
+}
+
+/// Inverse of [`meta_to_kv`]; keys without the `storbench.` prefix are ignored.
+pub fn meta_from_kv<'a>(
+    path: &Path,
+    kv: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<TraceMeta, TraceError> {
+    let mut meta = TraceMeta::default();
+    for (k, v) in kv {
+        if let Some(extra) = k.strip_prefix(KEY_EXTRA_PREFIX) {
+            meta.extra.insert(extra.to_owned(), v.to_owned());
+            continue;
+        }
+        let Some(key) = k.strip_prefix(KEY_PREFIX) else {
+            continue;
+        };
+        let bad = |what: &str| TraceError::schema(path, format!("metadata `{k}`: {what}: {v:?}"));
+        match key {
+            "trace_format_version" => {
+                let ver: u32 = v.parse().map_err(|_| bad("not an integer"))?;
+                if ver > FORMAT_VERSION {
+                    return Err(TraceError::schema(
+                        path,
+                        format!(
+                            "trace format version {ver} is newer than this storbench reads \
+                             ({FORMAT_VERSION}); upgrade storbench"
+                        ),
+                    ));
+                }
+            }
+            "source_format" => meta.source_format = Some(v.to_owned()),
+            "source_file" => meta.source_file = Some(v.to_owned()),
+            "capacity_bytes" => {
+                meta.capacity_bytes = Some(v.parse().map_err(|_| bad("not an integer"))?)
+            }
+            "logical_block_bytes" => {
+                meta.logical_block_bytes = Some(v.parse().map_err(|_| bad("not an integer"))?)
+            }
+            "tool_version" => meta.tool_version = Some(v.to_owned()),
+            _ => {
+                // A key from a newer minor version: keep it so nothing is lost on rewrite.
+                meta.extra.insert(format!("unknown.{key}"), v.to_owned());
+            }
+        }
+    }
+    Ok(meta)
+}
+
+/// Streams [`IoRecord`]s into a Parquet trace file.
+pub struct TraceWriter {
+    path: PathBuf,
+    writer: ArrowWriter<BufWriter<File>>,
+    schema: SchemaRef,
+    meta: TraceMeta,
+    streams: Names,
+    devices: Names,
+    /// Dictionary values cached between batches, rebuilt only when names were added.
+    stream_values: Option<ArrayRef>,
+    device_values: Option<ArrayRef>,
+    op_values: ArrayRef,
+    issue: Vec<i64>,
+    complete: Vec<i64>,
+    complete_valid: Vec<bool>,
+    offset: Vec<i64>,
+    len: Vec<i64>,
+    op: Vec<i32>,
+    stream: Vec<i32>,
+    stream_valid: Vec<bool>,
+    device: Vec<i32>,
+    device_valid: Vec<bool>,
+    rows: u64,
+}
+
+fn writer_properties() -> WriterProperties {
+    let dict_cols = [COL_OP, COL_STREAM, COL_DEVICE];
+    let mut b = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(1).expect("zstd level 1"),
+        ))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_dictionary_enabled(false)
+        .set_created_by(format!("storbench {}", env!("CARGO_PKG_VERSION")));
+    for c in dict_cols {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
+    }
+    // Times grow monotonically (issue order): delta encoding makes them small before zstd.
+    for c in [COL_ISSUE, COL_COMPLETE] {
+        b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
+    }
+    b.build()
+}
+
+fn to_i64(path: &Path, what: &str, v: u64) -> Result<i64, TraceError> {
+    i64::try_from(v).map_err(|_| TraceError::InvalidRecord {
+        path: path.to_path_buf(),
+        message: format!("{what} = {v} exceeds i64::MAX"),
+    })
+}
+
+impl TraceWriter {
+    pub fn create(path: &Path, meta: &TraceMeta) -> Result<TraceWriter, TraceError> {
+        let file = File::create(path).map_err(|e| TraceError::io(path, "create", e))?;
+        let schema = arrow_schema();
+        let writer = ArrowWriter::try_new(
+            BufWriter::with_capacity(1 << 20, file),
+            schema.clone(),
+            Some(writer_properties()),
+        )
+        .map_err(|e| TraceError::parquet(path, e))?;
+        let op_values: ArrayRef = Arc::new(StringArray::from_iter_values(
+            Op::ALL.iter().map(|o| o.as_str()),
+        ));
+        Ok(TraceWriter {
+            path: path.to_path_buf(),
+            writer,
+            schema,
+            meta: meta.clone(),
+            streams: Names::default(),
+            devices: Names::default(),
+            stream_values: None,
+            device_values: None,
+            op_values,
+            issue: Vec::with_capacity(BATCH_ROWS),
+            complete: Vec::with_capacity(BATCH_ROWS),
+            complete_valid: Vec::with_capacity(BATCH_ROWS),
+            offset: Vec::with_capacity(BATCH_ROWS),
+            len: Vec::with_capacity(BATCH_ROWS),
+            op: Vec::with_capacity(BATCH_ROWS),
+            stream: Vec::with_capacity(BATCH_ROWS),
+            stream_valid: Vec::with_capacity(BATCH_ROWS),
+            device: Vec::with_capacity(BATCH_ROWS),
+            device_valid: Vec::with_capacity(BATCH_ROWS),
+            rows: 0,
+        })
+    }
+
+    pub fn intern_stream(&mut self, name: &str) -> StreamId {
+        let before = self.streams.len();
+        let id = self.streams.intern(name);
+        if self.streams.len() != before {
+            self.stream_values = None;
+        }
+        StreamId(id)
+    }
+
+    pub fn intern_device(&mut self, name: &str) -> DeviceId {
+        let before = self.devices.len();
+        let id = self.devices.intern(name);
+        if self.devices.len() != before {
+            self.device_values = None;
+        }
+        DeviceId(id)
+    }
+
+    /// The stream names interned so far.
+    pub fn streams(&self) -> &Names {
+        &self.streams
+    }
+
+    /// The device names interned so far.
+    pub fn devices(&self) -> &Names {
+        &self.devices
+    }
+
+    /// Rows written so far (including buffered ones).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Buffers one record; a full batch goes to the Parquet writer, which closes a row
+    /// group every [`ROW_GROUP_ROWS`] rows.
+    pub fn write(&mut self, rec: &IoRecord) -> Result<(), TraceError> {
+        let issue = to_i64(&self.path, "issue_ns", rec.issue_ns)?;
+        let offset = to_i64(&self.path, "offset_bytes", rec.offset_bytes)?;
+        let len = to_i64(&self.path, "len_bytes", rec.len_bytes)?;
+        if rec.offset_bytes.checked_add(rec.len_bytes).is_none() {
+            return Err(TraceError::InvalidRecord {
+                path: self.path.clone(),
+                message: format!(
+                    "offset_bytes {} + len_bytes {} overflows",
+                    rec.offset_bytes, rec.len_bytes
+                ),
+            });
+        }
+        match rec.complete_ns {
+            Some(c) => {
+                if c < rec.issue_ns {
+                    return Err(TraceError::InvalidRecord {
+                        path: self.path.clone(),
+                        message: format!("complete_ns {c} is before issue_ns {}", rec.issue_ns),
+                    });
+                }
+                self.complete.push(to_i64(&self.path, "complete_ns", c)?);
+                self.complete_valid.push(true);
+            }
+            None => {
+                self.complete.push(0);
+                self.complete_valid.push(false);
+            }
+        }
+        self.issue.push(issue);
+        self.offset.push(offset);
+        self.len.push(len);
+        self.op.push(rec.op.index() as i32);
+        match rec.stream {
+            Some(StreamId(id)) => {
+                assert!(
+                    (id as usize) < self.streams.len(),
+                    "stream id {id} was not interned by this writer"
+                );
+                self.stream.push(id as i32);
+                self.stream_valid.push(true);
+            }
+            None => {
+                self.stream.push(0);
+                self.stream_valid.push(false);
+            }
+        }
+        match rec.device {
+            Some(DeviceId(id)) => {
+                assert!(
+                    (id as usize) < self.devices.len(),
+                    "device id {id} was not interned by this writer"
+                );
+                self.device.push(id as i32);
+                self.device_valid.push(true);
+            }
+            None => {
+                self.device.push(0);
+                self.device_valid.push(false);
+            }
+        }
+        self.rows += 1;
+        if self.issue.len() >= BATCH_ROWS {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    pub fn set_meta(&mut self, meta: TraceMeta) {
+        self.meta = meta;
+    }
+
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    fn flush_batch(&mut self) -> Result<(), TraceError> {
+        let n = self.issue.len();
+        if n == 0 {
+            return Ok(());
+        }
+        assert!(n <= BATCH_ROWS);
+        fn nulls(valid: &mut Vec<bool>) -> Option<NullBuffer> {
+            let nb = if valid.iter().all(|&v| v) {
+                None
+            } else {
+                Some(NullBuffer::from(valid.as_slice()))
+            };
+            valid.clear();
+            nb
+        }
+        fn take(v: &mut Vec<i64>) -> ScalarBuffer<i64> {
+            ScalarBuffer::from(std::mem::replace(v, Vec::with_capacity(BATCH_ROWS)))
+        }
+        fn take32(v: &mut Vec<i32>) -> ScalarBuffer<i32> {
+            ScalarBuffer::from(std::mem::replace(v, Vec::with_capacity(BATCH_ROWS)))
+        }
+        fn names_array(names: &Names) -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(names.iter()))
+        }
+        let stream_values = self
+            .stream_values
+            .get_or_insert_with(|| names_array(&self.streams))
+            .clone();
+        let device_values = self
+            .device_values
+            .get_or_insert_with(|| names_array(&self.devices))
+            .clone();
+        let path = &self.path;
+        let dict = |keys: ScalarBuffer<i32>, nb: Option<NullBuffer>, values: ArrayRef| {
+            DictionaryArray::<Int32Type>::try_new(Int32Array::new(keys, nb), values)
+                .map(|d| Arc::new(d) as ArrayRef)
+                .map_err(|e| TraceError::arrow(path, e))
+        };
+        let complete_nulls = nulls(&mut self.complete_valid);
+        let stream_nulls = nulls(&mut self.stream_valid);
+        let device_nulls = nulls(&mut self.device_valid);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::new(take(&mut self.issue), None)),
+            Arc::new(Int64Array::new(take(&mut self.complete), complete_nulls)),
+            Arc::new(Int64Array::new(take(&mut self.offset), None)),
+            Arc::new(Int64Array::new(take(&mut self.len), None)),
+            dict(take32(&mut self.op), None, self.op_values.clone())?,
+            dict(take32(&mut self.stream), stream_nulls, stream_values)?,
+            dict(take32(&mut self.device), device_nulls, device_values)?,
+        ];
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| TraceError::arrow(&self.path, e))?;
+        assert_eq!(batch.num_rows(), n);
+        self.writer
+            .write(&batch)
+            .map_err(|e| TraceError::parquet(&self.path, e))
+    }
+
+    /// Flushes the last batch, writes the metadata and the footer; returns the row count.
+    pub fn finish(mut self) -> Result<u64, TraceError> {
+        self.flush_batch()?;
+        for (k, v) in meta_to_kv(&self.meta) {
+            self.writer.append_key_value_metadata(KeyValue::new(k, v));
+        }
+        let md = self
+            .writer
+            .close()
+            .map_err(|e| TraceError::parquet(&self.path, e))?;
+        let written = u64::try_from(md.file_metadata().num_rows()).unwrap_or(0);
+        assert_eq!(
+            written, self.rows,
+            "parquet row count differs from rows written"
+        );
+        Ok(self.rows)
+    }
+}
+
+/// Which columns a [`TraceReader`] decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Columns {
+    /// Every column.
+    All,
+    /// Skip `stream` and `device` (records get `None`): faster, e.g. for characterize.
+    NoNames,
+}
+
+/// Reads a Parquet trace as a stream of bounded batches of [`IoRecord`]s.
+pub struct TraceReader {
+    path: PathBuf,
+    meta: TraceMeta,
+    num_rows: u64,
+    reader: ParquetRecordBatchReader,
+    streams: Names,
+    devices: Names,
+    /// Column positions in the projected batches.
+    idx: ColumnIdx,
+    /// Scratch: dictionary value -> global id for the current batch.
+    map_scratch: Vec<Option<u32>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ColumnIdx {
+    issue: usize,
+    complete: Option<usize>,
+    offset: usize,
+    len: usize,
+    op: usize,
+    stream: Option<usize>,
+    device: Option<usize>,
+}
+
+impl TraceReader {
+    pub fn open(path: &Path) -> Result<TraceReader, TraceError> {
+        Self::open_columns(path, Columns::All)
+    }
+
+    /// Opens decoding only the columns asked for.
+    pub fn open_columns(path: &Path, columns: Columns) -> Result<TraceReader, TraceError> {
+        let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| TraceError::parquet(path, e))?;
+        let file_md = builder.metadata().file_metadata();
+        let num_rows = u64::try_from(file_md.num_rows())
+            .map_err(|_| TraceError::schema(path, "negative row count"))?;
+        let meta = meta_from_kv(
+            path,
+            file_md
+                .key_value_metadata()
+                .into_iter()
+                .flatten()
+                .filter_map(|kv| kv.value.as_deref().map(|v| (kv.key.as_str(), v))),
+        )?;
+        let schema = builder.schema().clone();
+        let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
+        let need = |name: &str| {
+            find(name).ok_or_else(|| {
+                TraceError::schema(
+                    path,
+                    format!("missing column `{name}` (see docs/trace-format.md)"),
+                )
+            })
+        };
+        let mut wanted = vec![
+            need(COL_ISSUE)?,
+            need(COL_OFFSET)?,
+            need(COL_LEN)?,
+            need(COL_OP)?,
+        ];
+        let opt_complete = find(COL_COMPLETE);
+        wanted.extend(opt_complete);
+        let (opt_stream, opt_device) = match columns {
+            Columns::All => (find(COL_STREAM), find(COL_DEVICE)),
+            Columns::NoNames => (None, None),
+        };
+        wanted.extend(opt_stream);
+        wanted.extend(opt_device);
+        for &i in &wanted {
+            let f = schema.field(i);
+            let ok = match f.name().as_str() {
+                COL_OP | COL_STREAM | COL_DEVICE => is_string_like(f.data_type()),
+                _ => matches!(f.data_type(), DataType::Int64 | DataType::UInt64),
+            };
+            if !ok {
+                return Err(TraceError::schema(
+                    path,
+                    format!("column `{}` has type {}", f.name(), f.data_type()),
+                ));
+            }
+        }
+        // The projected batch keeps the file's column order: map names to positions.
+        let mut sorted = wanted.clone();
+        sorted.sort_unstable();
+        let pos = |i: usize| sorted.iter().position(|&x| x == i).expect("projected");
+        let idx = ColumnIdx {
+            issue: pos(need(COL_ISSUE)?),
+            complete: opt_complete.map(pos),
+            offset: pos(need(COL_OFFSET)?),
+            len: pos(need(COL_LEN)?),
+            op: pos(need(COL_OP)?),
+            stream: opt_stream.map(pos),
+            device: opt_device.map(pos),
+        };
+        let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| TraceError::parquet(path, e))?;
+        Ok(TraceReader {
+            path: path.to_path_buf(),
+            meta,
+            num_rows,
+            reader,
+            streams: Names::default(),
+            devices: Names::default(),
+            idx,
+            map_scratch: Vec::new(),
+        })
+    }
+
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    pub fn num_rows(&self) -> u64 {
+        self.num_rows
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Names of the stream ids handed out so far.
+    pub fn streams(&self) -> &Names {
+        &self.streams
+    }
+
+    /// Names of the device ids handed out so far.
+    pub fn devices(&self) -> &Names {
+        &self.devices
+    }
+
+    /// Clears `out` and fills it with the next batch (at most [`BATCH_ROWS`] records).
+    /// Returns false, with `out` empty, at the end of the trace.
+    pub fn next_batch(&mut self, out: &mut Vec<IoRecord>) -> Result<bool, TraceError> {
+        out.clear();
+        loop {
+            let batch = match self.reader.next() {
+                None => return Ok(false),
+                Some(b) => b.map_err(|e| TraceError::arrow(&self.path, e))?,
+            };
+            if batch.num_rows() == 0 {
+                continue;
+            }
+            self.decode(&batch, out)?;
+            return Ok(true);
+        }
+    }
+
+    fn decode(&mut self, batch: &RecordBatch, out: &mut Vec<IoRecord>) -> Result<(), TraceError> {
+        let n = batch.num_rows();
+        let path = self.path.clone();
+        let issue = int_values(&path, COL_ISSUE, batch.column(self.idx.issue), false)?;
+        let offset = int_values(&path, COL_OFFSET, batch.column(self.idx.offset), false)?;
+        let len = int_values(&path, COL_LEN, batch.column(self.idx.len), false)?;
+        let complete_col = self.idx.complete.map(|i| batch.column(i));
+        let complete = match complete_col {
+            Some(c) => Some(int_values(&path, COL_COMPLETE, c, true)?),
+            None => None,
+        };
+        let complete_nulls = complete_col.and_then(|c| c.logical_nulls());
+        let ops = op_values(&path, batch.column(self.idx.op))?;
+        let streams = match self.idx.stream {
+            Some(i) => Some(name_ids(
+                &path,
+                COL_STREAM,
+                batch.column(i),
+                &mut self.streams,
+                &mut self.map_scratch,
+            )?),
+            None => None,
+        };
+        let devices = match self.idx.device {
+            Some(i) => Some(name_ids(
+                &path,
+                COL_DEVICE,
+                batch.column(i),
+                &mut self.devices,
+                &mut self.map_scratch,
+            )?),
+            None => None,
+        };
+        out.reserve(n);
+        for row in 0..n {
+            let issue_ns = issue[row];
+            let complete_ns = match (&complete, &complete_nulls) {
+                (Some(c), Some(nb)) if nb.is_null(row) => {
+                    let _ = c;
+                    None
+                }
+                (Some(c), _) => Some(c[row]),
+                (None, _) => None,
+            };
+            if let Some(c) = complete_ns {
+                if c < issue_ns {
+                    return Err(TraceError::schema(
+                        &path,
+                        format!("row with complete_ns {c} before issue_ns {issue_ns}"),
+                    ));
+                }
+            }
+            if offset[row].checked_add(len[row]).is_none() {
+                return Err(TraceError::schema(
+                    &path,
+                    format!(
+                        "offset_bytes {} + len_bytes {} overflows",
+                        offset[row], len[row]
+                    ),
+                ));
+            }
+            out.push(IoRecord {
+                issue_ns,
+                complete_ns,
+                offset_bytes: offset[row],
+                len_bytes: len[row],
+                op: ops[row],
+                stream: streams.as_ref().and_then(|s| s[row].map(StreamId)),
+                device: devices.as_ref().and_then(|d| d[row].map(DeviceId)),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn is_string_like(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 => true,
+        DataType::Dictionary(k, v) => {
+            matches!(**k, DataType::Int32) && matches!(**v, DataType::Utf8 | DataType::LargeUtf8)
+        }
+        _ => false,
+    }
+}
+
+/// Values of an integer column as u64 (negative values are an error; nulls read as 0
+/// and are only allowed when `nullable`).
+fn int_values<'a>(
+    path: &Path,
+    name: &str,
+    col: &'a ArrayRef,
+    nullable: bool,
+) -> Result<std::borrow::Cow<'a, [u64]>, TraceError> {
+    if !nullable && col.null_count() > 0 {
+        return Err(TraceError::schema(
+            path,
+            format!("column `{name}` has nulls"),
+        ));
+    }
+    if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
+        let vals: &[i64] = a.values();
+        // Null slots may hold anything: check only valid ones.
+        let negative = match a.nulls() {
+            None => vals.iter().any(|&v| v < 0),
+            Some(nb) => vals
+                .iter()
+                .enumerate()
+                .any(|(i, &v)| v < 0 && nb.is_valid(i)),
+        };
+        if negative {
+            return Err(TraceError::schema(
+                path,
+                format!("column `{name}` has negative values"),
+            ));
+        }
+        // Every valid value is >= 0; null slots are never read as values.
+        let as_u64: Vec<u64> = vals.iter().map(|&v| v as u64).collect();
+        return Ok(std::borrow::Cow::Owned(as_u64));
+    }
+    if let Some(a) = col
+        .as_any()
+        .downcast_ref::<arrow_array::PrimitiveArray<UInt64Type>>()
+    {
+        return Ok(std::borrow::Cow::Borrowed(&a.values()[..]));
+    }
+    Err(TraceError::schema(
+        path,
+        format!("column `{name}` has type {}", col.data_type()),
+    ))
+}
+
+fn string_at(values: &ArrayRef, i: usize) -> Option<&str> {
+    if values.is_null(i) {
+        return None;
+    }
+    if let Some(s) = values.as_any().downcast_ref::<StringArray>() {
+        return Some(s.value(i));
+    }
+    if let Some(s) = values.as_any().downcast_ref::<LargeStringArray>() {
+        return Some(s.value(i));
+    }
+    None
+}
+
+fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
+    if col.null_count() > 0 {
+        return Err(TraceError::schema(path, "column `op` has nulls"));
+    }
+    let parse = |s: Option<&str>| {
+        s.and_then(Op::parse).ok_or_else(|| {
+            TraceError::schema(
+                path,
+                format!("column `op` has value {s:?}; expected read, write, trim or flush"),
+            )
+        })
+    };
+    if let Some(d) = col.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
+        let values = d.values();
+        let mut table = Vec::with_capacity(values.len());
+        for i in 0..values.len() {
+            // Unused dictionary entries may be anything; fail only when referenced.
+            table.push(parse(string_at(values, i)).ok());
+        }
+        let mut out = Vec::with_capacity(d.len());
+        for &k in d.keys().values().iter() {
+            let op = usize::try_from(k)
+                .ok()
+                .and_then(|k| table.get(k).copied().flatten());
+            match op {
+                Some(op) => out.push(op),
+                None => {
+                    return Err(
+                        parse(usize::try_from(k).ok().and_then(|k| string_at(values, k)))
+                            .err()
+                            .unwrap_or_else(|| TraceError::schema(path, "bad op dictionary key")),
+                    );
+                }
+            }
+        }
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(col.len());
+    for i in 0..col.len() {
+        out.push(parse(string_at(col, i))?);
+    }
+    Ok(out)
+}
+
+/// Per-row global name ids for a stream/device column, interning names into `names`.
+fn name_ids(
+    path: &Path,
+    name: &str,
+    col: &ArrayRef,
+    names: &mut Names,
+    scratch: &mut Vec<Option<u32>>,
+) -> Result<Vec<Option<u32>>, TraceError> {
+    if let Some(d) = col.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
+        let values = d.values();
+        scratch.clear();
+        // Intern lazily: only dictionary entries that rows reference become names.
+        scratch.resize(values.len(), None);
+        let mut out = Vec::with_capacity(d.len());
+        let nulls = d.logical_nulls();
+        for (row, &k) in d.keys().values().iter().enumerate() {
+            if nulls.as_ref().is_some_and(|nb| nb.is_null(row)) {
+                out.push(None);
+                continue;
+            }
+            let k = usize::try_from(k)
+                .ok()
+                .filter(|&k| k < values.len())
+                .ok_or_else(|| TraceError::schema(path, format!("column `{name}`: bad key")))?;
+            let id = match scratch[k] {
+                Some(id) => id,
+                None => {
+                    let s = string_at(values, k).ok_or_else(|| {
+                        TraceError::schema(path, format!("column `{name}`: bad dictionary value"))
+                    })?;
+                    let id = names.intern(s);
+                    scratch[k] = Some(id);
+                    id
+                }
+            };
+            out.push(Some(id));
+        }
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(col.len());
+    for i in 0..col.len() {
+        out.push(string_at(col, i).map(|s| names.intern(s)));
+    }
+    Ok(out)
+}
+
+/// Reads a whole trace into memory (tests and small traces only).
+pub fn read_all(path: &Path) -> Result<(TraceMeta, Vec<IoRecord>, Names, Names), TraceError> {
+    let mut r = TraceReader::open(path)?;
+    let mut all = Vec::new();
+    let mut batch = Vec::new();
+    while r.next_batch(&mut batch)? {
+        all.extend_from_slice(&batch);
+    }
+    assert_eq!(
+        all.len() as u64,
+        r.num_rows(),
+        "rows read differ from footer row count"
+    );
+    Ok((r.meta.clone(), all, r.streams.clone(), r.devices.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(op: Op, off: u64, len: u64, t: u64, c: Option<u64>) -> IoRecord {
+        IoRecord {
+            complete_ns: c,
+            ..IoRecord::new(op, off, len, t)
+        }
+    }
+
+    #[test]
+    fn round_trip_records_names_and_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut meta = TraceMeta {
+            source_format: Some("fio-iolog-v3".into()),
+            capacity_bytes: Some(1 << 30),
+            ..Default::default()
+        };
+        let mut w = TraceWriter::create(&path, &meta).unwrap();
+        let a = w.intern_stream("fio");
+        let b = w.intern_stream("kworker/0:1");
+        let d = w.intern_device("8,16");
+        let mut want = Vec::new();
+        for i in 0..(BATCH_ROWS as u64 * 2 + 17) {
+            let mut r = rec(Op::ALL[(i % 4) as usize], i * 4096, 4096, i * 100, None);
+            if i % 3 == 0 {
+                r.complete_ns = Some(i * 100 + 50);
+            }
+            r.stream = match i % 5 {
+                0 => None,
+                1 | 2 => Some(a),
+                _ => Some(b),
+            };
+            r.device = (i % 2 == 0).then_some(d);
+            w.write(&r).unwrap();
+            want.push(r);
+        }
+        meta.extra.insert("import.dropped".into(), "3".into());
+        w.set_meta(meta.clone());
+        assert_eq!(w.finish().unwrap(), want.len() as u64);
+        let (got_meta, got, streams, devices) = read_all(&path).unwrap();
+        assert_eq!(got_meta, meta);
+        assert_eq!(got.len(), want.len());
+        // Ids may be renumbered by the reader: compare through names.
+        for (g, w_) in got.iter().zip(&want) {
+            assert_eq!(g.issue_ns, w_.issue_ns);
+            assert_eq!(g.complete_ns, w_.complete_ns);
+            assert_eq!(
+                (g.offset_bytes, g.len_bytes, g.op),
+                (w_.offset_bytes, w_.len_bytes, w_.op)
+            );
+            let sname = |s: Option<StreamId>, n: &Names| s.map(|s| n.get(s.0).unwrap().to_owned());
+            let wn: Vec<String> = ["fio", "kworker/0:1"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            assert_eq!(
+                sname(g.stream, &streams),
+                w_.stream.map(|s| wn[s.0 as usize].clone())
+            );
+            assert_eq!(
+                g.device.map(|d| devices.get(d.0).unwrap()),
+                w_.device.map(|_| "8,16")
+            );
+        }
+    }
+
+    #[test]
+    fn reader_batches_are_bounded_and_projection_drops_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+        let s = w.intern_stream("x");
+        for i in 0..(BATCH_ROWS as u64 + 5) {
+            let mut r = rec(Op::Read, i, 1, i, Some(i + 1));
+            r.stream = Some(s);
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        let mut r = TraceReader::open_columns(&path, Columns::NoNames).unwrap();
+        assert_eq!(r.num_rows(), BATCH_ROWS as u64 + 5);
+        let mut out = Vec::new();
+        let mut total = 0;
+        while r.next_batch(&mut out).unwrap() {
+            assert!(out.len() <= BATCH_ROWS);
+            assert!(out.iter().all(|r| r.stream.is_none()));
+            total += out.len();
+        }
+        assert!(out.is_empty());
+        assert_eq!(total, BATCH_ROWS + 5);
+    }
+
+    #[test]
+    fn writer_rejects_values_beyond_i64_and_completion_before_issue() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+        let e = w.write(&rec(Op::Read, u64::MAX, 1, 0, None)).unwrap_err();
+        assert!(e.to_string().contains("offset_bytes"), "{e}");
+        assert!(e.to_string().contains("t.parquet"), "{e}");
+        let e = w.write(&rec(Op::Read, 0, 1, 10, Some(5))).unwrap_err();
+        assert!(e.to_string().contains("before issue_ns"), "{e}");
+        assert_eq!(w.finish().unwrap(), 0);
+    }
+
+    #[test]
+    fn open_names_the_file_when_not_parquet() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bogus.parquet");
+        std::fs::write(&path, b"fio version 3 iolog\n").unwrap();
+        let e = TraceReader::open(&path).err().unwrap();
+        assert!(e.to_string().contains("bogus.parquet"), "{e}");
+    }
+
+    #[test]
+    fn newer_format_version_is_refused() {
+        let e = meta_from_kv(
+            Path::new("x.parquet"),
+            [("storbench.trace_format_version", "99")],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("newer"), "{e}");
+    }
+}

@@ -1,0 +1,259 @@
+//! A real capture: block_rq_issue/complete through a private tracefs instance while
+//! mkfs.ext4, file copies, fio and fstrim run on a loop device over a file in a tempdir.
+//! The import's counts and bytes per op must match an independent count of the raw
+//! text, and characterize must give a sensible QD and service time.
+//! Skips (with the reason) unless root, tracefs, a loop device, mkfs.ext4 and fio exist.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use storbench_trace::characterize_file;
+use storbench_trace::formats::{import, Format, ImportOptions};
+
+fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Cleans up everything set up, in reverse order, even when the test fails.
+#[derive(Default)]
+struct Guard {
+    instance: Option<PathBuf>,
+    tracefs_mounted: Option<PathBuf>,
+    loopdev: Option<String>,
+    mounted: Option<PathBuf>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(m) = self.mounted.take() {
+            let _ = sh("umount", &[m.to_str().unwrap()]);
+        }
+        if let Some(l) = self.loopdev.take() {
+            let _ = sh("losetup", &["-d", &l]);
+        }
+        if let Some(i) = self.instance.take() {
+            let _ = std::fs::write(i.join("tracing_on"), "0");
+            let _ = std::fs::remove_dir(&i);
+        }
+        if let Some(t) = self.tracefs_mounted.take() {
+            let _ = sh("umount", &[t.to_str().unwrap()]);
+        }
+    }
+}
+
+fn find_tracefs() -> Option<PathBuf> {
+    for p in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if Path::new(p).join("instances").is_dir() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"tracefs")).then(|| PathBuf::from(f[1]))
+        })
+        .find(|p| p.join("instances").is_dir())
+}
+
+#[test]
+fn tracefs_capture_of_loop_device_matches_raw_text() {
+    if let Err(why) = run() {
+        eprintln!("skipped: {why}");
+    }
+}
+
+/// Ok(()) when the test ran and passed; Err(reason) when it had to skip. Assertion
+/// failures panic.
+fn run() -> Result<(), String> {
+    if rustix_is_not_root() {
+        return Err("not root".into());
+    }
+    for tool in ["losetup", "mkfs.ext4", "fio", "fstrim", "mount"] {
+        if Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .map(|o| !o.status.success())
+            .unwrap_or(true)
+        {
+            return Err(format!("{tool} not installed"));
+        }
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut g = Guard::default();
+    let tracefs = match find_tracefs() {
+        Some(t) => t,
+        None => {
+            let t = dir.path().join("tracefs");
+            std::fs::create_dir(&t).map_err(|e| e.to_string())?;
+            sh("mount", &["-t", "tracefs", "nodev", t.to_str().unwrap()])
+                .map_err(|e| format!("no tracefs: {e}"))?;
+            g.tracefs_mounted = Some(t.clone());
+            t
+        }
+    };
+    // A private instance: its own buffer and event switches; others' tracing untouched.
+    let inst = tracefs
+        .join("instances")
+        .join(format!("storbench-test-{}", std::process::id()));
+    std::fs::create_dir(&inst).map_err(|e| format!("tracefs instance: {e}"))?;
+    g.instance = Some(inst.clone());
+    let img = dir.path().join("disk.img");
+    let f = std::fs::File::create(&img).map_err(|e| e.to_string())?;
+    f.set_len(96 << 20).map_err(|e| e.to_string())?;
+    drop(f);
+    let loopdev = sh("losetup", &["-f", "--show", img.to_str().unwrap()])
+        .map_err(|e| format!("no loop device: {e}"))?;
+    let loopdev = loopdev.trim().to_owned();
+    g.loopdev = Some(loopdev.clone());
+    let name = loopdev.trim_start_matches("/dev/");
+    let majmin =
+        std::fs::read_to_string(format!("/sys/block/{name}/dev")).map_err(|e| e.to_string())?;
+    let majmin = majmin.trim().to_owned();
+    let (maj, min) = majmin.split_once(':').unwrap();
+    let dev = format!("{maj},{min}");
+
+    let w = |p: &str, v: &str| std::fs::write(inst.join(p), v).map_err(|e| format!("{p}: {e}"));
+    w("buffer_size_kb", "16384")?;
+    w("events/block/block_rq_issue/enable", "1")?;
+    w("events/block/block_rq_complete/enable", "1")?;
+    w("tracing_on", "1")?;
+
+    // The workload.
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh("mkfs.ext4", &["-q", "-F", &loopdev]).map_err(|e| format!("mkfs: {e}"))?;
+    sh("mount", &[&loopdev, mnt.to_str().unwrap()]).map_err(|e| format!("mount: {e}"))?;
+    g.mounted = Some(mnt.clone());
+    let src = std::env::current_exe().unwrap();
+    for i in 0..3 {
+        std::fs::copy(&src, mnt.join(format!("copy{i}"))).map_err(|e| e.to_string())?;
+    }
+    sh("sync", &[]).unwrap();
+    sh(
+        "fio",
+        &[
+            "--name=w",
+            &format!("--filename={}", mnt.join("fio.dat").display()),
+            "--size=16M",
+            "--rw=randrw",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=psync",
+            "--iodepth=1",
+            "--number_ios=400",
+            "--fsync=16",
+            "--output=/dev/null",
+        ],
+    )
+    .map_err(|e| format!("fio: {e}"))?;
+    for i in 0..3 {
+        std::fs::remove_file(mnt.join(format!("copy{i}"))).unwrap();
+    }
+    sh("sync", &[]).unwrap();
+    sh("fstrim", &[mnt.to_str().unwrap()]).map_err(|e| format!("fstrim: {e}"))?;
+    sh("umount", &[mnt.to_str().unwrap()]).unwrap();
+    g.mounted = None;
+    w("tracing_on", "0")?;
+    let raw = std::fs::read_to_string(inst.join("trace")).map_err(|e| e.to_string())?;
+    let raw_path = dir.path().join("trace.txt");
+    std::fs::write(&raw_path, &raw).unwrap();
+
+    // Independent count of the raw text: issue lines of our device, by op letter.
+    let mut want = [0u64; 4]; // read, write, trim, flush
+    let mut want_bytes = [0u64; 4];
+    let mut n_issue = 0;
+    for line in raw.lines() {
+        let Some(rest) = line.split("block_rq_issue: ").nth(1) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f[0] != dev {
+            continue;
+        }
+        n_issue += 1;
+        let rwbs = f[1];
+        let plus = f.iter().position(|t| *t == "+").unwrap();
+        let bytes: u64 = f[plus + 1].parse::<u64>().unwrap() * 512;
+        let letters: Vec<char> = rwbs.chars().collect();
+        let op = if letters[0] == 'F' && letters.len() > 1 && "WDRFN".contains(letters[1]) {
+            letters[1]
+        } else {
+            letters[0]
+        };
+        let i = match (op, bytes) {
+            ('R', _) => 0,
+            ('W', 0) => 3,
+            ('W', _) => 1,
+            ('D', _) => 2,
+            ('F', _) => 3,
+            _ => continue, // N: not counted by either side
+        };
+        want[i] += 1;
+        want_bytes[i] += if i == 3 { 0 } else { bytes };
+    }
+    assert!(
+        raw.contains("LOST") == false,
+        "trace buffer overflowed; enlarge buffer_size_kb"
+    );
+    assert!(
+        n_issue > 100,
+        "too few issues captured ({n_issue}); is tracing working?"
+    );
+    assert!(want[2] > 0, "fstrim/mkfs produced no discards");
+
+    let out = dir.path().join("t.parquet");
+    let majmin_u: (u32, u32) = (maj.parse().unwrap(), min.parse().unwrap());
+    let sum = import(
+        &raw_path,
+        &out,
+        &ImportOptions {
+            device: Some(majmin_u),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(sum.format, Format::Ftrace.name());
+    eprintln!("{}", sum.to_text());
+    let c = characterize_file(&out).unwrap();
+    eprintln!("{}", c.to_table());
+    assert_eq!(
+        [c.reads, c.writes, c.trims, c.flushes],
+        want,
+        "records per op vs raw text"
+    );
+    assert_eq!(
+        [c.bytes_read, c.bytes_written, c.bytes_trimmed],
+        [want_bytes[0], want_bytes[1], want_bytes[2]]
+    );
+    // Sensible QD and service times: everything completed on a loop device.
+    assert!(
+        c.ios_with_completion * 100 >= c.ios_total * 95,
+        "{} of {} completed",
+        c.ios_with_completion,
+        c.ios_total
+    );
+    let q = c.qd.as_ref().unwrap();
+    assert!(q.avg_qd >= 1.0 && q.avg_qd < 256.0, "avg QD {}", q.avg_qd);
+    assert!(q.qd1_pct > 0.0);
+    let s = c.service_time_us.as_ref().unwrap();
+    assert!(s.p50 > 0.0 && s.p50 < 1e6, "service p50 {} us", s.p50);
+    assert!(c.busy_ns.unwrap() <= c.duration_ns);
+    drop(g);
+    Ok(())
+}
+
+fn rustix_is_not_root() -> bool {
+    // No libc dependency here: ask `id -u`.
+    sh("id", &["-u"]).map(|s| s.trim() != "0").unwrap_or(true)
+}
