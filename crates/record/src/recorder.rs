@@ -1,0 +1,476 @@
+//! The recording loop: set up a private instance, read every CPU's ring buffer in
+//! page-sized reads, decode, merge, pair, hand I/Os to a sink, tear everything down.
+
+use crate::block::{kernel_dev, BlockDecoder, BlockEvent};
+use crate::format::EventFormat;
+use crate::pair::{Merger, PairConfig, PairStats, PairedIo, Pairer};
+use crate::ringbuf::{decode_page, EventHeaderLayout, MissedEvents, PageLayout};
+use crate::tracefs::{CpuStats, Instance, Tracefs};
+use crate::RecordError;
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The device to record, from its block special file and sysfs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub path: PathBuf,
+    pub major: u32,
+    pub minor: u32,
+    /// Kernel dev_t as the block events carry it.
+    pub kernel_dev: u32,
+    pub capacity_bytes: Option<u64>,
+    pub logical_block_bytes: Option<u32>,
+}
+
+impl DeviceInfo {
+    /// "major,minor", the device name written to the trace.
+    pub fn name(&self) -> String {
+        format!("{},{}", self.major, self.minor)
+    }
+}
+
+/// Looks up a block device. Partitions are refused: requests carry the whole disk's
+/// device number and absolute sectors, so the disk must be recorded.
+pub fn device_info(path: &Path) -> Result<DeviceInfo, RecordError> {
+    let md = fs::metadata(path).map_err(|source| RecordError::Io {
+        what: "looking up device".into(),
+        path: path.to_owned(),
+        source,
+    })?;
+    if !md.file_type().is_block_device() {
+        return Err(RecordError::NotBlockDevice {
+            path: path.to_owned(),
+        });
+    }
+    let rdev = md.rdev();
+    let major = libc::major(rdev);
+    let minor = libc::minor(rdev);
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    if sys.join("partition").exists() {
+        let disk = fs::canonicalize(sys.join(".."))
+            .ok()
+            .and_then(|p| {
+                p.file_name()
+                    .map(|n| format!("/dev/{}", n.to_string_lossy()))
+            })
+            .unwrap_or_else(|| "the whole disk".into());
+        return Err(RecordError::Partition {
+            path: path.to_owned(),
+            disk,
+        });
+    }
+    let read_num =
+        |rel: &str| -> Option<u64> { fs::read_to_string(sys.join(rel)).ok()?.trim().parse().ok() };
+    Ok(DeviceInfo {
+        path: path.to_owned(),
+        major,
+        minor,
+        kernel_dev: kernel_dev(major, minor),
+        capacity_bytes: read_num("size").map(|s| s * 512),
+        logical_block_bytes: read_num("queue/logical_block_size").map(|b| b as u32),
+    })
+}
+
+/// How to record.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    /// Stop after this long (`None`: until the stop flag is set).
+    pub duration: Option<Duration>,
+    /// Ring buffer per CPU, KiB.
+    pub buffer_kib_per_cpu: u32,
+    /// Sleep between read passes.
+    pub poll_interval: Duration,
+    /// How far behind "now" the merge waits for events of other CPUs.
+    pub merge_slack: Duration,
+    /// Bound on events waiting in the per-CPU merge.
+    pub max_merge_events: usize,
+    pub pair: PairConfig,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            duration: None,
+            buffer_kib_per_cpu: 16 * 1024,
+            poll_interval: Duration::from_millis(10),
+            merge_slack: Duration::from_millis(100),
+            max_merge_events: 4 << 20,
+            pair: PairConfig::default(),
+        }
+    }
+}
+
+/// What a recording saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordSummary {
+    /// CLOCK_MONOTONIC ns when tracing was switched on: time 0 of the trace.
+    pub start_mono_ns: u64,
+    /// CLOCK_MONOTONIC ns when tracing was switched off.
+    pub end_mono_ns: u64,
+    pub cpus: usize,
+    pub pages_read: u64,
+    pub bytes_read: u64,
+    pub events_decoded: u64,
+    /// Block events of other devices (only when the kernel filter could not be set).
+    pub events_other_device: u64,
+    /// Events of unknown ids or too short for their fields.
+    pub events_undecodable: u64,
+    /// Pages that did not decode cleanly (their good events were kept).
+    pub page_errors: u64,
+    /// Events lost as the pages' commit flags say (stored counts).
+    pub lost_events_pages: u64,
+    /// Pages flagged as following lost events without a count.
+    pub lost_marks_without_count: u64,
+    /// Per-CPU kernel counters at the end.
+    pub cpu_stats: Vec<CpuStats>,
+    /// The kernel filter `dev == N` was accepted.
+    pub kernel_filter: bool,
+    pub merge_forced: u64,
+    pub pair: PairStats,
+    pub ios_written: u64,
+}
+
+impl RecordSummary {
+    /// Events the kernel lost (overrun, commit overrun, dropped), over all CPUs.
+    pub fn lost_events_kernel(&self) -> u64 {
+        self.cpu_stats.iter().map(CpuStats::lost).sum()
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        self.end_mono_ns.saturating_sub(self.start_mono_ns)
+    }
+}
+
+pub fn monotonic_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The sink's error.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Hands I/Os to the caller's sink; after its first error, drops the rest.
+struct SinkState<'a, F: FnMut(&PairedIo) -> Result<(), SinkError>> {
+    sink: &'a mut F,
+    err: Option<SinkError>,
+    written: u64,
+}
+
+impl<F: FnMut(&PairedIo) -> Result<(), SinkError>> SinkState<'_, F> {
+    fn emit(&mut self, io: PairedIo) {
+        if self.err.is_none() {
+            match (self.sink)(&io) {
+                Ok(()) => self.written += 1,
+                Err(e) => self.err = Some(e),
+            }
+        }
+    }
+}
+
+/// A recording in progress: tracing is on from [`Recorder::start`] until
+/// [`Recorder::run`] returns or the recorder is dropped.
+pub struct Recorder {
+    // Field order matters: the readers close before the instance is removed, and the
+    // instance before tracefs is unmounted (inside Instance).
+    readers: Vec<(usize, File)>,
+    instance: Instance,
+    device: DeviceInfo,
+    opts: RecordOptions,
+    layout: PageLayout,
+    header: EventHeaderLayout,
+    decoder: BlockDecoder,
+    subbuf_bytes: usize,
+    summary: RecordSummary,
+}
+
+fn read_format(tracefs: &Tracefs, rel: &str) -> Result<EventFormat, RecordError> {
+    let text = tracefs.read(rel)?;
+    EventFormat::parse(&text).map_err(|e| RecordError::Format {
+        path: tracefs.root().join(rel),
+        line: e.line,
+        message: e.message,
+    })
+}
+
+impl Recorder {
+    /// Creates the instance, configures it and switches tracing on.
+    pub fn start(device: DeviceInfo, opts: RecordOptions) -> Result<Recorder, RecordError> {
+        assert!(opts.buffer_kib_per_cpu > 0 && opts.max_merge_events > 0);
+        let tracefs = Tracefs::open()?;
+        if !tracefs.root().join("events/block/block_rq_issue").is_dir() {
+            return Err(RecordError::NoBlockEvents {
+                path: tracefs.root().join("events/block"),
+            });
+        }
+        let fmt_err = |rel: &str, e: String| RecordError::Format {
+            path: tracefs.root().join(rel),
+            line: 0,
+            message: e,
+        };
+        let layout = PageLayout::parse(&tracefs.read("events/header_page")?)
+            .map_err(|e| fmt_err("events/header_page", e))?;
+        let header = EventHeaderLayout::parse(&tracefs.read("events/header_event")?)
+            .map_err(|e| fmt_err("events/header_event", e))?;
+        let issue = read_format(&tracefs, "events/block/block_rq_issue/format")?;
+        let complete = read_format(&tracefs, "events/block/block_rq_complete/format")?;
+        let requeue = read_format(&tracefs, "events/block/block_rq_requeue/format").ok();
+        let decoder = BlockDecoder::new(&issue, &complete, requeue.as_ref())
+            .map_err(|e| fmt_err("events/block/block_rq_issue/format", e))?;
+
+        let instance = Instance::create(tracefs)?;
+        instance.write("tracing_on", "0")?;
+        instance.write("trace_clock", "mono")?;
+        instance.write("buffer_size_kb", &opts.buffer_kib_per_cpu.to_string())?;
+        // Keep the oldest events when the buffer is full (the kernel counts drops).
+        if instance.exists("options/overwrite") {
+            instance.write("options/overwrite", "0")?;
+        }
+        let subbuf_bytes = instance
+            .read("buffer_subbuf_size_kb")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or_else(rustix::param::page_size);
+        assert!(subbuf_bytes >= layout.data_offset);
+
+        let filter = format!("dev == {}", device.kernel_dev);
+        let mut events = vec!["block_rq_issue", "block_rq_complete"];
+        if requeue.is_some() {
+            events.push("block_rq_requeue");
+        }
+        let mut kernel_filter = true;
+        for ev in &events {
+            if instance
+                .write(&format!("events/block/{ev}/filter"), &filter)
+                .is_err()
+            {
+                kernel_filter = false;
+            }
+        }
+        if !kernel_filter {
+            for ev in &events {
+                let _ = instance.write(&format!("events/block/{ev}/filter"), "0");
+            }
+        }
+        for ev in &events {
+            instance.write(&format!("events/block/{ev}/enable"), "1")?;
+        }
+
+        let mut readers = Vec::new();
+        let per_cpu = instance.path("per_cpu");
+        let rd = fs::read_dir(&per_cpu).map_err(|source| RecordError::Io {
+            what: "listing".into(),
+            path: per_cpu.clone(),
+            source,
+        })?;
+        let mut cpus: Vec<usize> = rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
+            .collect();
+        cpus.sort_unstable();
+        for cpu in cpus {
+            let p = per_cpu.join(format!("cpu{cpu}/trace_pipe_raw"));
+            match fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&p)
+            {
+                Ok(f) => readers.push((cpu, f)),
+                // Possible but offline CPUs.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV | libc::ENOENT)) => {}
+                Err(source) => {
+                    return Err(RecordError::Io {
+                        what: "opening".into(),
+                        path: p,
+                        source,
+                    })
+                }
+            }
+        }
+        if readers.is_empty() {
+            return Err(RecordError::NoTracefs {
+                detail: format!("no per-CPU buffers under {}", per_cpu.display()),
+            });
+        }
+
+        let summary = RecordSummary {
+            cpus: readers.len(),
+            kernel_filter,
+            start_mono_ns: monotonic_ns(),
+            ..RecordSummary::default()
+        };
+        instance.write("tracing_on", "1")?;
+        Ok(Recorder {
+            readers,
+            instance,
+            device,
+            opts,
+            layout,
+            header,
+            decoder,
+            subbuf_bytes,
+            summary,
+        })
+    }
+
+    pub fn start_mono_ns(&self) -> u64 {
+        self.summary.start_mono_ns
+    }
+
+    pub fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+
+    /// The tracing instance directory (for tests and messages).
+    pub fn instance_dir(&self) -> &Path {
+        self.instance.dir()
+    }
+
+    /// Reads until `stop` is set or the duration has passed, hands every I/O of the
+    /// device to `sink` in issue order, then switches tracing off, reads what is left
+    /// and removes the instance (also when this returns an error).
+    pub fn run(
+        mut self,
+        stop: &AtomicBool,
+        mut sink: impl FnMut(&PairedIo) -> Result<(), SinkError>,
+    ) -> Result<RecordSummary, RecordError> {
+        let ncpu = self.readers.len();
+        let mut merger: Merger<BlockEvent> = Merger::new(ncpu, self.opts.max_merge_events);
+        let mut pairer = Pairer::new(self.opts.pair);
+        let mut buf = vec![0u8; self.subbuf_bytes];
+        let deadline = self
+            .opts
+            .duration
+            .map(|d| self.summary.start_mono_ns + d.as_nanos() as u64);
+        let slack = self.opts.merge_slack.as_nanos() as u64;
+        let mut out = SinkState {
+            sink: &mut sink,
+            err: None,
+            written: 0,
+        };
+        loop {
+            let pass_start = monotonic_ns();
+            self.read_all(&mut buf, &mut merger, &mut pairer, &mut |io| out.emit(io))?;
+            let watermark = pass_start.saturating_sub(slack);
+            merger.drain_until(watermark, &mut |ts, ev| {
+                pairer.push(ts, ev, &mut |io| out.emit(io))
+            });
+            pairer.expire(watermark, &mut |io| out.emit(io));
+            if out.err.is_some() {
+                break;
+            }
+            let now = monotonic_ns();
+            if stop.load(Ordering::SeqCst) || deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            let mut nap = self.opts.poll_interval;
+            if let Some(d) = deadline {
+                nap = nap.min(Duration::from_nanos(d.saturating_sub(now)));
+            }
+            std::thread::sleep(nap);
+        }
+        self.instance.write("tracing_on", "0")?;
+        self.summary.end_mono_ns = monotonic_ns();
+        // What was written before tracing went off is still in the buffers.
+        self.read_all(&mut buf, &mut merger, &mut pairer, &mut |io| out.emit(io))?;
+        merger.drain_all(&mut |ts, ev| pairer.push(ts, ev, &mut |io| out.emit(io)));
+        pairer.finish(&mut |io| out.emit(io));
+        if let Some(e) = out.err {
+            return Err(RecordError::Sink(e));
+        }
+        let written = out.written;
+        for (cpu, _) in &self.readers {
+            let stats = self
+                .instance
+                .read(&format!("per_cpu/cpu{cpu}/stats"))
+                .map(|t| CpuStats::parse(&t))
+                .unwrap_or_default();
+            self.summary.cpu_stats.push(stats);
+        }
+        self.summary.merge_forced = merger.forced();
+        self.summary.pair = pairer.stats();
+        self.summary.ios_written = written;
+        Ok(self.summary.clone())
+    }
+
+    /// Reads every CPU's buffer until it is empty, pushing decoded events to the merge.
+    fn read_all(
+        &mut self,
+        buf: &mut [u8],
+        merger: &mut Merger<BlockEvent>,
+        pairer: &mut Pairer,
+        emit: &mut impl FnMut(PairedIo),
+    ) -> Result<(), RecordError> {
+        for idx in 0..self.readers.len() {
+            loop {
+                let n = match self.readers[idx].1.read(buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(source) => {
+                        return Err(RecordError::Io {
+                            what: "reading".into(),
+                            path: self.instance.path(&format!(
+                                "per_cpu/cpu{}/trace_pipe_raw",
+                                self.readers[idx].0
+                            )),
+                            source,
+                        })
+                    }
+                };
+                self.summary.pages_read += 1;
+                self.summary.bytes_read += n as u64;
+                self.decode(idx, &buf[..n], merger, pairer, emit);
+            }
+        }
+        Ok(())
+    }
+
+    fn decode(
+        &mut self,
+        cpu_idx: usize,
+        page: &[u8],
+        merger: &mut Merger<BlockEvent>,
+        pairer: &mut Pairer,
+        emit: &mut impl FnMut(PairedIo),
+    ) {
+        let events = match decode_page(page, &self.layout, &self.header) {
+            Ok(ev) => ev,
+            Err(_) => {
+                self.summary.page_errors += 1;
+                return;
+            }
+        };
+        match events.header().missed {
+            MissedEvents::None => {}
+            MissedEvents::Unknown => self.summary.lost_marks_without_count += 1,
+            MissedEvents::Count(n) => self.summary.lost_events_pages += n,
+        }
+        let s = &mut self.summary;
+        let dev = self.device.kernel_dev;
+        for ev in events {
+            let raw = match ev {
+                Ok(raw) => raw,
+                Err(_) => {
+                    s.page_errors += 1;
+                    break;
+                }
+            };
+            match self.decoder.decode(raw.payload) {
+                Some(bev) if bev.dev() == dev => {
+                    s.events_decoded += 1;
+                    merger.push(cpu_idx, raw.ts, bev, &mut |ts, ev| {
+                        pairer.push(ts, ev, emit)
+                    });
+                }
+                Some(_) => s.events_other_device += 1,
+                None => s.events_undecodable += 1,
+            }
+        }
+    }
+}
