@@ -2,5 +2,6 @@
 //! synthesized published trace profiles (which write traces).
 
 pub mod source;
+pub mod synth;
 
 pub use source::{NextIo, Source, SourceError};
