@@ -83,11 +83,14 @@ pub fn parse_rwbs(s: &[u8]) -> Option<Rwbs> {
     })
 }
 
-/// The op a request is recorded as: the RWBS op, except that a read or write carrying
-/// no sectors is a flush when it has a preflush (and nothing otherwise).
+/// The op a request is recorded as (the same rules as the ftrace/blkparse importers in
+/// `storbench_trace::formats`): the RWBS op, except that a request without sectors is
+/// a flush when it carries a preflush (`FWS`, and `FN` as blktrace writes a flush) and
+/// nothing otherwise (zero-length reads, writes, discards are not replayable I/O).
 pub fn op_for(rwbs: &Rwbs, nr_sector: u32) -> Option<Op> {
     match rwbs.op {
-        Some(Op::Read | Op::Write) if nr_sector == 0 => rwbs.preflush.then_some(Op::Flush),
+        Some(Op::Flush) => Some(Op::Flush),
+        _ if nr_sector == 0 => rwbs.preflush.then_some(Op::Flush),
         op => op,
     }
 }
@@ -374,6 +377,9 @@ format:
         assert_eq!(op("DS", 2048), Some(Op::Trim));
         assert_eq!(op("DE", 2048), Some(Op::Trim)); // secure erase
         assert_eq!(op("N", 0), None);
+        assert_eq!(op("N", 128), None); // write-zeroes
+        assert_eq!(op("FN", 0), Some(Op::Flush)); // blktrace's flush
+        assert_eq!(op("D", 0), None);
         assert_eq!(op("W", 0), None); // a write with no data and no flush: nothing to replay
         assert_eq!(parse_rwbs(b""), None);
         assert_eq!(parse_rwbs(b"X"), None);

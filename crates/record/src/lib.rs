@@ -6,7 +6,8 @@
 //! * [`block`]: raw records -> block issue/complete/requeue events, RWBS -> op;
 //! * [`pair`]: per-CPU streams -> one time order -> issue/complete pairs in issue order;
 //! * [`tracefs`]: a private tracing instance, removed on every exit;
-//! * [`recorder`]: the loop that ties them together.
+//! * [`recorder`]: the loop that ties them together;
+//! * [`sink`]: recorded I/Os -> Parquet trace records.
 //!
 //! Times: the instance uses `trace_clock` `mono`, so event times are CLOCK_MONOTONIC
 //! ns; a trace's time 0 is the moment tracing was switched on, so idle time before the
@@ -17,6 +18,7 @@ pub mod format;
 pub mod pair;
 pub mod recorder;
 pub mod ringbuf;
+pub mod sink;
 pub mod tracefs;
 
 pub use recorder::{device_info, DeviceInfo, RecordOptions, RecordSummary, Recorder};

@@ -324,3 +324,98 @@ fn records_discards_and_flushes_of_a_filesystem() {
     assert_eq!(summary.pair.incomplete, 0);
     assert_eq!(summary.lost_events_kernel(), 0);
 }
+
+#[test]
+fn writes_a_parquet_trace_with_streams_and_idle_time() {
+    use storbench_record::sink::{trace_meta, TraceSink};
+    use storbench_trace::TraceWriter;
+    if let Some(why) = skip_reason(&["losetup", "fio"]) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join("disk.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(32 << 20))
+        .expect("image");
+    let Some(lo) = LoopDev::attach(&img) else {
+        return;
+    };
+    let out = dir.path().join("trace.parquet");
+    let info = device_info(&lo.dev).expect("device info");
+    assert_eq!(info.capacity_bytes, Some(32 << 20));
+    let opts = RecordOptions {
+        duration: Some(std::time::Duration::from_secs(3)),
+        ..RecordOptions::default()
+    };
+    let recorder = Recorder::start(info.clone(), opts).expect("start");
+    let writer = TraceWriter::create(&out, &trace_meta(&info)).expect("writer");
+    let mut sink = TraceSink::new(writer, &info, recorder.start_mono_ns());
+    let dev = lo.dev.clone();
+    let idle_ms = 400;
+    let fio = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(idle_ms));
+        run(Command::new("fio")
+            .arg("--name=seq")
+            .arg(format!("--filename={}", dev.display()))
+            .args([
+                "--direct=1",
+                "--ioengine=psync",
+                "--rw=write",
+                "--bs=4k",
+                "--size=400k",
+            ]));
+    });
+    let never = AtomicBool::new(false);
+    let summary = recorder
+        .run(&never, |io| {
+            sink.write(io)?;
+            Ok(())
+        })
+        .expect("recording");
+    fio.join().expect("fio thread");
+    assert!(summary.duration_ns() >= 3_000_000_000, "ran for --duration");
+    let rows = sink.finish(&summary).expect("finish");
+    assert_eq!(rows, summary.ios_written);
+
+    let (meta, recs, streams, devices) = storbench_trace::read_all(&out).expect("read back");
+    assert_eq!(recs.len() as u64, rows);
+    assert_eq!(meta.source_format.as_deref(), Some("tracefs-block"));
+    assert_eq!(meta.capacity_bytes, Some(32 << 20));
+    assert_eq!(
+        meta.extra
+            .get("record.lost_events_kernel")
+            .map(String::as_str),
+        Some("0")
+    );
+    assert_eq!(
+        devices.iter().collect::<Vec<_>>(),
+        vec![info.name().as_str()]
+    );
+    let fio_stream = |r: &storbench_trace::IoRecord| {
+        let name = streams.get(r.stream.expect("stream").0).expect("interned");
+        let (comm, pid) = name.rsplit_once(':').expect("comm:pid");
+        comm == "fio" && pid.parse::<u32>().is_ok()
+    };
+    let fio_writes: Vec<_> = recs.iter().filter(|r| fio_stream(r)).collect();
+    assert_eq!(fio_writes.len(), 100, "400 KiB in 4 KiB writes");
+    assert!(fio_writes
+        .iter()
+        .all(|r| r.op == Op::Write && r.len_bytes == 4096));
+    let offsets: Vec<u64> = fio_writes.iter().map(|r| r.offset_bytes).collect();
+    assert_eq!(
+        offsets,
+        (0..100).map(|i| i * 4096).collect::<Vec<_>>(),
+        "sequential, in issue order"
+    );
+    // Idle time before the workload stays in the trace.
+    assert!(
+        fio_writes[0].issue_ns >= idle_ms * 1_000_000,
+        "first write at {} ns",
+        fio_writes[0].issue_ns
+    );
+    assert!(recs.iter().all(|r| r
+        .complete_ns
+        .is_some_and(|c| c >= r.issue_ns && c < 4_000_000_000)));
+}
