@@ -90,7 +90,14 @@ impl ServiceHistogram {
     /// The statistics, with the histogram in serializable form.
     pub fn stats(&self) -> LatencyStats {
         if self.count == 0 {
-            return LatencyStats::default();
+            return LatencyStats {
+                histogram: HistogramData {
+                    sigfig: HISTOGRAM_SIGFIG,
+                    high_ns: HISTOGRAM_HIGH_NS,
+                    ..HistogramData::default()
+                },
+                ..LatencyStats::default()
+            };
         }
         let n = self.count as f64;
         let mean_ns = self.sum_ns as f64 / n;
@@ -126,6 +133,9 @@ impl ServiceHistogram {
 
     /// Rebuild the accumulator from serialized statistics (for merging phases or runs).
     pub fn from_data(h: &HistogramData) -> Result<ServiceHistogram, String> {
+        if h.buckets.is_empty() {
+            return Ok(ServiceHistogram::new());
+        }
         if h.sigfig != HISTOGRAM_SIGFIG || h.high_ns != HISTOGRAM_HIGH_NS {
             return Err(format!(
                 "histogram layout sigfig={} high_ns={} differs from this build's sigfig={} high_ns={}",
@@ -163,7 +173,8 @@ pub struct HistogramData {
     pub buckets: Vec<(u64, u64)>,
 }
 
-/// Service-time statistics of one population (µs). All zero when `count == 0`.
+/// Service-time statistics of one population (µs). All zero when `count == 0`
+/// (the histogram then has its layout and no buckets).
 /// `stddev_us` is the population standard deviation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyStats {

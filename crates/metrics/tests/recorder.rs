@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use storbench_metrics::{
-    busy_ns, busy_ns_by_op, qd_time_ns, quantile_nearest_rank, LatencyStats, PhaseMetrics,
-    Recorder, ServiceHistogram,
+    busy_ns, busy_ns_by_op, qd_time_ns, quantile_nearest_rank, PhaseMetrics, Recorder,
+    ServiceHistogram,
 };
 use storbench_trace::{IoRecord, Op};
 
@@ -259,7 +259,16 @@ fn empty_phase() {
     assert!(m.series.is_empty());
     assert_eq!(m.busy_ns, 0);
     assert_eq!(m.data_rate_mb_per_s, 0.0);
-    assert_eq!(m.service, LatencyStats::default());
+    assert_eq!(m.service.count, 0);
+    assert_eq!(m.service.p99_us, 0.0);
+    assert!(m.service.histogram.buckets.is_empty());
+    assert_eq!(
+        ServiceHistogram::from_data(&m.service.histogram)
+            .unwrap()
+            .count(),
+        0
+    );
+    assert_eq!(m.service.merged(&m.service_read).unwrap(), m.service);
     assert_eq!(m.qd.time_ns_by_qd, vec![0]);
 }
 

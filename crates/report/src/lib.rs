@@ -1,1 +1,19 @@
-//! storbench-report: Result files (JSON, Parquet and CSV series) and the HTML report.
+//! storbench-report: result files (JSON, Parquet and CSV series) and the HTML report.
+//!
+//! Only this crate knows the on-disk formats of results:
+//! - [`result`]: `DIR/result.json` ([`RunResult`]), written atomically;
+//! - [`series`]: `DIR/series.parquet` (per-second series of every phase, one file with a
+//!   `phase` column) and `DIR/ios.parquet` ([`IoLogWriter`], every completed I/O, in
+//!   the trace format so a replay log is itself a trace);
+//! - [`csvlog`]: fio-style logs (`time_ms, value, ddir, bs, offset`) for fio's plotting tools;
+//! - `html`: the self-contained HTML report.
+
+pub mod csvlog;
+pub mod result;
+pub mod series;
+
+pub use csvlog::write_fio_csv_logs;
+pub use result::{
+    read_result, write_result, PhaseResult, ReportError, RunResult, RESULT_FILE, SCHEMA_VERSION,
+};
+pub use series::{read_series, write_series, write_series_all, IoLogWriter, IOS_FILE, SERIES_FILE};

@@ -1,0 +1,116 @@
+//! fio-style logs so fio's plotting tools (fio_generate_plots, fiologparser) read them.
+//!
+//! Files, per phase: `DIR/<phase>_iops.1.log`, `DIR/<phase>_bw.1.log`,
+//! `DIR/<phase>_lat.1.log`. Each line is `time_ms, value, ddir, bs, offset` as fio
+//! writes with `log_avg_msec=1000`: `time_ms` is the END of the window since the phase
+//! start, `ddir` is 0 read, 1 write, 2 trim, `bs` and `offset` are 0 (averaged windows
+//! mix sizes). Units as fio's: IOPS, bandwidth in KiB/s, latency in ns (window mean).
+//! IOPS and bandwidth lines are written for every window (zeros included) for each
+//! direction the phase used; latency lines only for windows with completions of that
+//! direction (a window with none has no latency).
+
+use crate::result::{write_atomic, ReportError};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use storbench_metrics::SecondSample;
+
+/// A phase name made safe for a file name (`[A-Za-z0-9_.-]`, others become `_`).
+fn file_stem(phase: &str) -> String {
+    let s: String = phase
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "phase".to_owned()
+    } else {
+        s
+    }
+}
+
+/// Write the three fio-style logs of one phase; returns their paths (iops, bw, lat).
+pub fn write_fio_csv_logs(
+    dir: &Path,
+    phase: &str,
+    series: &[SecondSample],
+) -> Result<Vec<PathBuf>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
+    // ddir, ios, bytes, latency mean (µs)
+    type Dir = (
+        u8,
+        fn(&SecondSample) -> u64,
+        fn(&SecondSample) -> u64,
+        fn(&SecondSample) -> f64,
+    );
+    let dirs: [Dir; 3] = [
+        (
+            0,
+            |s| s.read_ios,
+            |s| s.read_bytes,
+            |s| s.read_latency_us_mean,
+        ),
+        (
+            1,
+            |s| s.write_ios,
+            |s| s.write_bytes,
+            |s| s.write_latency_us_mean,
+        ),
+        (2, |s| s.trim_ios, |s| s.trim_bytes, |_| f64::NAN),
+    ];
+    let used: Vec<&Dir> = dirs
+        .iter()
+        .filter(|d| series.iter().any(|s| (d.1)(s) > 0))
+        .collect();
+    let (mut iops, mut bw, mut lat) = (String::new(), String::new(), String::new());
+    for s in series {
+        let end_ms = s.t_s * 1000 + s.window_ns / 1_000_000;
+        let window_s = s.window_ns as f64 / 1e9;
+        for d in &used {
+            let ios = (d.1)(s);
+            let bytes = (d.2)(s);
+            let (iops_v, kib_s) = if window_s > 0.0 {
+                (ios as f64 / window_s, bytes as f64 / 1024.0 / window_s)
+            } else {
+                (0.0, 0.0)
+            };
+            writeln!(iops, "{end_ms}, {}, {}, 0, 0", iops_v.round() as u64, d.0)
+                .expect("write to String");
+            writeln!(bw, "{end_ms}, {}, {}, 0, 0", kib_s.round() as u64, d.0)
+                .expect("write to String");
+            let lat_us = (d.3)(s);
+            if ios > 0 && lat_us.is_finite() {
+                writeln!(
+                    lat,
+                    "{end_ms}, {}, {}, 0, 0",
+                    (lat_us * 1000.0).round() as u64,
+                    d.0
+                )
+                .expect("write to String");
+            }
+        }
+    }
+    let stem = file_stem(phase);
+    let mut paths = Vec::with_capacity(3);
+    for (kind, text) in [("iops", iops), ("bw", bw), ("lat", lat)] {
+        let path = dir.join(format!("{stem}_{kind}.1.log"));
+        write_atomic(&path, text.as_bytes())?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe() {
+        assert_eq!(file_stem("random write/25% OP"), "random_write_25__OP");
+        assert_eq!(file_stem(""), "phase");
+    }
+}

@@ -1,0 +1,358 @@
+//! Parquet outputs: `DIR/series.parquet` (per-second series of every phase) and
+//! `DIR/ios.parquet` (every completed I/O, as a trace).
+//!
+//! series.parquet is ONE file for the whole run, one row per (phase, second), with a
+//! `phase` column first: `SELECT * FROM 'series.parquet' WHERE phase = 'x'` in DuckDB,
+//! `pd.read_parquet(...).query("phase == 'x'")` in pandas. Writing a phase's series
+//! rewrites the file (atomically, tmp + rename) with that phase's rows replaced; series
+//! are small (one row per second) so this stays cheap even for day-long runs.
+
+use crate::result::{tmp_path, ReportError};
+use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use storbench_metrics::SecondSample;
+use storbench_trace::{IoRecord, TraceMeta, TraceWriter};
+
+pub const SERIES_FILE: &str = "series.parquet";
+pub const IOS_FILE: &str = "ios.parquet";
+
+type U64Col = (
+    &'static str,
+    fn(&SecondSample) -> u64,
+    fn(&mut SecondSample, u64),
+);
+type F64Col = (
+    &'static str,
+    fn(&SecondSample) -> f64,
+    fn(&mut SecondSample, f64),
+);
+
+/// Integer columns, in file order after `phase`.
+const U64_COLS: [U64Col; 11] = [
+    ("t_s", |s| s.t_s, |s, v| s.t_s = v),
+    ("window_ns", |s| s.window_ns, |s, v| s.window_ns = v),
+    ("read_ios", |s| s.read_ios, |s, v| s.read_ios = v),
+    ("write_ios", |s| s.write_ios, |s, v| s.write_ios = v),
+    ("trim_ios", |s| s.trim_ios, |s, v| s.trim_ios = v),
+    ("flush_ios", |s| s.flush_ios, |s, v| s.flush_ios = v),
+    ("read_bytes", |s| s.read_bytes, |s, v| s.read_bytes = v),
+    ("write_bytes", |s| s.write_bytes, |s, v| s.write_bytes = v),
+    ("trim_bytes", |s| s.trim_bytes, |s, v| s.trim_bytes = v),
+    ("errors", |s| s.errors, |s, v| s.errors = v),
+    ("busy_ns", |s| s.busy_ns, |s, v| s.busy_ns = v),
+];
+
+/// Float columns, after the integer ones. `iops`, `mb_per_s` are derived (written for
+/// convenience, recomputed on read).
+const F64_COLS: [F64Col; 9] = [
+    (
+        "latency_us_mean",
+        |s| s.latency_us_mean,
+        |s, v| s.latency_us_mean = v,
+    ),
+    (
+        "latency_us_max",
+        |s| s.latency_us_max,
+        |s, v| s.latency_us_max = v,
+    ),
+    (
+        "read_latency_us_mean",
+        |s| s.read_latency_us_mean,
+        |s, v| s.read_latency_us_mean = v,
+    ),
+    (
+        "write_latency_us_mean",
+        |s| s.write_latency_us_mean,
+        |s, v| s.write_latency_us_mean = v,
+    ),
+    ("qd_mean", |s| s.qd_mean, |s, v| s.qd_mean = v),
+    ("iops", SecondSample::iops, |_, _| {}),
+    ("read_iops", SecondSample::read_iops, |_, _| {}),
+    ("write_iops", SecondSample::write_iops, |_, _| {}),
+    ("mb_per_s", SecondSample::mb_per_s, |_, _| {}),
+];
+
+fn schema() -> Arc<Schema> {
+    let mut fields = vec![Field::new("phase", DataType::Utf8, false)];
+    fields.extend(
+        U64_COLS
+            .iter()
+            .map(|c| Field::new(c.0, DataType::UInt64, false)),
+    );
+    fields.extend(
+        F64_COLS
+            .iter()
+            .map(|c| Field::new(c.0, DataType::Float64, false)),
+    );
+    Arc::new(Schema::new(fields))
+}
+
+fn pq_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Parquet {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Write `path` with these phases' series, atomically.
+fn write_file(path: &Path, phases: &[(String, Vec<SecondSample>)]) -> Result<(), ReportError> {
+    let schema = schema();
+    let tmp = tmp_path(path);
+    let file = std::fs::File::create(&tmp).map_err(|e| ReportError::io(&tmp, "create", e))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(1).expect("zstd level 1"),
+        ))
+        .set_created_by(format!("storbench {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let mut w =
+        ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| pq_err(&tmp, e))?;
+    for (phase, rows) in phases {
+        if rows.is_empty() {
+            continue;
+        }
+        let mut cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from_iter_values(
+            std::iter::repeat_n(phase.as_str(), rows.len()),
+        ))];
+        for c in &U64_COLS {
+            cols.push(Arc::new(UInt64Array::from_iter_values(
+                rows.iter().map(c.1),
+            )));
+        }
+        for c in &F64_COLS {
+            cols.push(Arc::new(Float64Array::from_iter_values(
+                rows.iter().map(c.1),
+            )));
+        }
+        let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| pq_err(&tmp, e))?;
+        w.write(&batch).map_err(|e| pq_err(&tmp, e))?;
+    }
+    let file = w.into_inner().map_err(|e| pq_err(&tmp, e))?;
+    file.sync_all()
+        .map_err(|e| ReportError::io(&tmp, "fsync", e))?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(|e| ReportError::io(path, "rename into place", e))
+}
+
+/// Read `DIR/series.parquet`: each phase's series, phases in file order.
+pub fn read_series(dir: &Path) -> Result<Vec<(String, Vec<SecondSample>)>, ReportError> {
+    let path = dir.join(SERIES_FILE);
+    let file = std::fs::File::open(&path).map_err(|e| ReportError::io(&path, "open", e))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| pq_err(&path, e))?;
+    let mut out: Vec<(String, Vec<SecondSample>)> = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| pq_err(&path, e))?;
+        let col = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| ReportError::Invalid {
+                    path: path.clone(),
+                    message: format!("column {name:?} is missing"),
+                    hint: "series.parquet files are written by storbench; was this one edited?",
+                })
+        };
+        let typed = |name: &str, what: &str| ReportError::Invalid {
+            path: path.clone(),
+            message: format!("column {name:?} is not {what}"),
+            hint: "series.parquet files are written by storbench; was this one edited?",
+        };
+        let phase = col("phase")?;
+        let phase = phase
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| typed("phase", "a string"))?;
+        let mut rows = vec![SecondSample::default(); batch.num_rows()];
+        for c in &U64_COLS {
+            let a = col(c.0)?;
+            let a = a
+                .as_any()
+                .downcast_ref::<UInt64Array>()
+                .ok_or_else(|| typed(c.0, "uint64"))?;
+            for (row, v) in rows.iter_mut().zip(a.values().iter()) {
+                (c.2)(row, *v);
+            }
+        }
+        for c in &F64_COLS {
+            let a = col(c.0)?;
+            let a = a
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .ok_or_else(|| typed(c.0, "float64"))?;
+            for (row, v) in rows.iter_mut().zip(a.values().iter()) {
+                (c.2)(row, *v);
+            }
+        }
+        if phase.null_count() > 0 {
+            return Err(typed("phase", "non-null"));
+        }
+        for (i, row) in rows.into_iter().enumerate() {
+            let name = phase.value(i);
+            match out.last_mut() {
+                Some((n, v)) if n == name => v.push(row),
+                _ => match out.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, v)) => v.push(row),
+                    None => out.push((name.to_owned(), vec![row])),
+                },
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Replace (or add) the series of each named phase in `DIR/series.parquet`, keeping the
+/// other phases' rows; atomic. Creates DIR.
+pub fn write_series_all(
+    dir: &Path,
+    updates: &[(&str, &[SecondSample])],
+) -> Result<(), ReportError> {
+    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
+    let path = dir.join(SERIES_FILE);
+    let mut phases = if path.exists() {
+        read_series(dir)?
+    } else {
+        Vec::new()
+    };
+    for &(name, rows) in updates {
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(
+                r.t_s, i as u64,
+                "phase {name}: series must start at 0 s with no gap"
+            );
+        }
+        match phases.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = rows.to_vec(),
+            None => phases.push((name.to_owned(), rows.to_vec())),
+        }
+    }
+    write_file(&path, &phases)
+}
+
+/// Replace (or add) one phase's series in `DIR/series.parquet` (checkpoints).
+pub fn write_series(dir: &Path, phase: &str, series: &[SecondSample]) -> Result<(), ReportError> {
+    write_series_all(dir, &[(phase, series)])
+}
+
+/// Completed I/Os held to restore issue order before writing `ios.parquet`
+/// (completions arrive out of issue order; an I/O overtaken by more than this many
+/// later-issued ones is written late and counted in `extra.ios_out_of_issue_order`).
+pub const IOLOG_REORDER_WINDOW: usize = 1 << 16;
+
+/// Heap entry: ordered by (issue_ns, arrival sequence) only.
+struct Held(u64, u64, IoRecord);
+impl PartialEq for Held {
+    fn eq(&self, o: &Self) -> bool {
+        (self.0, self.1) == (o.0, o.1)
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(o.0, o.1))
+    }
+}
+
+/// Streams every completed I/O of a run to `DIR/ios.parquet` (`--log-ios`), in the trace
+/// format: `issue_ns` = submission, `complete_ns` = completion (null for a failed I/O),
+/// times on the target's clock, rows in issue order (restored within
+/// [`IOLOG_REORDER_WINDOW`] records). The file is itself a trace storbench can replay.
+/// Memory is bounded by the reorder window (about 4 MB).
+pub struct IoLogWriter {
+    path: PathBuf,
+    writer: TraceWriter,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<Held>>,
+    seq: u64,
+    last_issue_ns: u64,
+    failed_ios: u64,
+    out_of_order: u64,
+}
+
+impl IoLogWriter {
+    /// Create `DIR/ios.parquet` (creating DIR). `meta` describes the run (source_format
+    /// is set to `storbench-replay-log` when empty).
+    pub fn create(dir: &Path, meta: &TraceMeta) -> Result<IoLogWriter, ReportError> {
+        std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
+        let path = dir.join(IOS_FILE);
+        let mut meta = meta.clone();
+        meta.source_format
+            .get_or_insert_with(|| "storbench-replay-log".to_owned());
+        meta.tool_version
+            .get_or_insert_with(|| env!("CARGO_PKG_VERSION").to_owned());
+        Ok(IoLogWriter {
+            writer: TraceWriter::create(&path, &meta)?,
+            path,
+            heap: std::collections::BinaryHeap::with_capacity(IOLOG_REORDER_WINDOW + 1),
+            seq: 0,
+            last_issue_ns: 0,
+            failed_ios: 0,
+            out_of_order: 0,
+        })
+    }
+
+    /// Log one completed I/O (`io.complete_ns` set); a failed one is logged with no
+    /// completion time and counted in the file's metadata (`extra.failed_ios`).
+    pub fn write(&mut self, io: &IoRecord, ok: bool) -> Result<(), ReportError> {
+        assert!(io.complete_ns.is_some(), "only completed I/Os are logged");
+        let mut rec = *io;
+        if !ok {
+            self.failed_ios += 1;
+            rec.complete_ns = None;
+        }
+        self.heap
+            .push(std::cmp::Reverse(Held(rec.issue_ns, self.seq, rec)));
+        self.seq += 1;
+        if self.heap.len() > IOLOG_REORDER_WINDOW {
+            self.pop_one()?;
+        }
+        Ok(())
+    }
+
+    fn pop_one(&mut self) -> Result<(), ReportError> {
+        let Some(std::cmp::Reverse(Held(issue_ns, _, rec))) = self.heap.pop() else {
+            return Ok(());
+        };
+        if issue_ns < self.last_issue_ns {
+            // Logs are truthful: written with its real times, counted.
+            self.out_of_order += 1;
+        }
+        self.last_issue_ns = self.last_issue_ns.max(issue_ns);
+        self.writer.write(&rec)?;
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write what is held, close the file; returns the number of I/Os logged.
+    pub fn finish(mut self) -> Result<u64, ReportError> {
+        while !self.heap.is_empty() {
+            self.pop_one()?;
+        }
+        let mut meta = self.writer.meta().clone();
+        if self.failed_ios > 0 {
+            meta.extra
+                .insert("failed_ios".to_owned(), self.failed_ios.to_string());
+        }
+        if self.out_of_order > 0 {
+            meta.extra.insert(
+                "ios_out_of_issue_order".to_owned(),
+                self.out_of_order.to_string(),
+            );
+        }
+        self.writer.set_meta(meta);
+        Ok(self.writer.finish()?)
+    }
+}

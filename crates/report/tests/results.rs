@@ -1,0 +1,249 @@
+//! Result files: result.json round trip, series.parquet (also read by pandas and
+//! DuckDB when installed), fio-style logs, the I/O log.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use storbench_engine::{TargetInfo, TargetKind};
+use storbench_metrics::{PhaseMetrics, Recorder, SecondSample};
+use storbench_report::{
+    read_result, read_series, write_fio_csv_logs, write_result, write_series, IoLogWriter,
+    PhaseResult, ReportError, RunResult, SCHEMA_VERSION,
+};
+use storbench_trace::{IoRecord, Op, TraceMeta};
+
+const MS: u64 = 1_000_000;
+
+fn target() -> TargetInfo {
+    TargetInfo {
+        kind: TargetKind::Test,
+        name: "test:fixed-delay".into(),
+        capacity_bytes: 1 << 30,
+        logical_block_bytes: 4096,
+        rotational: Some(false),
+        discard: true,
+        model: None,
+        backend: "virtual".into(),
+        details: BTreeMap::new(),
+    }
+}
+
+/// A phase of `secs` seconds: at second i, (i + 1) reads of 4 KiB and one 128 KiB write.
+fn phase(secs: u64) -> PhaseMetrics {
+    let mut r = Recorder::new(0);
+    for s in 0..secs {
+        let base = s * 1000 * MS;
+        let mut t = base;
+        for _ in 0..=s {
+            r.on_submit(t, Op::Read);
+            let mut io = IoRecord::new(Op::Read, s * 4096, 4096, t);
+            io.complete_ns = Some(t + 100_000);
+            r.on_complete(&io, true);
+            t += MS;
+        }
+        r.on_submit(t, Op::Write);
+        let mut io = IoRecord::new(Op::Write, 0, 131_072, t);
+        io.complete_ns = Some(t + 2 * MS);
+        r.on_complete(&io, true);
+    }
+    r.finish(secs * 1000 * MS + 500 * MS)
+}
+
+fn run() -> RunResult {
+    let mut r = RunResult::new(
+        "consistency",
+        target(),
+        vec!["storbench".into(), "consistency".into()],
+    );
+    r.options.insert("qd".into(), "32".into());
+    r.trace = Some(serde_json::json!({"ios": 10}));
+    for (name, secs) in [("precondition", 3), ("random write", 5)] {
+        let mut scores = BTreeMap::new();
+        scores.insert("iops_avg_last_400s".into(), 12.5);
+        let mut info = BTreeMap::new();
+        info.insert("steady_state".into(), serde_json::json!({"reached": false}));
+        r.phases.push(PhaseResult {
+            name: name.into(),
+            metrics: phase(secs),
+            scores,
+            info,
+        });
+    }
+    r.complete = true;
+    r.notes.push("hello".into());
+    r
+}
+
+#[test]
+fn result_round_trips_with_series_reattached() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sub/dir");
+    let r = run();
+    write_result(&out, &r).unwrap();
+    let back = read_result(&out).unwrap();
+    assert_eq!(back, r);
+    assert_eq!(back.phases[1].metrics.series.len(), 6);
+    assert_eq!(back.schema_version, SCHEMA_VERSION);
+    // nothing temporary left behind
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    // the JSON does not carry the series
+    let text = std::fs::read_to_string(out.join("result.json")).unwrap();
+    assert!(!text.contains("\"series\""));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["phases"][1]["metrics"]["read_ios"], 15);
+    assert_eq!(v["target"]["kind"], "test");
+}
+
+#[test]
+fn bad_results_are_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = run();
+    r.phases[1].name = "precondition".into();
+    let e = write_result(dir.path(), &r).unwrap_err();
+    assert!(e.to_string().contains("two phases are named"), "{e}");
+    let mut r = run();
+    r.phases[0].scores.insert("ratio".into(), f64::INFINITY);
+    assert!(matches!(
+        write_result(dir.path(), &r),
+        Err(ReportError::Invalid { .. })
+    ));
+
+    // a newer schema is refused, a broken file names line and column
+    write_result(dir.path(), &run()).unwrap();
+    let p = dir.path().join("result.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(
+        &p,
+        text.replacen("\"schema_version\": 1", "\"schema_version\": 99", 1),
+    )
+    .unwrap();
+    let e = read_result(dir.path()).unwrap_err();
+    assert!(e.to_string().contains("newer"), "{e}");
+    std::fs::write(&p, "{\n  \"schema_version\": 1,\n  oops\n}").unwrap();
+    let e = read_result(dir.path()).unwrap_err();
+    assert!(matches!(e, ReportError::Json { line: 3, .. }), "{e}");
+}
+
+#[test]
+fn write_series_replaces_one_phase_and_keeps_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = phase(3).series;
+    let b = phase(2).series;
+    write_series(dir.path(), "a", &a).unwrap();
+    write_series(dir.path(), "b", &b).unwrap();
+    let longer = phase(4).series;
+    write_series(dir.path(), "a", &longer).unwrap();
+    let all = read_series(dir.path()).unwrap();
+    assert_eq!(all, vec![("a".to_owned(), longer), ("b".to_owned(), b)]);
+}
+
+#[test]
+fn fio_logs_have_known_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = phase(2).series; // windows 0, 1 full, then a 0.5 s one with no I/O
+    let paths = write_fio_csv_logs(dir.path(), "random write", &s).unwrap();
+    let read = |i: usize| std::fs::read_to_string(&paths[i]).unwrap();
+    assert!(paths[0].ends_with("random_write_iops.1.log"));
+    // second 0: 1 read, 1 write; second 1: 2 reads, 1 write; last 0.5 s: nothing
+    assert_eq!(
+        read(0),
+        "1000, 1, 0, 0, 0\n1000, 1, 1, 0, 0\n2000, 2, 0, 0, 0\n2000, 1, 1, 0, 0\n2500, 0, 0, 0, 0\n2500, 0, 1, 0, 0\n"
+    );
+    // bandwidth KiB/s: 4 KiB read, 128 KiB write in second 0
+    assert!(read(1).starts_with("1000, 4, 0, 0, 0\n1000, 128, 1, 0, 0\n2000, 8, 0, 0, 0\n"));
+    // latency ns, only windows with completions: reads 100 µs, writes 2 ms
+    assert_eq!(
+        read(2),
+        "1000, 100000, 0, 0, 0\n1000, 2000000, 1, 0, 0\n2000, 100000, 0, 0, 0\n2000, 2000000, 1, 0, 0\n"
+    );
+}
+
+#[test]
+fn io_log_is_a_trace_in_issue_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = IoLogWriter::create(dir.path(), &TraceMeta::default()).unwrap();
+    // completions arrive out of issue order
+    let mk = |issue: u64, complete: u64, op| {
+        let mut io = IoRecord::new(op, issue * 10, 4096, issue);
+        io.complete_ns = Some(complete);
+        io
+    };
+    w.write(&mk(5, 6, Op::Read), true).unwrap();
+    w.write(&mk(1, 9, Op::Write), true).unwrap();
+    w.write(&mk(3, 10, Op::Trim), false).unwrap();
+    let path = w.path().to_path_buf();
+    assert_eq!(w.finish().unwrap(), 3);
+    let (meta, recs, _, _) = storbench_trace::read_all(&path).unwrap();
+    assert_eq!(
+        recs.iter().map(|r| r.issue_ns).collect::<Vec<_>>(),
+        vec![1, 3, 5]
+    );
+    assert_eq!(recs[0].complete_ns, Some(9));
+    assert_eq!(recs[1].complete_ns, None);
+    assert_eq!(recs[1].op, Op::Trim);
+    assert_eq!(meta.source_format.as_deref(), Some("storbench-replay-log"));
+    assert_eq!(meta.extra.get("failed_ios").map(String::as_str), Some("1"));
+}
+
+fn python(module: &str) -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn run_python(script: &str, dir: &Path) -> String {
+    let o = std::process::Command::new("python3")
+        .args(["-c", script, dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn pandas_and_duckdb_read_series_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    write_result(dir.path(), &run()).unwrap();
+    let want: Vec<SecondSample> = run().phases[1].metrics.series.clone();
+    let total_reads: u64 = want.iter().map(|s| s.read_ios).sum();
+    if python("pandas") {
+        let out = run_python(
+            "import sys, pandas as pd\n\
+             df = pd.read_parquet(sys.argv[1] + '/series.parquet')\n\
+             w = df[df.phase == 'random write']\n\
+             print(len(df), len(w), int(w.read_ios.sum()), float(w.iops.iloc[1]), int(w.t_s.max()))",
+            dir.path(),
+        );
+        assert_eq!(
+            out.trim(),
+            format!("10 6 {total_reads} {:?} 5", want[1].iops())
+        );
+    } else {
+        eprintln!("skipped: python3 with pandas not available");
+    }
+    if python("duckdb") {
+        let out = run_python(
+            "import sys, duckdb\n\
+             print(duckdb.sql(f\"select phase, count(*), sum(read_ios) from '{sys.argv[1]}/series.parquet' group by phase order by phase\").fetchall())",
+            dir.path(),
+        );
+        assert_eq!(
+            out.trim(),
+            format!(
+                "[('precondition', 4, {}), ('random write', 6, {total_reads})]",
+                1 + 2 + 3
+            )
+        );
+    } else {
+        eprintln!("skipped: python3 with duckdb not available");
+    }
+}
