@@ -295,7 +295,7 @@ fn base_sata_mlc(name: &str, op: f64) -> SimConfig {
         write_buffer_units: 1024,
         victim: VictimPolicy::Greedy,
         gc_free_blocks: 8,
-        bg_gc_free_blocks: 32,
+        bg_gc_free_blocks: 16,
         slc_static_bytes: 0,
         slc_dynamic_bytes: 0,
         compress: false,
@@ -313,12 +313,14 @@ pub fn presets() -> Vec<Preset> {
     ent.link_mbps = 3500;
     ent.command_ns = 3_000;
     ent.write_buffer_units = 4096;
-    ent.bg_gc_free_blocks = 64;
+    ent.bg_gc_free_blocks = 32;
     let mut tlc = base_sata_mlc("tlc-slc", 0.07);
     tlc.cell = CellType::Tlc;
     tlc.timing = CellType::Tlc.default_timing();
+    // A small client TLC drive (e.g. 120-250 GB class): few dies, so native TLC writes
+    // are slow once the SLC cache is full.
     tlc.channels = 4;
-    tlc.dies_per_channel = 4;
+    tlc.dies_per_channel = 2;
     tlc.planes_per_die = 2;
     tlc.pages_per_block = 256;
     tlc.page_bytes = 16384;
@@ -368,7 +370,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
         'm' => (&s[..s.len() - 1], 1 << 20),
         'g' => (&s[..s.len() - 1], 1 << 30),
         't' => (&s[..s.len() - 1], 1 << 40),
-        _ => (&s[..], 1),
+        _ => (s, 1),
     };
     if let Ok(n) = num.parse::<u64>() {
         return n.checked_mul(mult);
@@ -438,7 +440,7 @@ impl SimConfig {
         // open block per die: use smaller blocks (as a small real drive would) unless
         // the user chose the block size.
         if !ppb_set {
-            while cfg.validate().is_err() && cfg.pages_per_block > 16 {
+            while cfg.validate().is_err() && cfg.pages_per_block > 4 {
                 cfg.pages_per_block /= 2;
             }
         }
@@ -569,7 +571,7 @@ impl SimConfig {
 
     pub fn validate(&self) -> Result<(), SimError> {
         let inv = |m: String| Err(SimError::Invalid(m));
-        if self.capacity_bytes == 0 || self.capacity_bytes % UNIT_BYTES != 0 {
+        if self.capacity_bytes == 0 || !self.capacity_bytes.is_multiple_of(UNIT_BYTES) {
             return inv(format!(
                 "capacity {} is not a positive multiple of 4 KiB",
                 self.capacity_bytes
@@ -581,7 +583,7 @@ impl SimConfig {
         if !(self.op > 0.0 && self.op <= 4.0) {
             return inv(format!("op {} must be in (0, 4]", self.op));
         }
-        if self.page_bytes == 0 || self.page_bytes as u64 % UNIT_BYTES != 0 {
+        if self.page_bytes == 0 || !(self.page_bytes as u64).is_multiple_of(UNIT_BYTES) {
             return inv(format!(
                 "page size {} must be a multiple of 4 KiB",
                 self.page_bytes

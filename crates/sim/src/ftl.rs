@@ -39,7 +39,7 @@ pub struct SimCounters {
     pub nand_page_reads: u64,
     /// Bytes programmed into NAND (host data, GC relocation, SLC folding).
     pub nand_write_bytes: u64,
-    /// NAND page programs (nand_write_bytes / page size, rounded up per operation).
+    /// NAND page programs (nand_write_bytes / page size).
     pub nand_programs: u64,
     pub nand_erases: u64,
     /// nand_write_bytes / host_write_bytes (0 before any write).
@@ -74,7 +74,7 @@ impl SimCounters {
         d.host_trim_bytes -= earlier.host_trim_bytes;
         d.nand_page_reads -= earlier.nand_page_reads;
         d.nand_write_bytes -= earlier.nand_write_bytes;
-        d.nand_programs -= earlier.nand_programs;
+        d.nand_programs = d.nand_programs.saturating_sub(earlier.nand_programs);
         d.nand_erases -= earlier.nand_erases;
         d.gc_runs -= earlier.gc_runs;
         d.gc_background_runs -= earlier.gc_background_runs;
@@ -520,10 +520,9 @@ impl Ftl {
             let bu = b as usize;
             let wp = self.wp[bu];
             if wp + len <= self.cap[bu] {
+                // A block that is now full is closed by `place`, after its valid count
+                // is updated (the victim structures key on it).
                 self.wp[bu] = wp + len;
-                if wp + len == self.cap[bu] {
-                    self.close(b);
-                }
                 return b * self.spb + wp;
             }
             // Does not fit (compressed unit at the end of a block): pad and close.
@@ -575,6 +574,9 @@ impl Ftl {
             self.p2l[(s + i) as usize] = CONT;
         }
         self.valid[b as usize] += len;
+        if self.wp[b as usize] == self.cap[b as usize] {
+            self.close(b);
+        }
         self.l2p[lba as usize] = s;
         if self.spu != 1 {
             self.ulen[lba as usize] = len as u8;
@@ -671,7 +673,6 @@ impl Ftl {
             }
         };
         self.place(lba, s, slots);
-        self.c.nand_programs += 1;
         self.foreground_gc();
         Placed { die: d, slots, slc }
     }
@@ -782,7 +783,6 @@ impl Ftl {
         let ns = page_reads * t.read_ns + t.erase_ns;
         self.charge(d, ns);
         self.c.nand_page_reads += page_reads;
-        self.c.nand_programs += moved_bytes.div_ceil(self.cfg.page_bytes as u64);
         if was_slc {
             self.c.slc_folds += 1;
             self.c.slc_fold_bytes += moved_bytes;
@@ -863,6 +863,7 @@ impl Ftl {
 
     pub fn counters(&self) -> SimCounters {
         let mut c = self.c.clone();
+        c.nand_programs = c.nand_write_bytes.div_ceil(self.cfg.page_bytes as u64);
         c.wa = if c.host_write_bytes == 0 {
             0.0
         } else {
@@ -976,8 +977,8 @@ impl Ftl {
                 }
             }
         }
-        for b in 0..nblocks {
-            assert_eq!(in_lists[b], 1, "block {b} is in {} lists", in_lists[b]);
+        for (b, &n) in in_lists.iter().enumerate() {
+            assert_eq!(n, 1, "block {b} is in {n} lists");
             let base = b * self.spb as usize;
             let cap = self.cap[b] as usize;
             let wp = self.wp[b] as usize;

@@ -171,10 +171,16 @@ impl SimSsd {
 
     /// Put the drive into a known state quickly: the FTL does the same work as for real
     /// I/O (so mapping, valid counts and WA are those the slow way gives), but no timing,
-    /// queueing or completions are simulated and the clock does not move. Afterwards the
-    /// drive has settled as after a long idle (SLC folded, background GC done).
+    /// queueing or completions are simulated and the clock does not move. No idle time
+    /// passes either (no background GC or SLC folding), as with back-to-back honest I/O.
     pub fn fast_state(&mut self, state: State) -> Result<(), SimError> {
-        self.purge()?;
+        if !self.heap.is_empty() {
+            return Err(SimError::Invalid(format!(
+                "fast_state with {} I/Os in flight",
+                self.heap.len()
+            )));
+        }
+        self.ftl.purge();
         let spu = self.ftl.spu;
         let n = self.ftl.user_units();
         let (span, writes, seed) = match state {
@@ -185,7 +191,8 @@ impl SimSsd {
                 writes_multiple,
                 seed,
             } => {
-                if !(span_fraction > 0.0 && span_fraction <= 1.0) || !(writes_multiple >= 0.0) {
+                let ok = span_fraction > 0.0 && span_fraction <= 1.0 && writes_multiple >= 0.0;
+                if !ok {
                     return Err(SimError::Invalid(format!(
                         "SteadyStateRandom needs 0 < span_fraction <= 1 and writes_multiple >= 0, got {span_fraction}, {writes_multiple}"
                     )));
@@ -206,14 +213,10 @@ impl SimSsd {
         }
         self.ftl.c.host_write_bytes += writes * UNIT_BYTES;
         self.ftl.c.host_write_ios += writes;
-        self.settle();
-        Ok(())
-    }
-
-    /// Run background work until there is none (untimed).
-    fn settle(&mut self) {
-        while self.ftl.background_step() {}
+        // As right after the honest writes: no idle time has passed, so no background
+        // work has run (SLC data stays in SLC, no idle GC).
         self.ftl.clear_pending();
+        Ok(())
     }
 
     /// Full internal consistency check (every valid page mapped once, slot census).
