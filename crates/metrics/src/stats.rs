@@ -362,3 +362,89 @@ impl PhaseMetrics {
             .collect()
     }
 }
+
+impl PhaseMetrics {
+    /// Append a later part of the same phase (a phase resumed after an interruption,
+    /// possibly on a restarted clock): counts, bytes, busy times and QD time add;
+    /// service-time statistics merge exactly; rates, IOPS and averages are recomputed;
+    /// the later series follows this one, renumbered (a short last window of this part
+    /// stays in place, marked by its `window_ns`). `end_ns` becomes
+    /// `start_ns + elapsed_ns` of the whole.
+    pub fn append(&mut self, later: &PhaseMetrics) -> Result<(), String> {
+        let merge = |a: &LatencyStats, b: &LatencyStats| a.merged(b);
+        self.service = merge(&self.service, &later.service)?;
+        self.service_read = merge(&self.service_read, &later.service_read)?;
+        self.service_write = merge(&self.service_write, &later.service_write)?;
+        self.service_trim = merge(&self.service_trim, &later.service_trim)?;
+        self.service_flush = merge(&self.service_flush, &later.service_flush)?;
+        self.elapsed_ns += later.elapsed_ns;
+        self.end_ns = self.start_ns + self.elapsed_ns;
+        for (a, b) in [
+            (&mut self.read_ios, later.read_ios),
+            (&mut self.write_ios, later.write_ios),
+            (&mut self.trim_ios, later.trim_ios),
+            (&mut self.flush_ios, later.flush_ios),
+            (&mut self.read_bytes, later.read_bytes),
+            (&mut self.write_bytes, later.write_bytes),
+            (&mut self.trim_bytes, later.trim_bytes),
+            (&mut self.errors, later.errors),
+            (&mut self.unfinished_ios, later.unfinished_ios),
+            (&mut self.busy_ns, later.busy_ns),
+            (&mut self.busy_read_ns, later.busy_read_ns),
+            (&mut self.busy_write_ns, later.busy_write_ns),
+            (&mut self.busy_trim_ns, later.busy_trim_ns),
+            (&mut self.busy_flush_ns, later.busy_flush_ns),
+        ] {
+            *a += b;
+        }
+        self.data_rate_mb_per_s =
+            crate::calc::data_rate_mb_per_s(self.read_bytes + self.write_bytes, self.busy_ns);
+        self.read_rate_mb_per_s =
+            crate::calc::data_rate_mb_per_s(self.read_bytes, self.busy_read_ns);
+        self.write_rate_mb_per_s =
+            crate::calc::data_rate_mb_per_s(self.write_bytes, self.busy_write_ns);
+        let total_ios = self.read_ios + self.write_ios + self.trim_ios + self.flush_ios;
+        self.iops = if self.elapsed_ns == 0 {
+            0.0
+        } else {
+            total_ios as f64 / (self.elapsed_ns as f64 / 1e9)
+        };
+        let add = |a: &mut Vec<u64>, b: &[u64]| {
+            if a.len() < b.len() {
+                a.resize(b.len(), 0);
+            }
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        };
+        add(&mut self.qd.time_ns_by_qd, &later.qd.time_ns_by_qd);
+        add(&mut self.qd.submits_by_qd, &later.qd.submits_by_qd);
+        self.qd.max = self.qd.max.max(later.qd.max);
+        let busy: u64 = self.qd.time_ns_by_qd.iter().skip(1).sum();
+        let weighted: u128 = self
+            .qd
+            .time_ns_by_qd
+            .iter()
+            .enumerate()
+            .map(|(q, &t)| q as u128 * u128::from(t))
+            .sum();
+        self.qd.mean_over_busy = if busy == 0 {
+            0.0
+        } else {
+            weighted as f64 / busy as f64
+        };
+        let submits: u64 = self.qd.submits_by_qd.iter().sum();
+        self.qd.submitted_at_qd1_pct = if submits == 0 {
+            0.0
+        } else {
+            100.0 * self.qd.submits_by_qd.get(1).copied().unwrap_or(0) as f64 / submits as f64
+        };
+        let offset = self.series.len() as u64;
+        self.series
+            .extend(later.series.iter().map(|s| SecondSample {
+                t_s: s.t_s + offset,
+                ..*s
+            }));
+        Ok(())
+    }
+}

@@ -382,3 +382,65 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_resumed_phase_appends_to_the_same_totals() {
+    // I/Os in [0, 3 s) and [3 s, 5 s), none in flight at 3 s: recording the halves
+    // separately and appending gives what one recorder gives.
+    let ios: Vec<Io> = (0..400u64)
+        .map(|i| {
+            let s = i * 12 * MS + (i % 3) * MS;
+            let op = [Op::Read, Op::Write, Op::Trim][(i % 7 % 3) as usize];
+            io(op, s, s + (i % 11 + 1) * 700_000, 4096 * (i % 5 + 1))
+        })
+        .collect();
+    assert!(ios.iter().all(|x| x.e < 3 * S || x.s >= 3 * S));
+    let whole = record(0, &ios, 5 * S);
+    let (a, b): (Vec<Io>, Vec<Io>) = ios.iter().partition(|x| x.s < 3 * S);
+    let mut first = record(0, &a, 3 * S);
+    // the later part runs on a restarted clock
+    let shifted: Vec<Io> = b
+        .iter()
+        .map(|x| Io {
+            s: x.s - 3 * S + 7,
+            e: x.e - 3 * S + 7,
+            ..*x
+        })
+        .collect();
+    let second = record(7, &shifted, 2 * S + 7);
+    first.append(&second).unwrap();
+    assert_eq!(first.series, whole.series);
+    assert_eq!(first.qd, whole.qd);
+    assert_eq!(
+        (
+            first.busy_ns,
+            first.busy_read_ns,
+            first.busy_write_ns,
+            first.busy_trim_ns
+        ),
+        (
+            whole.busy_ns,
+            whole.busy_read_ns,
+            whole.busy_write_ns,
+            whole.busy_trim_ns
+        )
+    );
+    assert_eq!(
+        (first.read_bytes, first.write_ios, first.trim_ios),
+        (whole.read_bytes, whole.write_ios, whole.trim_ios)
+    );
+    assert_eq!(first.elapsed_ns, whole.elapsed_ns);
+    assert_eq!(first.end_ns, whole.end_ns);
+    assert!((first.data_rate_mb_per_s - whole.data_rate_mb_per_s).abs() < 1e-9);
+    assert!((first.iops - whole.iops).abs() < 1e-9);
+    assert_eq!(
+        first.service.histogram.buckets,
+        whole.service.histogram.buckets
+    );
+    assert_eq!(
+        (first.service.p99_us, first.service.max_us),
+        (whole.service.p99_us, whole.service.max_us)
+    );
+    assert!((first.service.mean_us - whole.service.mean_us).abs() < 1e-9);
+    assert_eq!(first.service_trim.count, whole.service_trim.count);
+}
