@@ -32,6 +32,8 @@ pub enum RecordError {
     NotRoot,
     #[error("{} is not a block device", path.display())]
     NotBlockDevice { path: PathBuf },
+    #[error("{} does not exist", path.display())]
+    NoSuchDevice { path: PathBuf },
     #[error("{} is a partition; block requests carry the whole disk's number and sectors: record {disk}", path.display())]
     Partition { path: PathBuf, disk: String },
     #[error("tracefs unavailable: {detail}")]
@@ -44,7 +46,7 @@ pub enum RecordError {
         line: usize,
         message: String,
     },
-    #[error("{what} {}: {source}", path.display())]
+    #[error("{what} {}", path.display())]
     Io {
         what: String,
         path: PathBuf,

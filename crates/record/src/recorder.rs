@@ -36,10 +36,15 @@ impl DeviceInfo {
 /// Looks up a block device. Partitions are refused: requests carry the whole disk's
 /// device number and absolute sectors, so the disk must be recorded.
 pub fn device_info(path: &Path) -> Result<DeviceInfo, RecordError> {
-    let md = fs::metadata(path).map_err(|source| RecordError::Io {
-        what: "looking up device".into(),
-        path: path.to_owned(),
-        source,
+    let md = fs::metadata(path).map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => RecordError::NoSuchDevice {
+            path: path.to_owned(),
+        },
+        _ => RecordError::Io {
+            what: "looking up device".into(),
+            path: path.to_owned(),
+            source,
+        },
     })?;
     if !md.file_type().is_block_device() {
         return Err(RecordError::NotBlockDevice {

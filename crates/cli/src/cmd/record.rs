@@ -1,8 +1,208 @@
-//! `storbench record` (not built yet: its issue owns this file).
+//! `storbench record`: record the block I/O of one device through tracefs into a
+//! Parquet trace.
+//!
+//! Streams are named `comm:pid` (the issuing task's name and thread id as the
+//! `block_rq_issue` event saw them; I/O issued from a kernel worker is named after the
+//! worker, e.g. `kworker/0:1H:44`). The device is named `major,minor`. Times are ns
+//! from the moment tracing was switched on, so idle time stays in the trace.
+
+use super::UserError;
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use storbench_record::sink::{trace_meta, TraceSink};
+use storbench_record::{device_info, RecordError, RecordOptions, RecordSummary, Recorder};
+use storbench_trace::{Op, TraceWriter};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Block device to record (a whole disk, e.g. /dev/nvme0n1 or /dev/loop0)
+    #[arg(long)]
+    pub device: PathBuf,
+    /// Stop after this long (60s, 5m, 1h, 500ms; a bare number is seconds).
+    /// Without it, record until Ctrl-C or SIGTERM
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Output trace (Parquet)
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Kernel ring buffer per CPU, KiB (raise it if events are lost)
+    #[arg(long, default_value_t = 16384)]
+    pub buffer_kib: u32,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench record` is not built yet")
+/// `60s`, `5m`, `1h`, `500ms`, `1.5s`, `60` (seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    const EXPECTED: &str = "a duration like 60s, 5m, 1h, 500ms (a bare number is seconds)";
+    let t = text.trim().to_ascii_lowercase();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let n: f64 = t[..end]
+        .parse()
+        .map_err(|_| format!("cannot read {text:?}; expected {EXPECTED}"))?;
+    let unit_s = match &t[end..] {
+        "" | "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("cannot read {text:?}; expected {EXPECTED}")),
+    };
+    let secs = n * unit_s;
+    if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
+        return Err(format!(
+            "{text:?} is not a positive duration; expected {EXPECTED}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn user_error(e: RecordError) -> anyhow::Error {
+    let hint = match &e {
+        RecordError::NotRoot => {
+            Some("tracefs block events need root: `sudo storbench record ...`".to_owned())
+        }
+        RecordError::NotBlockDevice { .. } | RecordError::NoSuchDevice { .. } => {
+            Some("pass a block device such as /dev/sdb or /dev/loop0 (see lsblk)".to_owned())
+        }
+        RecordError::Partition { disk, .. } => Some(format!("use --device {disk}")),
+        _ => None,
+    };
+    match hint {
+        Some(hint) => anyhow::Error::new(UserError {
+            message: e.to_string(),
+            hint: Some(hint),
+        }),
+        None => anyhow::Error::new(e),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.buffer_kib == 0 {
+        return Err(UserError {
+            message: "--buffer-kib must be at least 1".into(),
+            hint: None,
+        }
+        .into());
+    }
+    let device = device_info(&args.device).map_err(user_error)?;
+    let writer = TraceWriter::create(&args.output, &trace_meta(&device))
+        .with_context(|| format!("creating {}", args.output.display()))?;
+
+    // Ctrl-C, SIGTERM and SIGHUP set the flag; the loop sees it within one poll.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
+    }
+
+    let opts = RecordOptions {
+        duration: args.duration,
+        buffer_kib_per_cpu: args.buffer_kib,
+        ..RecordOptions::default()
+    };
+    let recorder = Recorder::start(device.clone(), opts).map_err(user_error)?;
+    let mut sink = TraceSink::new(writer, &device, recorder.start_mono_ns());
+
+    let bar = if std::io::stderr().is_terminal() {
+        let b = match args.duration {
+            Some(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
+                ProgressStyle::with_template("recording {wide_bar} {pos}/{len}s, ETA {eta}  {msg}")
+                    .expect("valid template"),
+            ),
+            None => ProgressBar::new_spinner().with_style(
+                ProgressStyle::with_template(
+                    "{spinner} recording {elapsed}  {msg}  (Ctrl-C stops)",
+                )
+                .expect("valid template"),
+            ),
+        };
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    eprintln!(
+        "recording {} ({}) into {}",
+        args.device.display(),
+        device.name(),
+        args.output.display()
+    );
+
+    let summary = recorder.run(&stop, |io| {
+        let rec = sink.write(io)?;
+        if sink.rows() % 1024 == 1 {
+            bar.set_message(format!("{} I/Os", sink.rows()));
+            bar.set_position((rec.issue_ns / 1_000_000_000).min(bar.length().unwrap_or(u64::MAX)));
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    let summary = summary.map_err(user_error)?;
+    let (counts, bytes) = (sink.counts, sink.bytes);
+    let rows = sink
+        .finish(&summary)
+        .with_context(|| format!("finishing {}", args.output.display()))?;
+    assert_eq!(
+        rows, summary.ios_written,
+        "rows written differ from I/Os recorded"
+    );
+    print_summary(&summary, &counts, &bytes);
+    Ok(())
+}
+
+fn print_summary(s: &RecordSummary, counts: &[u64; 4], bytes: &[u64; 4]) {
+    let secs = s.duration_ns() as f64 / 1e9;
+    eprintln!(
+        "recorded {} I/Os in {secs:.1} s ({} events, {} pages from {} CPUs)",
+        s.ios_written, s.events_decoded, s.pages_read, s.cpus
+    );
+    for op in Op::ALL {
+        let i = op.index();
+        if counts[i] > 0 {
+            eprintln!(
+                "  {:<6} {:>10} I/Os {:>14} bytes",
+                op.as_str(),
+                counts[i],
+                bytes[i]
+            );
+        }
+    }
+    let lost = s.lost_events_kernel() + s.lost_events_pages;
+    if lost > 0 || s.lost_marks_without_count > 0 {
+        eprintln!(
+            "warning: the kernel lost {lost} events{} (raise --buffer-kib); their I/Os are missing or incomplete",
+            if s.lost_marks_without_count > 0 { " or more" } else { "" }
+        );
+    } else {
+        eprintln!("  lost events: 0");
+    }
+    if s.pair.incomplete > 0 {
+        eprintln!(
+            "  {} I/Os without completion (in flight at the end or timed out)",
+            s.pair.incomplete
+        );
+    }
+    if s.pair.unmatched_completes > 0 {
+        eprintln!(
+            "  {} completions without their issue (issued before recording began)",
+            s.pair.unmatched_completes
+        );
+    }
+    if s.pair.errors > 0 {
+        eprintln!("  {} I/Os completed with an error", s.pair.errors);
+    }
+    if s.page_errors > 0 {
+        eprintln!(
+            "warning: {} ring buffer pages did not decode cleanly",
+            s.page_errors
+        );
+    }
 }
