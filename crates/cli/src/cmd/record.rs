@@ -90,8 +90,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .into());
     }
     let device = device_info(&args.device).map_err(user_error)?;
+    if !storbench_record::tracefs::is_root() {
+        return Err(user_error(RecordError::NotRoot));
+    }
     let writer = TraceWriter::create(&args.output, &trace_meta(&device))
         .with_context(|| format!("creating {}", args.output.display()))?;
+    // A trace cut short has no footer: remove it unless recording finished.
+    let mut partial = PartialOutput(Some(args.output.clone()));
 
     // Ctrl-C, SIGTERM and SIGHUP set the flag; the loop sees it within one poll.
     let stop = Arc::new(AtomicBool::new(false));
@@ -154,8 +159,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rows, summary.ios_written,
         "rows written differ from I/Os recorded"
     );
+    partial.0 = None;
     print_summary(&summary, &counts, &bytes);
     Ok(())
+}
+
+/// Removes the output file on drop unless disarmed.
+struct PartialOutput(Option<PathBuf>);
+
+impl Drop for PartialOutput {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 fn print_summary(s: &RecordSummary, counts: &[u64; 4], bytes: &[u64; 4]) {
