@@ -335,3 +335,20 @@ fn spc_umass_and_bad_line() {
         "{e}"
     );
 }
+
+/// Real kernels print a flush's sector as 0 at issue and 2^64-1 at completion, then
+/// complete the zero-length write that asked for the flush (captured on a loop device).
+#[test]
+fn ftrace_kernel_flush_sequence() {
+    let i = run("ftrace_flush_seq.txt", ImportOptions::default());
+    let got: Vec<_> = i.recs.iter().map(key).collect();
+    assert_eq!(
+        got,
+        vec![
+            (Op::Flush, 0, 0, 0, Some(2_471_000)),
+            (Op::Read, 0, 16384, 380_000, Some(450_000)),
+        ]
+    );
+    assert!(i.summary.dropped.is_empty(), "{:?}", i.summary.dropped);
+    assert_eq!(n(&i.summary.ignored, "ending a flush sequence"), 1);
+}

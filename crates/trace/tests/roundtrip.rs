@@ -46,12 +46,8 @@ fn rec() -> impl Strategy<Value = R> {
         )
 }
 
-/// Writes the records; `fio_exact` builds the subset fio iolog v3 represents exactly.
-fn write(
-    path: &std::path::Path,
-    rs: &[R],
-    fio_exact: bool,
-) -> Vec<(
+/// (op, offset, len, issue, complete, stream name, device name)
+type Flat = (
     Op,
     u64,
     u64,
@@ -59,19 +55,25 @@ fn write(
     Option<u64>,
     Option<String>,
     Option<String>,
-)> {
+);
+
+/// Writes the records; `fio_exact` builds the subset fio iolog v3 represents exactly.
+fn write(path: &std::path::Path, rs: &[R], fio_exact: bool) -> Vec<Flat> {
     let mut w = TraceWriter::create(path, &TraceMeta::default()).unwrap();
     let mut t_us = 0;
+    let mut last_issue = 0;
     let mut want = Vec::new();
     for (i, r) in rs.iter().enumerate() {
         if i > 0 {
             t_us += r.gap_us;
         }
+        // Trace files are in issue order: never before the previous record.
         let issue = if fio_exact {
             t_us * 1000
         } else {
-            t_us * 1000 + r.sub_us_ns
+            (t_us * 1000 + r.sub_us_ns).max(last_issue)
         };
+        last_issue = issue;
         let (off, len) = if r.op == Op::Flush && fio_exact {
             (0, 0)
         } else {
@@ -86,11 +88,7 @@ fn write(
                 sname = Some(STREAMS[s].to_owned());
             }
         }
-        let dname = if fio_exact {
-            DEVICES[r.device]
-        } else {
-            DEVICES[r.device]
-        };
+        let dname = DEVICES[r.device];
         rec.device = Some(w.intern_device(dname));
         w.write(&rec).unwrap();
         want.push((
@@ -107,19 +105,7 @@ fn write(
     want
 }
 
-fn reimport(
-    src: &std::path::Path,
-    fmt: ExportFormat,
-    import_fmt: Format,
-) -> Vec<(
-    Op,
-    u64,
-    u64,
-    u64,
-    Option<u64>,
-    Option<String>,
-    Option<String>,
-)> {
+fn reimport(src: &std::path::Path, fmt: ExportFormat, import_fmt: Format) -> Vec<Flat> {
     let dir = src.parent().unwrap();
     let text = dir.join("exported.txt");
     export(src, &text, fmt, &ExportOptions::default()).unwrap();

@@ -73,8 +73,8 @@ fn tracefs_capture_of_loop_device_matches_raw_text() {
     }
 }
 
-/// Ok(()) when the test ran and passed; Err(reason) when it had to skip. Assertion
-/// failures panic.
+/// Ok(()) when the test ran and passed; Err(reason) when the environment lacks
+/// something (skip). Once the loop device exists, failures panic.
 fn run() -> Result<(), String> {
     if rustix_is_not_root() {
         return Err("not root".into());
@@ -132,12 +132,23 @@ fn run() -> Result<(), String> {
     // The workload.
     let mnt = dir.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    sh("mkfs.ext4", &["-q", "-F", &loopdev]).map_err(|e| format!("mkfs: {e}"))?;
-    sh("mount", &[&loopdev, mnt.to_str().unwrap()]).map_err(|e| format!("mount: {e}"))?;
+    sh("mkfs.ext4", &["-q", "-F", &loopdev]).expect("mkfs.ext4 on the loop device");
+    sh("mount", &[&loopdev, mnt.to_str().unwrap()]).expect("mount the loop device");
     g.mounted = Some(mnt.clone());
-    let src = std::env::current_exe().unwrap();
-    for i in 0..3 {
-        std::fs::copy(&src, mnt.join(format!("copy{i}"))).map_err(|e| e.to_string())?;
+    // "Copying files": four 2 MiB files of pseudo-random bytes.
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let data: Vec<u8> = (0..2 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let src = dir.path().join("src.bin");
+    std::fs::write(&src, &data).unwrap();
+    for i in 0..4 {
+        std::fs::copy(&src, mnt.join(format!("copy{i}"))).expect("copy a file");
     }
     sh("sync", &[]).unwrap();
     sh(
@@ -156,18 +167,21 @@ fn run() -> Result<(), String> {
             "--output=/dev/null",
         ],
     )
-    .map_err(|e| format!("fio: {e}"))?;
-    for i in 0..3 {
+    .expect("fio on the mounted file system");
+    for i in 0..4 {
         std::fs::remove_file(mnt.join(format!("copy{i}"))).unwrap();
     }
     sh("sync", &[]).unwrap();
-    sh("fstrim", &[mnt.to_str().unwrap()]).map_err(|e| format!("fstrim: {e}"))?;
+    sh("fstrim", &[mnt.to_str().unwrap()]).expect("fstrim");
     sh("umount", &[mnt.to_str().unwrap()]).unwrap();
     g.mounted = None;
     w("tracing_on", "0")?;
     let raw = std::fs::read_to_string(inst.join("trace")).map_err(|e| e.to_string())?;
     let raw_path = dir.path().join("trace.txt");
     std::fs::write(&raw_path, &raw).unwrap();
+    if let Ok(keep) = std::env::var("STORBENCH_KEEP_TRACE") {
+        std::fs::write(keep, &raw).unwrap();
+    }
 
     // Independent count of the raw text: issue lines of our device, by op letter.
     let mut want = [0u64; 4]; // read, write, trim, flush
@@ -203,7 +217,7 @@ fn run() -> Result<(), String> {
         want_bytes[i] += if i == 3 { 0 } else { bytes };
     }
     assert!(
-        raw.contains("LOST") == false,
+        !raw.contains("LOST"),
         "trace buffer overflowed; enlarge buffer_size_kb"
     );
     assert!(

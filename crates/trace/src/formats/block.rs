@@ -26,6 +26,9 @@ pub struct BlockImporter {
     last_dev: Option<(u32, u32, crate::model::DeviceId)>,
 }
 
+/// Pairing key of zero-length flushes (their printed sector is meaningless).
+const FLUSH_SECTOR: u64 = u64::MAX;
+
 const N_DROPPED: &str =
     "requests with RWBS op letter N (write-zeroes or driver-private: no host data moved)";
 
@@ -82,7 +85,11 @@ impl BlockImporter {
                 return Ok(());
             }
             let t = self.rel(ctx, ev.ts_ns, false);
-            match self.pairer.complete(dev_key, ev.sector, ev.nsectors, t) {
+            // Flushes carry no meaningful sector (the kernel prints 0 at issue and
+            // 2^64-1 at completion): they pair FIFO per device.
+            let is_flush = ev.nsectors == 0 && (op == Op::Flush || ev.rwbs.preflush);
+            let sector = if is_flush { FLUSH_SECTOR } else { ev.sector };
+            match self.pairer.complete(dev_key, sector, ev.nsectors, t) {
                 Completed::Done(rec, note) => {
                     match note {
                         CompleteNote::Normal => {}
@@ -99,6 +106,11 @@ impl BlockImporter {
                     sink.push(rec)?;
                 }
                 Completed::Partial => {}
+                // The request that asked for a flush completes after the flush the
+                // kernel issued for it (the flush itself was paired above).
+                Completed::Unmatched if ev.nsectors == 0 && op == Op::Write => ctx
+                    .summary
+                    .note_ignore("zero-length write completions ending a flush sequence"),
                 Completed::Unmatched => ctx
                     .summary
                     .note_drop("completions without an issue (in flight when the capture started, or issue lost)"),
@@ -156,7 +168,12 @@ impl BlockImporter {
         if !ev.tail.is_empty() {
             rec.stream = Some(sink.writer.intern_stream(&String::from_utf8_lossy(ev.tail)));
         }
-        let (replaced, evicted) = self.pairer.issue(dev_key, ev.sector, ev.nsectors, rec);
+        let sector = if op == Op::Flush && ev.nsectors == 0 {
+            FLUSH_SECTOR
+        } else {
+            ev.sector
+        };
+        let (replaced, evicted) = self.pairer.issue(dev_key, sector, ev.nsectors, rec);
         if replaced {
             ctx.summary
                 .note_drop("re-issues of a pending request (requeue): the earlier issue");

@@ -64,7 +64,7 @@ mod tests {
         assert_eq!(parse(b"DE").unwrap().op, Some(Op::Trim));
         assert_eq!(parse(b"N").unwrap().op, None);
         assert_eq!(parse(b"FN").unwrap().op, Some(Op::Flush));
-        assert_eq!(parse(b"WS").unwrap().preflush, false);
+        assert!(!parse(b"WS").unwrap().preflush);
         assert!(parse(b"ws").is_none() && parse(b"").is_none());
     }
 }
