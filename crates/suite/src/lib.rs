@@ -1,1 +1,20 @@
-//! storbench-suite: Drive procedures: trace bench, consistency, seasoning, TRIM validation; resumable.
+//! storbench-suite: drive procedures (trace bench, performance consistency, seasoning,
+//! TRIM validation), each a sequence of phases with resumable checkpoint state.
+
+pub mod bench;
+pub mod consistency;
+pub mod health;
+pub mod image;
+pub mod output;
+pub mod phase;
+pub mod procedure;
+pub mod purge;
+pub mod season;
+pub mod series;
+pub mod state;
+pub mod targets;
+pub mod trimcheck;
+pub mod units;
+
+pub use phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};
+pub use procedure::{execute, read_result, Procedure, Start, SuiteResult};

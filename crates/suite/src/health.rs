@@ -1,0 +1,407 @@
+//! Drive health before and after a procedure: host writes, NAND writes where the
+//! drive reports them, write amplification, temperature and media errors.
+//!
+//! Real drives are read with `smartctl --json -a` (smartmontools 7+). NVMe reports
+//! host writes in its standard log; NAND writes only through vendor logs, which we
+//! do not guess at. SATA drives report vendor attributes, read by name. When health
+//! cannot be read (loop devices, zram, virtual disks, smartctl missing, no
+//! permission) the snapshot says so in plain words instead of failing the run.
+//! The simulated SSD reports its exact counters.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Drive health at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HealthSnapshot {
+    /// What was asked (`smartctl /dev/sda`, `simulator counters`).
+    pub source: String,
+    /// Whether any health figure could be read.
+    pub available: bool,
+    /// Why not, or what to keep in mind (in plain words).
+    pub note: Option<String>,
+    pub model: Option<String>,
+    pub firmware: Option<String>,
+    pub host_read_bytes: Option<u64>,
+    pub host_write_bytes: Option<u64>,
+    pub nand_write_bytes: Option<u64>,
+    /// Lifetime WA when the drive reports only ratios of page counts.
+    pub lifetime_wa: Option<f64>,
+    pub temperature_c: Option<f64>,
+    pub media_errors: Option<u64>,
+    pub percent_used: Option<u64>,
+    pub taken_unix_ms: u64,
+}
+
+impl HealthSnapshot {
+    pub fn unavailable(source: impl Into<String>, note: impl Into<String>) -> Self {
+        HealthSnapshot {
+            source: source.into(),
+            available: false,
+            note: Some(note.into()),
+            taken_unix_ms: crate::state::unix_ms(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What changed between two snapshots (the procedure's own effect on the drive).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HealthDelta {
+    pub available: bool,
+    pub host_write_bytes: Option<u64>,
+    pub host_read_bytes: Option<u64>,
+    pub nand_write_bytes: Option<u64>,
+    /// NAND writes ÷ host writes over the procedure.
+    pub write_amplification: Option<f64>,
+    pub temperature_c_before: Option<f64>,
+    pub temperature_c_after: Option<f64>,
+    pub media_errors_new: Option<u64>,
+    pub note: Option<String>,
+}
+
+fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(after), Some(before)) => Some(after.saturating_sub(before)),
+        _ => None,
+    }
+}
+
+pub fn delta(before: &HealthSnapshot, after: &HealthSnapshot) -> HealthDelta {
+    let host = sub(after.host_write_bytes, before.host_write_bytes);
+    let nand = sub(after.nand_write_bytes, before.nand_write_bytes);
+    let wa = match (host, nand) {
+        (Some(h), Some(n)) if h > 0 => Some(n as f64 / h as f64),
+        _ => None,
+    };
+    let mut notes = Vec::new();
+    if !before.available || !after.available {
+        notes.push(
+            after
+                .note
+                .clone()
+                .or_else(|| before.note.clone())
+                .unwrap_or_else(|| "drive health not available".into()),
+        );
+    } else {
+        if nand.is_none() {
+            notes.push("the drive does not report NAND writes, so WA is unknown".to_owned());
+        }
+        if host == Some(0) {
+            notes.push(
+                "host-write counter did not move (drives count in coarse units, e.g. 32 MiB or 512,000 bytes)"
+                    .to_owned(),
+            );
+        }
+    }
+    HealthDelta {
+        available: before.available && after.available,
+        host_write_bytes: host,
+        host_read_bytes: sub(after.host_read_bytes, before.host_read_bytes),
+        nand_write_bytes: nand,
+        write_amplification: wa,
+        temperature_c_before: before.temperature_c,
+        temperature_c_after: after.temperature_c,
+        media_errors_new: sub(after.media_errors, before.media_errors),
+        note: if notes.is_empty() {
+            None
+        } else {
+            Some(notes.join("; "))
+        },
+    }
+}
+
+/// The whole-disk block device a path lives on, or why there is none.
+/// `Ok(dev)` is a `/dev/NAME` smartctl can be asked about.
+pub fn disk_for_path(path: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (major, minor) = if md.file_type().is_block_device() {
+        let r = md.rdev();
+        (libc_major(r), libc_minor(r))
+    } else {
+        let d = md.dev();
+        (libc_major(d), libc_minor(d))
+    };
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let real = std::fs::canonicalize(&sys).map_err(|_| {
+        format!(
+            "{} is on device {major}:{minor}, which is not a block device (tmpfs, overlay or network filesystem)",
+            path.display()
+        )
+    })?;
+    // A partition's sysfs directory sits inside its disk's and has a `partition` file.
+    let disk_dir = if real.join("partition").exists() {
+        real.parent().map(Path::to_path_buf).unwrap_or(real.clone())
+    } else {
+        real
+    };
+    let name = disk_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| format!("cannot name the disk under {}", disk_dir.display()))?
+        .to_owned();
+    if name.starts_with("loop") {
+        return Err(format!(
+            "{name} is a loop device (backed by a file): it has no SMART health of its own"
+        ));
+    }
+    if name.starts_with("zram") || name.starts_with("ram") || name.starts_with("nullb") {
+        return Err(format!(
+            "{name} is a memory-backed device: it has no SMART health"
+        ));
+    }
+    if name.starts_with("dm-") || name.starts_with("md") {
+        return Err(format!(
+            "{name} is a virtual (device-mapper or RAID) device: ask smartctl about the disks under it"
+        ));
+    }
+    Ok(PathBuf::from("/dev").join(name))
+}
+
+fn libc_major(dev: u64) -> u64 {
+    ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0x0000_0fff)
+}
+fn libc_minor(dev: u64) -> u64 {
+    ((dev >> 12) & 0xffff_ff00) | (dev & 0x0000_00ff)
+}
+
+/// Read health of the disk holding `path` (a block device or a file on one).
+pub fn read_smart(path: &Path) -> HealthSnapshot {
+    let dev = match disk_for_path(path) {
+        Ok(d) => d,
+        Err(why) => {
+            return HealthSnapshot::unavailable(format!("smartctl ({})", path.display()), why)
+        }
+    };
+    let source = format!("smartctl --json -a {}", dev.display());
+    let out = match Command::new("smartctl")
+        .arg("--json")
+        .arg("-a")
+        .arg(&dev)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return HealthSnapshot::unavailable(
+                source,
+                "smartctl not found; install smartmontools to record drive health",
+            )
+        }
+        Err(e) => return HealthSnapshot::unavailable(source, format!("running smartctl: {e}")),
+    };
+    let json: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+        Ok(j) => j,
+        Err(e) => {
+            return HealthSnapshot::unavailable(
+                source,
+                format!("smartctl printed no JSON ({e}); smartmontools 7 or later is needed"),
+            )
+        }
+    };
+    let mut snap = parse_smartctl_json(&json);
+    snap.source = source;
+    if let Some(p) = path.to_str() {
+        if !p.starts_with("/dev/") {
+            let note = format!("file target: health of {}, the disk holding the file; other activity on that disk counts too", dev.display());
+            snap.note = Some(match snap.note.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
+    }
+    snap
+}
+
+fn u64_at(v: &serde_json::Value, ptr: &str) -> Option<u64> {
+    v.pointer(ptr).and_then(|x| x.as_u64())
+}
+
+/// Read a smartctl `--json -a` document (NVMe, ATA or SCSI).
+pub fn parse_smartctl_json(j: &serde_json::Value) -> HealthSnapshot {
+    let mut s = HealthSnapshot {
+        taken_unix_ms: crate::state::unix_ms(),
+        model: j
+            .pointer("/model_name")
+            .and_then(|x| x.as_str())
+            .map(str::to_owned),
+        firmware: j
+            .pointer("/firmware_version")
+            .and_then(|x| x.as_str())
+            .map(str::to_owned),
+        temperature_c: j.pointer("/temperature/current").and_then(|x| x.as_f64()),
+        ..Default::default()
+    };
+    if let Some(nv) = j.get("nvme_smart_health_information_log") {
+        // NVMe data units are 1000 × 512 bytes.
+        s.host_write_bytes = u64_at(nv, "/data_units_written").map(|u| u * 512_000);
+        s.host_read_bytes = u64_at(nv, "/data_units_read").map(|u| u * 512_000);
+        s.media_errors = u64_at(nv, "/media_errors");
+        s.percent_used = u64_at(nv, "/percentage_used");
+        if s.temperature_c.is_none() {
+            s.temperature_c = nv.get("temperature").and_then(|x| x.as_f64());
+        }
+    } else if let Some(table) = j
+        .pointer("/ata_smart_attributes/table")
+        .and_then(|t| t.as_array())
+    {
+        let lbs = u64_at(j, "/logical_block_size").unwrap_or(512);
+        let mut host_pages = None;
+        let mut ftl_pages = None;
+        for a in table {
+            let id = a.get("id").and_then(|x| x.as_u64()).unwrap_or(0);
+            let name = a.get("name").and_then(|x| x.as_str()).unwrap_or("");
+            let raw = a.pointer("/raw/value").and_then(|x| x.as_u64());
+            let Some(raw) = raw else { continue };
+            let unit = |name: &str| -> u64 {
+                if name.contains("32MiB") {
+                    32 << 20
+                } else if name.contains("GiB") || name.contains("1GB") {
+                    1 << 30
+                } else {
+                    lbs
+                }
+            };
+            match (id, name) {
+                (_, n) if n.contains("NAND_Writes") || n.contains("Flash_Writes") => {
+                    s.nand_write_bytes = Some(raw * unit(n))
+                }
+                (_, "Host_Program_Page_Count") => host_pages = Some(raw),
+                (_, n) if n == "FTL_Program_Page_Count" || n == "Bckgnd_Program_Page_Cnt" => {
+                    ftl_pages = Some(raw)
+                }
+                (241, n)
+                | (_, n @ ("Total_LBAs_Written" | "Host_Writes_32MiB" | "Host_Writes_GiB")) => {
+                    s.host_write_bytes = Some(raw * unit(n))
+                }
+                (242, n) | (_, n @ ("Total_LBAs_Read" | "Host_Reads_32MiB" | "Host_Reads_GiB")) => {
+                    s.host_read_bytes = Some(raw * unit(n))
+                }
+                (187, _) => s.media_errors = Some(raw),
+                (198, _) if s.media_errors.is_none() => s.media_errors = Some(raw),
+                _ => {}
+            }
+        }
+        if let (Some(h), Some(f)) = (host_pages, ftl_pages) {
+            if h > 0 {
+                s.lifetime_wa = Some((h + f) as f64 / h as f64);
+            }
+        }
+    } else if let Some(log) = j.get("scsi_error_counter_log") {
+        let r = u64_at(log, "/read/total_uncorrected_errors");
+        let w = u64_at(log, "/write/total_uncorrected_errors");
+        if r.is_some() || w.is_some() {
+            s.media_errors = Some(r.unwrap_or(0) + w.unwrap_or(0));
+        }
+        s.host_write_bytes = log
+            .pointer("/write/gigabytes_processed")
+            .and_then(|x| {
+                x.as_str()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .or(x.as_f64())
+            })
+            .map(|g| (g * 1e9) as u64);
+    }
+    s.available = s.host_write_bytes.is_some()
+        || s.temperature_c.is_some()
+        || s.media_errors.is_some()
+        || s.nand_write_bytes.is_some();
+    if !s.available {
+        let msgs: Vec<String> = j
+            .pointer("/smartctl/messages")
+            .and_then(|m| m.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("string").and_then(|x| x.as_str()).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        s.note = Some(if msgs.is_empty() {
+            "smartctl reported no health figures for this device".to_owned()
+        } else {
+            format!("smartctl: {}", msgs.join("; "))
+        });
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nvme_log_units_and_delta() {
+        let before = parse_smartctl_json(&json!({
+            "model_name": "X NVMe", "temperature": {"current": 41},
+            "nvme_smart_health_information_log": {
+                "data_units_written": 1000, "data_units_read": 10, "media_errors": 0, "percentage_used": 3
+            }
+        }));
+        let after = parse_smartctl_json(&json!({
+            "model_name": "X NVMe", "temperature": {"current": 47},
+            "nvme_smart_health_information_log": {
+                "data_units_written": 3000, "data_units_read": 10, "media_errors": 1, "percentage_used": 3
+            }
+        }));
+        assert!(before.available);
+        assert_eq!(before.host_write_bytes, Some(512_000_000));
+        let d = delta(&before, &after);
+        assert_eq!(d.host_write_bytes, Some(1_024_000_000));
+        assert_eq!(d.media_errors_new, Some(1));
+        assert_eq!(d.write_amplification, None);
+        assert!(d.note.unwrap().contains("NAND"));
+        assert_eq!(d.temperature_c_after, Some(47.0));
+    }
+
+    #[test]
+    fn ata_attributes_by_name_give_wa() {
+        let mk = |host: u64, nand: u64| {
+            parse_smartctl_json(&json!({
+                "logical_block_size": 512,
+                "temperature": {"current": 30},
+                "ata_smart_attributes": {"table": [
+                    {"id": 241, "name": "Total_LBAs_Written", "raw": {"value": host}},
+                    {"id": 249, "name": "NAND_Writes_1GiB", "raw": {"value": nand}},
+                    {"id": 187, "name": "Reported_Uncorrect", "raw": {"value": 0}}
+                ]}
+            }))
+        };
+        let b = mk(0, 0);
+        let a = mk(2 * 1024 * 1024 * 2, 6); // 2 GiB host in 512 B LBAs, 6 GiB NAND
+        let d = delta(&b, &a);
+        assert_eq!(d.host_write_bytes, Some(2 << 30));
+        assert_eq!(d.nand_write_bytes, Some(6 << 30));
+        assert!((d.write_amplification.unwrap() - 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn unreadable_device_says_why() {
+        let s = parse_smartctl_json(&json!({
+            "smartctl": {"messages": [{"string": "/dev/loop0: Unable to detect device type", "severity": "error"}], "exit_status": 1}
+        }));
+        assert!(!s.available);
+        assert!(s
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("Unable to detect device type"));
+        let d = delta(&s, &s);
+        assert!(!d.available);
+        assert!(d.note.unwrap().contains("Unable"));
+    }
+
+    #[test]
+    fn files_on_tmpfs_or_loop_have_no_disk() {
+        // /dev/shm is tmpfs on Linux: no block device behind it.
+        if Path::new("/dev/shm").is_dir() {
+            let e = disk_for_path(Path::new("/dev/shm")).unwrap_err();
+            assert!(e.contains("not a block device"), "{e}");
+        }
+        if Path::new("/dev/loop0").exists() {
+            let e = disk_for_path(Path::new("/dev/loop0")).unwrap_err();
+            assert!(e.contains("loop device"), "{e}");
+        }
+    }
+}

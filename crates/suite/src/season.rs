@@ -1,0 +1,170 @@
+//! Seasoning: simulating a used drive (seed 002). Purge; one contiguous sequential pass
+//! of 128 KB writes over the whole user span (two for the SNIA variant); then a
+//! sector-by-sector restore of a disk image over it, which adds randomness: the user's
+//! image file, or a generated image (mixed file sizes, scattered placement,
+//! deterministic by seed; see [`crate::image`]).
+
+use crate::image::GeneratedImage;
+use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
+use crate::procedure::Procedure;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use storbench_engine::TargetInfo;
+
+/// Share of the span a generated image covers. The seed's test image is not sized;
+/// a used system disk of the era held roughly 30-50% of its capacity in data, so 40%.
+pub const DEFAULT_IMAGE_FILL: f64 = 0.40;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeasonConfig {
+    pub target: String,
+    /// How to open a real target.
+    #[serde(default)]
+    pub open: crate::targets::RealOpen,
+    /// The user's image; `None`: a generated one.
+    pub image: Option<PathBuf>,
+    pub image_fill: f64,
+    pub image_seed: u64,
+    pub passes: u32,
+    pub qd: u32,
+}
+
+impl SeasonConfig {
+    pub fn new(target: &str) -> Self {
+        SeasonConfig {
+            target: target.to_owned(),
+            open: Default::default(),
+            image: None,
+            image_fill: DEFAULT_IMAGE_FILL,
+            image_seed: 2009,
+            passes: 1,
+            qd: 32,
+        }
+    }
+}
+
+/// The seasoning phases over a span (shared with the trace bench's `--season`).
+pub fn season_plans(cfg: &SeasonConfig, info: &TargetInfo, prefix: &str) -> Vec<PhasePlan> {
+    let span = info.capacity_bytes / 4096 * 4096;
+    let restore = match &cfg.image {
+        Some(p) => Work::FileImage {
+            path: p.clone(),
+            span_bytes: span,
+            qd: cfg.qd,
+        },
+        None => Work::GeneratedImage {
+            span_bytes: span,
+            fill: cfg.image_fill,
+            seed: cfg.image_seed,
+            qd: cfg.qd,
+        },
+    };
+    vec![
+        PhasePlan::new(
+            &format!("{prefix}purge"),
+            "secure erase (purge)",
+            Work::Purge,
+        ),
+        PhasePlan::new(
+            &format!("{prefix}seq-pass"),
+            "one contiguous 128 KB sequential pass over the whole span",
+            Work::SeqWrite {
+                start_bytes: 0,
+                len_bytes: info.capacity_bytes / (128 * 1024) * (128 * 1024),
+                block_bytes: 128 * 1024,
+                qd: cfg.qd,
+                passes: cfg.passes,
+            },
+        ),
+        PhasePlan::new(
+            &format!("{prefix}restore"),
+            if cfg.image.is_some() {
+                "sector-by-sector restore of the image file"
+            } else {
+                "sector-by-sector restore of a generated image"
+            },
+            restore,
+        ),
+    ]
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeasonSummary {
+    pub image: String,
+    pub image_bytes_restored: u64,
+    pub image_writes: u64,
+    pub seq_pass_mb_per_s: f64,
+    pub restore_mb_per_s: f64,
+}
+
+pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord], prefix: &str) -> SeasonSummary {
+    let m = |n: &str| {
+        records
+            .iter()
+            .find(|r| r.name == format!("{prefix}{n}"))
+            .map(|r| r.metrics.clone())
+            .unwrap_or_default()
+    };
+    let restore = m("restore");
+    SeasonSummary {
+        image: match &cfg.image {
+            Some(p) => p.display().to_string(),
+            None => format!(
+                "generated (seed {}, {:.0}% of the span)",
+                cfg.image_seed,
+                cfg.image_fill * 100.0
+            ),
+        },
+        image_bytes_restored: restore.write_bytes,
+        image_writes: restore.write_ios,
+        seq_pass_mb_per_s: m("seq-pass").data_rate_mb_per_s,
+        restore_mb_per_s: restore.data_rate_mb_per_s,
+    }
+}
+
+impl Procedure for SeasonConfig {
+    const NAME: &'static str = "season";
+
+    fn target_spec(&self) -> &str {
+        &self.target
+    }
+
+    fn real_open(&self) -> crate::targets::RealOpen {
+        self.open.clone()
+    }
+
+    fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
+        if !(self.image_fill > 0.0 && self.image_fill < 1.0) {
+            return Err(SuiteError::Invalid(format!(
+                "image fill {} must be between 0 and 1",
+                self.image_fill
+            )));
+        }
+        if let Some(p) = &self.image {
+            if !p.is_file() {
+                return Err(SuiteError::Invalid(format!(
+                    "--image {}: not a readable file",
+                    p.display()
+                )));
+            }
+        }
+        Ok(season_plans(self, info, ""))
+    }
+
+    fn summarize(
+        &self,
+        _dir: &Path,
+        _runner: &Runner<'_>,
+        records: &[PhaseRecord],
+    ) -> Result<serde_json::Value, SuiteError> {
+        Ok(serde_json::to_value(season_summary(self, records, "")).expect("serializes"))
+    }
+}
+
+/// Size of the generated image on a span (for messages).
+pub fn generated_image_bytes(span_bytes: u64, fill: f64, seed: u64) -> u64 {
+    use storbench_workload::Source;
+    GeneratedImage::new(span_bytes, fill, seed, 0)
+        .total_bytes()
+        .unwrap_or(0)
+}

@@ -1,0 +1,653 @@
+//! Resumable run state: a small JSON file `DIR/state.json`, written atomically
+//! (temporary file, fsync, rename, fsync of the directory) at phase boundaries and at
+//! checkpoints inside long phases, plus one append-only journal per phase holding the
+//! per-second series already recorded.
+//!
+//! Crash model: the process may die at any instant (kill -9). The state file is
+//! always either the previous or the next complete version. A journal may end in a
+//! torn line or hold rows recorded after the last checkpoint; on resume it is cut back
+//! to exactly the rows the checkpoint counted, and the phase continues from the
+//! checkpoint's cursor, so no second is counted twice and none recorded before the
+//! checkpoint is lost.
+//!
+//! One run per directory at a time: an exclusive `flock` on `DIR/state.lock`, which
+//! the kernel releases when the process dies, so a killed run never leaves a stale lock.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub const STATE_FILE: &str = "state.json";
+pub const LOCK_FILE: &str = "state.lock";
+pub const JOURNAL_DIR: &str = "journal";
+pub const STATE_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("{path}: {context}: {source}")]
+    Io {
+        path: PathBuf,
+        context: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a storbench run state: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{dir}: already holds a run ({procedure}); hint: continue it with `--resume {dir}` or choose another directory")]
+    Exists { dir: PathBuf, procedure: String },
+    #[error("{dir}: holds no run state ({STATE_FILE} missing); hint: start a run there first, without --resume")]
+    Missing { dir: PathBuf },
+    #[error("{dir}: another storbench process is running in this directory")]
+    Locked { dir: PathBuf },
+    #[error("{dir}: the run there is a `{found}` run, not `{expected}`; hint: resume it with `storbench {found} --resume {dir}`")]
+    WrongProcedure {
+        dir: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error("{path}: line {line}: {message}")]
+    Journal {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+}
+
+fn io_err<'a>(
+    path: &'a Path,
+    context: &'static str,
+) -> impl FnOnce(std::io::Error) -> StateError + 'a {
+    move |source| StateError::Io {
+        path: path.to_owned(),
+        context,
+        source,
+    }
+}
+
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhaseStatus {
+    Pending,
+    Running,
+    Done,
+}
+
+/// Where a running phase stood at its last checkpoint.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Phase time done, on the target's clock, summed over all segments (ns).
+    pub phase_elapsed_ns: u64,
+    /// I/Os completed in the phase so far.
+    pub ios_done: u64,
+    /// Bytes completed in the phase so far.
+    pub bytes_done: u64,
+    /// Source position to continue from (next offset of a pass, records consumed of a
+    /// replay, I/Os issued by a generator; the phase's source defines it).
+    pub cursor: u64,
+    /// Per-second rows committed to the phase journal.
+    pub series_rows: u64,
+    pub wall_unix_ms: u64,
+    /// Phase-specific partial results (aggregates of finished segments, ...).
+    #[serde(default)]
+    pub carry: serde_json::Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseState {
+    pub name: String,
+    pub status: PhaseStatus,
+    /// How many times this phase was started (1 + resumes inside it).
+    pub segments: u32,
+    pub checkpoint: Option<Checkpoint>,
+    /// The phase's result once done.
+    pub result: Option<serde_json::Value>,
+}
+
+/// The whole run state, as stored in `DIR/state.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub version: u32,
+    pub procedure: String,
+    pub target: String,
+    /// The procedure's configuration; a resume runs with exactly this.
+    pub config: serde_json::Value,
+    pub phases: Vec<PhaseState>,
+    /// Free per-run values (drive health before, target info, ...).
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub created_unix_ms: u64,
+    pub updated_unix_ms: u64,
+    /// How many times the run was resumed.
+    pub resumes: u32,
+    pub finished: bool,
+}
+
+impl RunState {
+    pub fn new(procedure: &str, target: &str, config: serde_json::Value, phases: &[&str]) -> Self {
+        let now = unix_ms();
+        let mut seen = std::collections::BTreeSet::new();
+        for p in phases {
+            assert!(seen.insert(*p), "duplicate phase name {p}");
+            assert!(
+                p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+                "phase names are file-name safe: {p}"
+            );
+        }
+        RunState {
+            version: STATE_VERSION,
+            procedure: procedure.to_owned(),
+            target: target.to_owned(),
+            config,
+            phases: phases
+                .iter()
+                .map(|p| PhaseState {
+                    name: (*p).to_owned(),
+                    status: PhaseStatus::Pending,
+                    segments: 0,
+                    checkpoint: None,
+                    result: None,
+                })
+                .collect(),
+            extra: Default::default(),
+            created_unix_ms: now,
+            updated_unix_ms: now,
+            resumes: 0,
+            finished: false,
+        }
+    }
+
+    pub fn phase(&self, name: &str) -> &PhaseState {
+        self.phases
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no phase {name} in this run"))
+    }
+
+    fn phase_mut(&mut self, name: &str) -> &mut PhaseState {
+        self.phases
+            .iter_mut()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no phase {name} in this run"))
+    }
+}
+
+/// An open run directory: the state, its lock, and the checkpoint clock.
+pub struct RunDir {
+    dir: PathBuf,
+    pub state: RunState,
+    _lock: File,
+    checkpoint_interval: Duration,
+    last_save: Instant,
+}
+
+fn lock_dir(dir: &Path) -> Result<File, StateError> {
+    let path = dir.join(LOCK_FILE);
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err(&path, "opening the lock file"))?;
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(f),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(StateError::Locked {
+            dir: dir.to_owned(),
+        }),
+        Err(e) => Err(StateError::Io {
+            path,
+            context: "locking",
+            source: e.into(),
+        }),
+    }
+}
+
+/// Read `DIR/state.json` without locking (for reports and status).
+pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
+    let path = dir.join(STATE_FILE);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StateError::Missing {
+                dir: dir.to_owned(),
+            })
+        }
+        Err(e) => return Err(io_err(&path, "reading")(e)),
+    };
+    let state: RunState = serde_json::from_str(&text).map_err(|e| StateError::Corrupt {
+        path: path.clone(),
+        message: format!("line {}, column {}: {e}", e.line(), e.column()),
+    })?;
+    if state.version != STATE_VERSION {
+        return Err(StateError::Corrupt {
+            path,
+            message: format!(
+                "state version {} (this storbench writes {STATE_VERSION})",
+                state.version
+            ),
+        });
+    }
+    Ok(state)
+}
+
+/// Write `value` as JSON to `path` atomically: temporary file, fsync, rename, fsync dir.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_vec_pretty(value).expect("state serializes");
+    {
+        let mut f = File::create(&tmp).map_err(io_err(&tmp, "creating"))?;
+        f.write_all(&text).map_err(io_err(&tmp, "writing"))?;
+        f.sync_all().map_err(io_err(&tmp, "syncing"))?;
+    }
+    fs::rename(&tmp, path).map_err(io_err(path, "renaming into place"))?;
+    if let Some(parent) = path.parent() {
+        // Directory fsync makes the rename durable; failure here is not fatal for
+        // kill -9 (only for power loss), and some filesystems refuse it.
+        if let Ok(d) = File::open(if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        }) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+impl RunDir {
+    /// Start a new run in `dir` (created if missing). Fails if `dir` holds a run.
+    pub fn create(dir: &Path, state: RunState) -> Result<RunDir, StateError> {
+        fs::create_dir_all(dir).map_err(io_err(dir, "creating the run directory"))?;
+        let lock = lock_dir(dir)?;
+        match read_state(dir) {
+            Ok(s) => {
+                return Err(StateError::Exists {
+                    dir: dir.to_owned(),
+                    procedure: s.procedure,
+                })
+            }
+            Err(StateError::Missing { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let jdir = dir.join(JOURNAL_DIR);
+        fs::create_dir_all(&jdir).map_err(io_err(&jdir, "creating the journal directory"))?;
+        let mut rd = RunDir {
+            dir: dir.to_owned(),
+            state,
+            _lock: lock,
+            checkpoint_interval: Duration::from_secs(60),
+            last_save: Instant::now(),
+        };
+        rd.save()?;
+        Ok(rd)
+    }
+
+    /// Reopen the run in `dir` to continue it.
+    pub fn resume(dir: &Path, procedure: &str) -> Result<RunDir, StateError> {
+        if !dir.is_dir() {
+            return Err(StateError::Missing {
+                dir: dir.to_owned(),
+            });
+        }
+        let lock = lock_dir(dir)?;
+        let mut state = read_state(dir)?;
+        if state.procedure != procedure {
+            return Err(StateError::WrongProcedure {
+                dir: dir.to_owned(),
+                found: state.procedure,
+                expected: procedure.to_owned(),
+            });
+        }
+        state.resumes += 1;
+        let jdir = dir.join(JOURNAL_DIR);
+        fs::create_dir_all(&jdir).map_err(io_err(&jdir, "creating the journal directory"))?;
+        let mut rd = RunDir {
+            dir: dir.to_owned(),
+            state,
+            _lock: lock,
+            checkpoint_interval: Duration::from_secs(60),
+            last_save: Instant::now(),
+        };
+        rd.save()?;
+        Ok(rd)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Wall time between checkpoints inside a phase (default and maximum 60 s).
+    pub fn set_checkpoint_interval(&mut self, d: Duration) {
+        assert!(
+            d <= Duration::from_secs(60),
+            "checkpoints at least every minute"
+        );
+        self.checkpoint_interval = d;
+    }
+
+    pub fn save(&mut self) -> Result<(), StateError> {
+        self.state.updated_unix_ms = unix_ms();
+        write_json_atomic(&self.dir.join(STATE_FILE), &self.state)?;
+        self.last_save = Instant::now();
+        Ok(())
+    }
+
+    pub fn journal_path(&self, phase: &str) -> PathBuf {
+        self.dir.join(JOURNAL_DIR).join(format!("{phase}.jsonl"))
+    }
+
+    /// The first phase not done, if any.
+    pub fn next_phase(&self) -> Option<&PhaseState> {
+        self.state
+            .phases
+            .iter()
+            .find(|p| p.status != PhaseStatus::Done)
+    }
+
+    pub fn is_done(&self, phase: &str) -> bool {
+        self.state.phase(phase).status == PhaseStatus::Done
+    }
+
+    /// Mark `phase` running (a new segment) and save. Returns the checkpoint to
+    /// continue from (`None` when the phase starts afresh).
+    pub fn begin_phase(&mut self, phase: &str) -> Result<Option<Checkpoint>, StateError> {
+        let p = self.state.phase_mut(phase);
+        assert_ne!(p.status, PhaseStatus::Done, "phase {phase} is already done");
+        p.status = PhaseStatus::Running;
+        p.segments += 1;
+        let cp = p.checkpoint.clone();
+        self.save()?;
+        Ok(cp)
+    }
+
+    /// Whether the checkpoint interval has passed since the last save.
+    pub fn checkpoint_due(&self) -> bool {
+        self.last_save.elapsed() >= self.checkpoint_interval
+    }
+
+    /// Record a checkpoint inside `phase` and save. The journal must already hold
+    /// `cp.series_rows` rows, flushed (see [`Journal::sync`]).
+    pub fn checkpoint(&mut self, phase: &str, mut cp: Checkpoint) -> Result<(), StateError> {
+        let p = self.state.phase_mut(phase);
+        assert_eq!(
+            p.status,
+            PhaseStatus::Running,
+            "checkpoint of a phase not running"
+        );
+        if let Some(prev) = &p.checkpoint {
+            assert!(
+                cp.series_rows >= prev.series_rows,
+                "series rows never go back"
+            );
+            assert!(
+                cp.phase_elapsed_ns >= prev.phase_elapsed_ns,
+                "phase time never goes back"
+            );
+        }
+        cp.wall_unix_ms = unix_ms();
+        p.checkpoint = Some(cp);
+        self.save()
+    }
+
+    /// Mark `phase` done with its result, and save.
+    pub fn finish_phase(
+        &mut self,
+        phase: &str,
+        result: serde_json::Value,
+    ) -> Result<(), StateError> {
+        let p = self.state.phase_mut(phase);
+        assert_eq!(
+            p.status,
+            PhaseStatus::Running,
+            "finishing a phase not running"
+        );
+        p.status = PhaseStatus::Done;
+        p.result = Some(result);
+        self.save()
+    }
+
+    pub fn finish_run(&mut self) -> Result<(), StateError> {
+        assert!(
+            self.state
+                .phases
+                .iter()
+                .all(|p| p.status == PhaseStatus::Done),
+            "run finished with phases not done"
+        );
+        self.state.finished = true;
+        self.save()
+    }
+}
+
+/// Append-only journal of one phase's per-second rows (one JSON object per line).
+pub struct Journal<T> {
+    path: PathBuf,
+    file: std::io::BufWriter<File>,
+    rows: u64,
+    _row: std::marker::PhantomData<T>,
+}
+
+impl<T: Serialize + DeserializeOwned> Journal<T> {
+    /// Open the journal at `path`, keeping exactly its first `keep_rows` rows (the
+    /// rows the last checkpoint counted) and cutting anything after them. Returns the
+    /// journal, positioned for appending, and the kept rows.
+    pub fn open(path: &Path, keep_rows: u64) -> Result<(Journal<T>, Vec<T>), StateError> {
+        let mut kept = Vec::new();
+        let mut keep_len: u64 = 0;
+        match File::open(path) {
+            Ok(f) => {
+                let mut r = BufReader::new(f);
+                let mut line = String::new();
+                while (kept.len() as u64) < keep_rows {
+                    line.clear();
+                    let n = r.read_line(&mut line).map_err(io_err(path, "reading"))?;
+                    if n == 0 || !line.ends_with('\n') {
+                        return Err(StateError::Journal {
+                            path: path.to_owned(),
+                            line: kept.len() as u64 + 1,
+                            message: format!(
+                                "the checkpoint counts {keep_rows} rows but the journal ends after {}",
+                                kept.len()
+                            ),
+                        });
+                    }
+                    let row: T =
+                        serde_json::from_str(line.trim_end()).map_err(|e| StateError::Journal {
+                            path: path.to_owned(),
+                            line: kept.len() as u64 + 1,
+                            message: e.to_string(),
+                        })?;
+                    kept.push(row);
+                    keep_len += n as u64;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if keep_rows > 0 {
+                    return Err(StateError::Journal {
+                        path: path.to_owned(),
+                        line: 0,
+                        message: format!("missing, but the checkpoint counts {keep_rows} rows"),
+                    });
+                }
+            }
+            Err(e) => return Err(io_err(path, "opening")(e)),
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(io_err(path, "opening for append"))?;
+        f.set_len(keep_len)
+            .map_err(io_err(path, "cutting back to the checkpoint"))?;
+        f.seek(SeekFrom::End(0)).map_err(io_err(path, "seeking"))?;
+        Ok((
+            Journal {
+                path: path.to_owned(),
+                file: std::io::BufWriter::new(f),
+                rows: keep_rows,
+                _row: std::marker::PhantomData,
+            },
+            kept,
+        ))
+    }
+
+    pub fn append(&mut self, row: &T) -> Result<(), StateError> {
+        let mut line = serde_json::to_vec(row).expect("journal rows serialize");
+        debug_assert!(!line.contains(&b'\n'));
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .map_err(io_err(&self.path, "appending"))?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Rows in the journal (kept + appended).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flush buffered rows to the file (enough for kill -9) and fsync (power loss).
+    pub fn sync(&mut self) -> Result<(), StateError> {
+        self.file.flush().map_err(io_err(&self.path, "flushing"))?;
+        self.file
+            .get_ref()
+            .sync_data()
+            .map_err(io_err(&self.path, "syncing"))
+    }
+
+    /// Read every complete row of a journal (for reports of unfinished runs).
+    pub fn read_all(path: &Path) -> Result<Vec<T>, StateError> {
+        let f = File::open(path).map_err(io_err(path, "opening"))?;
+        let mut out = Vec::new();
+        for (i, line) in BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(io_err(path, "reading"))?;
+            match serde_json::from_str(&line) {
+                Ok(row) => out.push(row),
+                // A torn last line is what a kill leaves; anything else is corruption.
+                Err(_) if line.is_empty() => break,
+                Err(e) => {
+                    return Err(StateError::Journal {
+                        path: path.to_owned(),
+                        line: i as u64 + 1,
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    struct Row {
+        t: u64,
+        iops: f64,
+    }
+
+    #[test]
+    fn create_checkpoint_resume_cuts_journal_to_checkpoint() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let st = RunState::new(
+            "consistency",
+            "sim:x",
+            serde_json::json!({"qd": 32}),
+            &["a", "b"],
+        );
+        {
+            let mut rd = RunDir::create(&dir, st).unwrap();
+            assert!(rd.begin_phase("a").unwrap().is_none());
+            rd.finish_phase("a", serde_json::json!({"ok": 1})).unwrap();
+            assert!(rd.begin_phase("b").unwrap().is_none());
+            let (mut j, kept) = Journal::<Row>::open(&rd.journal_path("b"), 0).unwrap();
+            assert!(kept.is_empty());
+            for t in 0..5 {
+                j.append(&Row { t, iops: t as f64 }).unwrap();
+            }
+            j.sync().unwrap();
+            rd.checkpoint(
+                "b",
+                Checkpoint {
+                    series_rows: 5,
+                    cursor: 77,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            // Rows after the checkpoint, then a torn line: what a kill -9 leaves.
+            j.append(&Row { t: 5, iops: 5.0 }).unwrap();
+            j.sync().unwrap();
+            let mut f = OpenOptions::new()
+                .append(true)
+                .open(rd.journal_path("b"))
+                .unwrap();
+            f.write_all(b"{\"t\":6,\"io").unwrap();
+            // The lock is held: a second process cannot open the run.
+            assert!(matches!(
+                RunDir::resume(&dir, "consistency"),
+                Err(StateError::Locked { .. })
+            ));
+        }
+        // Starting afresh in the same directory is refused.
+        let st2 = RunState::new("consistency", "sim:x", serde_json::json!({}), &["a"]);
+        assert!(matches!(
+            RunDir::create(&dir, st2),
+            Err(StateError::Exists { .. })
+        ));
+        assert!(matches!(
+            RunDir::resume(&dir, "season"),
+            Err(StateError::WrongProcedure { .. })
+        ));
+        let mut rd = RunDir::resume(&dir, "consistency").unwrap();
+        assert_eq!(rd.state.resumes, 1);
+        assert!(rd.is_done("a"));
+        assert_eq!(rd.next_phase().unwrap().name, "b");
+        let cp = rd.begin_phase("b").unwrap().unwrap();
+        assert_eq!(cp.cursor, 77);
+        assert_eq!(rd.state.phase("b").segments, 2);
+        let (mut j, kept) = Journal::<Row>::open(&rd.journal_path("b"), cp.series_rows).unwrap();
+        assert_eq!(kept.len(), 5);
+        assert_eq!(kept[4], Row { t: 4, iops: 4.0 });
+        j.append(&Row { t: 5, iops: 50.0 }).unwrap();
+        j.sync().unwrap();
+        let all = Journal::<Row>::read_all(&rd.journal_path("b")).unwrap();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[5].iops, 50.0);
+        rd.finish_phase("b", serde_json::json!(null)).unwrap();
+        rd.finish_run().unwrap();
+        assert!(read_state(&dir).unwrap().finished);
+    }
+
+    #[test]
+    fn journal_shorter_than_checkpoint_is_an_error_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("x.jsonl");
+        fs::write(&p, "{\"t\":0,\"iops\":1.0}\n").unwrap();
+        let e = Journal::<Row>::open(&p, 3).err().unwrap();
+        assert!(e.to_string().contains("x.jsonl"), "{e}");
+    }
+
+    #[test]
+    fn corrupt_state_names_file_and_position() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join(STATE_FILE), "{ not json").unwrap();
+        let e = read_state(tmp.path()).unwrap_err().to_string();
+        assert!(e.contains("state.json") && e.contains("line 1"), "{e}");
+    }
+}

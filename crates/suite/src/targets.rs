@@ -1,0 +1,159 @@
+//! Opening a procedure's target from its spec: `sim:PRESET[,k=v...]` is the simulated
+//! SSD; anything else is a file or block device opened by the engine (with its safety
+//! guard). The suite adds what procedures need beyond [`Target`]: purge, drive health,
+//! and whether the target keeps its state across a process restart.
+
+use crate::health::{self, HealthSnapshot};
+use crate::purge::{self, PurgeMethod, PurgeReport};
+use std::path::Path;
+use storbench_engine::{Target, TargetInfo};
+use storbench_sim::SimSsd;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetOpenError {
+    #[error("simulated drive `{spec}`: {message}")]
+    Sim { spec: String, message: String },
+    #[error("target `{spec}`: {message}")]
+    Real { spec: String, message: String },
+}
+
+/// A procedure's target.
+pub enum SuiteTarget {
+    Sim(Box<SimSsd>),
+    Real(Box<dyn Target>),
+}
+
+/// The spec names a simulated drive.
+pub fn is_sim_spec(spec: &str) -> bool {
+    spec.starts_with("sim:") || spec == "sim"
+}
+
+impl SuiteTarget {
+    /// Open `spec`. Real targets go through the engine's spec parser and safety guard.
+    pub fn open(spec: &str, real: &RealOpen) -> Result<SuiteTarget, TargetOpenError> {
+        if is_sim_spec(spec) {
+            let ssd = storbench_sim::open_spec(spec).map_err(|e| TargetOpenError::Sim {
+                spec: spec.to_owned(),
+                message: e.to_string(),
+            })?;
+            return Ok(SuiteTarget::Sim(Box::new(ssd)));
+        }
+        open_real(spec, real).map(SuiteTarget::Real)
+    }
+
+    pub fn target(&mut self) -> &mut dyn Target {
+        match self {
+            SuiteTarget::Sim(s) => s.as_mut(),
+            SuiteTarget::Real(t) => t.as_mut(),
+        }
+    }
+
+    pub fn info(&self) -> &TargetInfo {
+        match self {
+            SuiteTarget::Sim(s) => s.info(),
+            SuiteTarget::Real(t) => t.info(),
+        }
+    }
+
+    /// Whether the target's state survives the process (a real device does; the
+    /// simulated drive lives in memory and must be rebuilt on resume).
+    pub fn persistent(&self) -> bool {
+        matches!(self, SuiteTarget::Real(_))
+    }
+
+    pub fn sim(&self) -> Option<&SimSsd> {
+        match self {
+            SuiteTarget::Sim(s) => Some(s),
+            SuiteTarget::Real(_) => None,
+        }
+    }
+
+    /// Return the target to its fresh state (see [`crate::purge`]).
+    pub fn purge(&mut self) -> Result<PurgeReport, std::io::Error> {
+        match self {
+            SuiteTarget::Sim(s) => {
+                // A drive that has never been written is already in the purged state.
+                let c = s.counters();
+                if s.mapped_units() > 0 || c.host_write_ios > 0 || c.host_trim_ios > 0 {
+                    s.purge()
+                        .map_err(|e| std::io::Error::other(format!("simulated purge: {e}")))?;
+                }
+                Ok(PurgeReport {
+                    method: PurgeMethod::Simulator,
+                    bytes: s.info().capacity_bytes,
+                    fresh: true,
+                    wall_ms: 0,
+                    note: None,
+                })
+            }
+            SuiteTarget::Real(t) => {
+                let name = t.info().name.clone();
+                purge::purge_path(Path::new(&name))
+            }
+        }
+    }
+
+    /// Drive health now.
+    pub fn health(&self) -> HealthSnapshot {
+        match self {
+            SuiteTarget::Sim(s) => {
+                let c = s.counters();
+                HealthSnapshot {
+                    source: "simulator counters".into(),
+                    available: true,
+                    note: Some("exact counters of the simulated drive".into()),
+                    model: s.info().model.clone(),
+                    firmware: None,
+                    host_read_bytes: Some(c.host_read_bytes),
+                    host_write_bytes: Some(c.host_write_bytes),
+                    nand_write_bytes: Some(c.nand_write_bytes),
+                    lifetime_wa: if c.host_write_bytes > 0 {
+                        Some(c.wa)
+                    } else {
+                        None
+                    },
+                    temperature_c: None,
+                    media_errors: Some(0),
+                    percent_used: None,
+                    taken_unix_ms: crate::state::unix_ms(),
+                }
+            }
+            SuiteTarget::Real(t) => health::read_smart(Path::new(&t.info().name)),
+        }
+    }
+}
+
+/// How to open a real target (files and block devices); ignored for simulated drives.
+/// Stored with the procedure's configuration, so a resume opens the same way.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RealOpen {
+    /// Files: create or extend to this size.
+    pub size_bytes: Option<u64>,
+    /// Files: allow writing to an existing file storbench did not create.
+    pub overwrite: bool,
+    /// Block devices: the exact device the user agreed to destroy (`--destroy-data`).
+    pub destroy_data: Option<std::path::PathBuf>,
+}
+
+/// Real targets (files, block devices) through the engine's spec parser and safety
+/// guard. Procedures write, so the target is opened for writing.
+fn open_real(spec: &str, o: &RealOpen) -> Result<Box<dyn Target>, TargetOpenError> {
+    use storbench_engine::spec::{open_real, OpenOptions, TargetSpec};
+    let err = |e: storbench_engine::TargetError| TargetOpenError::Real {
+        spec: spec.to_owned(),
+        message: e.to_string(),
+    };
+    let parsed = TargetSpec::parse(spec).map_err(err)?;
+    if let Some(t) = parsed.open_test(32) {
+        return Ok(Box::new(t));
+    }
+    let opts = OpenOptions {
+        write: true,
+        size_bytes: o.size_bytes,
+        overwrite: o.overwrite,
+        destroy_data: o.destroy_data.clone(),
+        ..OpenOptions::default()
+    };
+    let t = open_real(&parsed, &opts).map_err(err)?;
+    Ok(Box::new(t))
+}
