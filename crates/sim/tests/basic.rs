@@ -262,3 +262,43 @@ fn compressing_drive_writes_less_nand_for_compressible_data() {
     });
     assert!((plain.counters().wa - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn idle_time_runs_background_gc_and_wear_is_counted() {
+    let mut ssd = open_spec("sim:client-7op,capacity=256m,bg_gc_free_blocks=40").unwrap();
+    let units = ssd.config().user_units();
+    ssd.fast_state(State::SteadyStateRandom {
+        span_fraction: 1.0,
+        writes_multiple: 1.0,
+        seed: 4,
+    })
+    .unwrap();
+    rand_writes(&mut ssd, 32, units / 4, units, 12);
+    let free_busy = ssd.free_blocks();
+    let before = ssd.counters();
+    assert!(
+        free_busy < 40,
+        "foreground GC keeps only its reserve: {free_busy}"
+    );
+    // No idle: nothing happens in the background.
+    let mut out: Vec<Completion> = Vec::new();
+    ssd.advance(0, None, &mut out).unwrap();
+    assert_eq!(ssd.counters().gc_background_runs, before.gc_background_runs);
+    // One second of host idle.
+    let t = ssd.now_ns();
+    ssd.advance(0, Some(t + 1_000_000_000), &mut out).unwrap();
+    let d = ssd.counters().since(&before);
+    eprintln!(
+        "idle 1 s: {} background GC runs, free blocks {free_busy} -> {}",
+        d.gc_background_runs,
+        ssd.free_blocks()
+    );
+    assert!(d.gc_background_runs > 0 && d.host_write_bytes == 0);
+    assert!(ssd.free_blocks() >= 40);
+    let c = ssd.counters();
+    assert!(c.erase_count_max >= c.erase_count_min && c.erase_count_mean > 0.5);
+    let g = ssd.config();
+    let blocks = (g.native_blocks_per_die() * g.dies()) as f64;
+    assert!((c.erase_count_mean * blocks - c.nand_erases as f64).abs() < 1e-6 * blocks);
+    ssd.check();
+}
