@@ -52,7 +52,7 @@ fn size(b: u64) -> String {
         ("k", 1 << 10),
     ];
     for (s, m) in U {
-        if b >= m && b % m == 0 {
+        if b >= m && b.is_multiple_of(m) {
             return format!("{}{s}", b / m);
         }
     }
@@ -80,7 +80,7 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "geometry",
             format!(
-                "{} channels x {} dies x {} planes, {} pages/block x {}",
+                "{} channels x {} dies x {} planes, {} pages/block x {} (fewer pages/block if capacity is too small for one open block per die)",
                 c.channels,
                 c.dies_per_channel,
                 c.planes_per_die,
@@ -92,13 +92,12 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "host",
             format!(
-                "{:?}, queue depth {}, link {} MB/s, {} us/command",
-                c.interface,
+                "{}, queue depth {}, link {} MB/s, {} us/command",
+                format!("{:?}", c.interface).to_lowercase(),
                 c.queue_depth,
                 c.link_mbps,
                 us(c.command_ns)
-            )
-            .to_lowercase(),
+            ),
         ),
         (
             "write buffer",
@@ -107,7 +106,7 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "gc",
             format!(
-                "victim {}, foreground below {} free blocks/die, idle up to {}",
+                "victim {}, foreground below {} free blocks (whole drive), idle-time GC up to {}",
                 c.victim.as_str(),
                 c.gc_free_blocks,
                 c.bg_gc_free_blocks
