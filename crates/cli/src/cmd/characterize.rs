@@ -1,8 +1,41 @@
-//! `storbench characterize` (not built yet: its issue owns this file).
+//! `storbench characterize TRACE [--json]`
+
+use std::path::PathBuf;
+use storbench_trace::characterize::characterize_file_with_progress;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Parquet trace (from import, record or synth)
+    pub trace: PathBuf,
+    /// Print JSON (with schema_version) instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench characterize` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "characterizing {bar:40} {human_pos}/{human_len} I/Os ETA {eta}",
+        )
+        .expect("static template"),
+    );
+    let c = characterize_file_with_progress(&args.trace, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let c = c.map_err(|e| {
+        super::import::user_error(
+            e,
+            "is the input a storbench Parquet trace? (storbench import makes one)",
+        )
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", c.to_table());
+    }
+    Ok(())
 }
