@@ -8,7 +8,11 @@
 //! - [`csvlog`]: fio-style logs (`time_ms, value, ddir, bs, offset`) for fio's plotting tools;
 //! - `html`: the self-contained HTML report.
 
+pub mod compare;
 pub mod csvlog;
+pub mod db;
+pub mod html;
+pub mod images;
 pub mod result;
 pub mod series;
 

@@ -1,0 +1,224 @@
+//! The self-contained HTML page: CSS, chart code and data inline, nothing fetched.
+
+use super::charts::{zoom_start_s, Chart};
+use super::tables::Table;
+use super::view::RunView;
+use serde::Serialize;
+
+/// The chart renderer, vendored into the binary.
+const CHART_JS: &str = include_str!("../../assets/chart.js");
+
+/// Captures script errors and console.error calls before anything else runs, so the
+/// verification summary (and the browser test) sees them.
+const CAPTURE_JS: &str = r#"window.__sbErrors = [];
+window.addEventListener('error', function (e) { window.__sbErrors.push(String(e.message)); });
+(function () { var ce = console.error; console.error = function () {
+  window.__sbErrors.push(Array.prototype.join.call(arguments, ' ')); ce.apply(console, arguments); }; })();"#;
+
+const CSS: &str = r#"
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #222; margin: 0; background: #f6f7f9; }
+main { max-width: 1000px; margin: 0 auto; padding: 8px 24px 48px; background: #fff; }
+header { border-bottom: 2px solid #1f77b4; margin-bottom: 12px; }
+h1 { font-size: 26px; margin: 16px 0 4px; }
+h2 { font-size: 20px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+nav a { margin-right: 14px; }
+.note { color: #555; font-size: 13px; }
+.chart { margin: 10px 0 22px; }
+.chart svg { max-width: 100%; height: auto; }
+.chart .tick { font-size: 11px; fill: #555; }
+.chart .label { font-size: 12px; fill: #333; }
+.chart .value { font-size: 10px; fill: #333; }
+.buttons { margin: 2px 0; font-size: 13px; }
+.buttons span { display: inline-block; width: 80px; color: #555; }
+.buttons button { font: inherit; margin: 2px 3px 2px 0; padding: 2px 9px; border: 1px solid #bbb; border-radius: 3px; background: #f4f4f4; cursor: pointer; }
+.buttons button.on { background: #1f77b4; color: #fff; border-color: #1f77b4; }
+.legend { font-size: 12px; margin: 0 0 0 72px; }
+.legend span { margin-right: 14px; white-space: nowrap; }
+.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
+table { border-collapse: collapse; margin: 6px 0 18px; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f0f3f7; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f4f4f4; padding: 8px; overflow-x: auto; font-size: 12px; }
+"#;
+
+/// HTML-escapes text for element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+fn table_html(t: &Table) -> String {
+    let mut s = format!(
+        "<h3>{}</h3>\n<table id=\"table-{}\">\n<tr>",
+        esc(&t.title),
+        esc(&t.id)
+    );
+    for c in &t.columns {
+        s += &format!("<th>{}</th>", esc(c));
+    }
+    s += "</tr>\n";
+    for r in &t.rows {
+        s += "<tr>";
+        for c in r {
+            let num = c.parse::<f64>().is_ok();
+            s += &format!(
+                "<td{}>{}</td>",
+                if num { " class=\"num\"" } else { "" },
+                esc(c)
+            );
+        }
+        s += "</tr>\n";
+    }
+    s + "</table>\n"
+}
+
+fn chart_div(c: &Chart) -> String {
+    format!("<div class=\"chart\" id=\"chart-{}\"></div>\n", esc(&c.id))
+}
+
+struct Section {
+    id: &'static str,
+    title: &'static str,
+}
+
+const SECTIONS: [Section; 6] = [
+    Section {
+        id: "consistency",
+        title: "Performance consistency",
+    },
+    Section {
+        id: "bench",
+        title: "Trace bench",
+    },
+    Section {
+        id: "trim",
+        title: "TRIM validation",
+    },
+    Section {
+        id: "traces",
+        title: "Traces used",
+    },
+    Section {
+        id: "targets",
+        title: "Targets and drive health",
+    },
+    Section {
+        id: "methods",
+        title: "Methods: what ran",
+    },
+];
+
+fn intro(section: &str, runs: &[RunView]) -> String {
+    match section {
+        "consistency" => {
+            let secs = runs
+                .iter()
+                .filter_map(|r| r.consistency.as_ref().map(|c| c.iops_per_s.len()))
+                .max()
+                .unwrap_or(0) as f64;
+            format!(
+                "<p>Each drive is filled with one sequential pass of 128 KB writes over the tested span, \
+                 then takes 4 KB random writes at QD32 with incompressible data; IOPS are counted every second. \
+                 The first graph shows the whole run on a log scale; the second and third zoom into steady state \
+                 from t = {} s, on a log and on a linear scale. The seed articles zoom from 1400 s of a 2000 s run; \
+                 a run shorter than 2000 s is zoomed from 70% of its length. A smaller span leaves the rest of \
+                 the drive as spare area. Use the buttons to show one drive or one spare-area setting.</p>",
+                zoom_start_s(secs)
+            )
+        }
+        "bench" => "<p>A trace is replayed with idle time cut. Average data rate = bytes moved ÷ busy time \
+                    (time with at least one I/O outstanding), MB = 10<sup>6</sup> bytes; per direction, \
+                    that direction's bytes ÷ its busy time. Service time = completion − submission of one I/O, \
+                    queueing included. Percentiles come from a mergeable histogram.</p>"
+            .to_string(),
+        "trim" => "<p>Sequential write throughput on a clean (purged) drive, after filling it and running \
+                   4 KB random writes at QD32 (dirty), and after one TRIM pass over the span. A working \
+                   TRIM brings the last figure back near the first.</p>"
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+#[derive(Serialize)]
+struct PageData<'a> {
+    charts: &'a [Chart],
+}
+
+/// Renders the complete page. `generator` names the tool and version that wrote it.
+pub fn render(runs: &[RunView], charts: &[Chart], tables: &[Table], generator: &str) -> String {
+    let mut body = String::new();
+    let mut nav = String::new();
+    for sec in &SECTIONS {
+        let sc: Vec<&Chart> = charts.iter().filter(|c| c.section == sec.id).collect();
+        let st: Vec<&Table> = tables.iter().filter(|t| t.section == sec.id).collect();
+        if sc.is_empty() && st.is_empty() {
+            continue;
+        }
+        nav += &format!("<a href=\"#{}\">{}</a>", sec.id, sec.title);
+        body += &format!(
+            "<section id=\"{}\">\n<h2>{}</h2>\n{}\n",
+            sec.id,
+            sec.title,
+            intro(sec.id, runs)
+        );
+        for c in sc {
+            body += &chart_div(c);
+        }
+        for t in st {
+            body += &table_html(t);
+        }
+        if sec.id == "methods" {
+            body += "<h3>Command lines</h3>\n<pre>";
+            for r in runs {
+                body += &format!(
+                    "# {} ({})\n{}\n",
+                    esc(&r.label()),
+                    esc(&r.source),
+                    esc(&r.command_line)
+                );
+            }
+            body += "</pre>\n";
+        }
+        body += "</section>\n";
+    }
+    let data = serde_json::to_string(&PageData { charts }).expect("chart data serializes");
+    // Inside <script>, "</" could close the element; "<\/" means the same in JSON.
+    let data = data.replace("</", "<\\/");
+    let drives: Vec<String> = {
+        let mut d: Vec<String> = Vec::new();
+        for r in runs {
+            if !d.contains(&r.drive) {
+                d.push(r.drive.clone());
+            }
+        }
+        d
+    };
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>storbench report</title>\n<script>\n{CAPTURE_JS}\n</script>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n\
+         <header><h1>storbench report</h1>\n<p class=\"note\">{n} result director{ies} · drives: {drives} · written by {gen}. \
+         This file is self-contained: it works offline.</p>\n<nav>{nav}</nav></header>\n{body}\
+         <pre id=\"sb-verify\" hidden></pre>\n</main>\n\
+         <script type=\"application/json\" id=\"sb-data\">{data}</script>\n\
+         <script>\n{CHART_JS}\n</script>\n\
+         <script>StorbenchCharts.renderAll(JSON.parse(document.getElementById('sb-data').textContent));</script>\n\
+         </body>\n</html>\n",
+        n = runs.len(),
+        ies = if runs.len() == 1 { "y" } else { "ies" },
+        drives = esc(&drives.join(", ")),
+        gen = esc(generator),
+    )
+}

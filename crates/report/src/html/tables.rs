@@ -1,0 +1,423 @@
+//! Tables of the report: the same rows feed the HTML page, the Markdown and CSV files
+//! of `--images`, and `storbench compare`.
+
+use super::view::{fmt_num, RunView};
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Table {
+    /// Unique, usable as an HTML id and a file name.
+    pub id: String,
+    pub section: String,
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(id: &str, section: &str, title: &str, columns: &[&str]) -> Table {
+        Table {
+            id: id.to_string(),
+            section: section.to_string(),
+            title: title.to_string(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, row: Vec<String>) {
+        assert_eq!(
+            row.len(),
+            self.columns.len(),
+            "table {}: row width",
+            self.id
+        );
+        self.rows.push(row);
+    }
+
+    /// GitHub-flavoured Markdown.
+    pub fn to_markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let mut s = format!("### {}\n\n", self.title);
+        s += &format!(
+            "| {} |\n",
+            self.columns
+                .iter()
+                .map(|c| esc(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        s += &format!("|{}\n", "---|".repeat(self.columns.len()));
+        for r in &self.rows {
+            s += &format!(
+                "| {} |\n",
+                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
+            );
+        }
+        s
+    }
+
+    /// RFC 4180 CSV with a header line.
+    pub fn to_csv(&self) -> String {
+        let field = |s: &str| {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        };
+        let mut out = String::new();
+        for r in std::iter::once(&self.columns).chain(self.rows.iter()) {
+            out += &r.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
+            out += "\n";
+        }
+        out
+    }
+
+    /// Aligned plain text for a terminal: numbers right-aligned, text left-aligned.
+    pub fn to_text(&self) -> String {
+        let n = self.columns.len();
+        let mut w: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let numeric = |s: &str| s.parse::<f64>().is_ok() || s == "-";
+        let line = |cells: &[String], header: bool| {
+            let mut s = String::new();
+            for (i, c) in cells.iter().enumerate() {
+                let pad = w[i] - c.chars().count();
+                if i > 0 {
+                    s += "  ";
+                }
+                if !header && numeric(c) {
+                    s += &" ".repeat(pad);
+                    s += c;
+                } else {
+                    s += c;
+                    if i + 1 < n {
+                        s += &" ".repeat(pad);
+                    }
+                }
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut s = format!("{}\n", self.title);
+        s += &line(&self.columns, true);
+        s += &(w
+            .iter()
+            .map(|k| "-".repeat(*k))
+            .collect::<Vec<_>>()
+            .join("  ")
+            + "\n");
+        for r in &self.rows {
+            s += &line(r, false);
+        }
+        s
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), fmt_num)
+}
+
+/// Every table the report shows for these runs, in page order. Tables with no rows are left out.
+pub fn tables(runs: &[RunView]) -> Vec<Table> {
+    let mut out = Vec::new();
+
+    let mut t = Table::new(
+        "consistency-scores",
+        "consistency",
+        "Performance consistency: last 400 s of 4 KB random writes at QD32",
+        &[
+            "drive",
+            "spare area",
+            "avg IOPS",
+            "std dev",
+            "min IOPS",
+            "avg / std dev",
+            "steady state (SNIA)",
+        ],
+    );
+    for r in runs {
+        if let Some(c) = &r.consistency {
+            t.push(vec![
+                r.drive.clone(),
+                r.setting.clone(),
+                fmt_num(c.avg_iops_last400),
+                fmt_num(c.std_iops_last400),
+                fmt_num(c.min_iops),
+                opt(c.avg_over_std()),
+                c.steady_state_at_s.map_or("not reached".to_string(), |s| {
+                    format!("reached at {} s", fmt_num(s))
+                }),
+            ]);
+        }
+    }
+    out.push(t);
+
+    let mut t = Table::new(
+        "bench-results",
+        "bench",
+        "Trace bench: data rate over busy time, service time",
+        &[
+            "drive",
+            "MB/s",
+            "read MB/s",
+            "write MB/s",
+            "mean µs",
+            "std dev µs",
+            "p99 µs",
+            "busy s",
+            "reads",
+            "writes",
+            "GB read",
+            "GB written",
+        ],
+    );
+    for r in runs {
+        if let Some(b) = &r.bench {
+            let p99 = b.percentiles_us.iter().find(|p| p.0 == "p99").map(|p| p.1);
+            t.push(vec![
+                r.label(),
+                fmt_num(b.data_rate_mb_s),
+                fmt_num(b.read_mb_s),
+                fmt_num(b.write_mb_s),
+                fmt_num(b.service_us_mean),
+                fmt_num(b.service_us_std),
+                opt(p99),
+                fmt_num(b.busy_s),
+                b.reads.to_string(),
+                b.writes.to_string(),
+                fmt_num(b.bytes_read as f64 / 1e9),
+                fmt_num(b.bytes_written as f64 / 1e9),
+            ]);
+        }
+    }
+    out.push(t);
+
+    // Percentile table: one column per percentile of the first bench run.
+    if let Some(first) = runs.iter().find_map(|r| r.bench.as_ref()) {
+        let labels: Vec<String> = first.percentiles_us.iter().map(|p| p.0.clone()).collect();
+        let mut cols = vec!["drive".to_string()];
+        cols.extend(labels.iter().map(|l| format!("{l} µs")));
+        let mut t = Table {
+            id: "bench-percentiles".to_string(),
+            section: "bench".to_string(),
+            title: "Service time percentiles".to_string(),
+            columns: cols,
+            rows: Vec::new(),
+        };
+        for r in runs {
+            if let Some(b) = &r.bench {
+                let mut row = vec![r.label()];
+                row.extend(
+                    labels
+                        .iter()
+                        .map(|l| opt(b.percentiles_us.iter().find(|p| &p.0 == l).map(|p| p.1))),
+                );
+                t.push(row);
+            }
+        }
+        out.push(t);
+    }
+
+    let mut t = Table::new(
+        "trim-validation",
+        "trim",
+        "TRIM validation: sequential write throughput",
+        &[
+            "drive",
+            "clean MB/s",
+            "dirty MB/s",
+            "after TRIM MB/s",
+            "after TRIM / clean",
+        ],
+    );
+    for r in runs {
+        if let Some(x) = &r.trim {
+            t.push(vec![
+                r.label(),
+                fmt_num(x.clean_mb_s),
+                fmt_num(x.dirty_mb_s),
+                fmt_num(x.after_trim_mb_s),
+                x.recovered_percent()
+                    .map_or("-".to_string(), |p| format!("{}%", fmt_num(p))),
+            ]);
+        }
+    }
+    out.push(t);
+
+    // Characterize tables: one per distinct trace (by name).
+    let mut seen = Vec::<String>::new();
+    for r in runs {
+        for tr in &r.traces {
+            if seen.contains(&tr.name) {
+                continue;
+            }
+            seen.push(tr.name.clone());
+            let mut t = Table::new(
+                &format!("trace-{}", seen.len()),
+                "traces",
+                &format!("Trace {}", tr.name),
+                &["statistic", "value"],
+            );
+            for (k, v) in &tr.rows {
+                t.push(vec![k.clone(), v.clone()]);
+            }
+            out.push(t);
+        }
+    }
+
+    let mut t = Table::new(
+        "targets",
+        "targets",
+        "Targets",
+        &[
+            "drive",
+            "spare area",
+            "procedure",
+            "kind",
+            "name",
+            "capacity GB",
+            "block bytes",
+            "discard",
+            "backend",
+            "details",
+        ],
+    );
+    for r in runs {
+        let g = &r.target;
+        t.push(vec![
+            r.drive.clone(),
+            r.setting.clone(),
+            r.procedure.clone(),
+            format!("{:?}", g.kind).to_lowercase(),
+            g.name.clone(),
+            fmt_num(g.capacity_bytes as f64 / 1e9),
+            g.logical_block_bytes.to_string(),
+            if g.discard { "yes" } else { "no" }.to_string(),
+            g.backend.clone(),
+            g.details
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ]);
+    }
+    out.push(t);
+
+    let mut t = Table::new(
+        "health",
+        "targets",
+        "Drive health before and after",
+        &["drive", "procedure", "metric", "before", "after", "delta"],
+    );
+    for r in runs {
+        if let Some(why) = &r.health.unavailable {
+            t.push(vec![
+                r.label(),
+                r.procedure.clone(),
+                format!("not available: {why}"),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+        for h in &r.health.rows {
+            t.push(vec![
+                r.label(),
+                r.procedure.clone(),
+                h.metric.clone(),
+                opt(h.before),
+                opt(h.after),
+                opt(h.delta()),
+            ]);
+        }
+    }
+    out.push(t);
+
+    let mut t = Table::new(
+        "methods",
+        "methods",
+        "What ran",
+        &[
+            "drive",
+            "procedure",
+            "result",
+            "storbench",
+            "command line",
+            "options",
+            "phases",
+            "complete",
+            "notes",
+        ],
+    );
+    for r in runs {
+        t.push(vec![
+            r.label(),
+            r.procedure.clone(),
+            r.source.clone(),
+            r.tool_version.clone(),
+            r.command_line.clone(),
+            r.options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            r.phases
+                .iter()
+                .map(|p| format!("{} ({} s, {} I/Os)", p.name, fmt_num(p.duration_s), p.ios))
+                .collect::<Vec<_>>()
+                .join("; "),
+            if r.complete {
+                "yes"
+            } else {
+                "NO (interrupted)"
+            }
+            .to_string(),
+            r.notes.join("; "),
+        ]);
+    }
+    out.push(t);
+
+    out.retain(|t| !t.rows.is_empty());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table {
+        let mut t = Table::new("x", "s", "Title", &["name", "value"]);
+        t.push(vec!["a,b".into(), "1.5".into()]);
+        t.push(vec!["say \"hi\"".into(), "22".into()]);
+        t
+    }
+
+    #[test]
+    fn csv_quotes_fields_that_need_it() {
+        assert_eq!(
+            table().to_csv(),
+            "name,value\n\"a,b\",1.5\n\"say \"\"hi\"\"\",22\n"
+        );
+    }
+
+    #[test]
+    fn markdown_has_header_rule_and_rows() {
+        assert_eq!(
+            table().to_markdown(),
+            "### Title\n\n| name | value |\n|---|---|\n| a,b | 1.5 |\n| say \"hi\" | 22 |\n"
+        );
+    }
+
+    #[test]
+    fn text_right_aligns_numbers() {
+        assert_eq!(
+            table().to_text(),
+            "Title\nname      value\n--------  -----\na,b         1.5\nsay \"hi\"     22\n"
+        );
+    }
+}

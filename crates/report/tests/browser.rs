@@ -1,0 +1,111 @@
+//! The report in a real browser: headless Chromium opens the self-contained page with
+//! the network cut off, and the test fails on any console error or a chart that did not
+//! draw its series. Screenshots are kept under target/tmp/browser/ as artifacts.
+//! Skips (with a printed reason) when Chromium is not installed.
+
+#[path = "../../../tests/browser/chromium.rs"]
+mod chromium;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+use storbench_report::html::{charts, render_html, sample};
+
+fn artifacts() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    std::fs::create_dir_all(&d).expect("artifact dir");
+    d
+}
+
+#[test]
+fn report_draws_every_chart_without_console_errors() {
+    let Some(chrome) = chromium::find_chromium() else {
+        eprintln!("skipped: chromium not found (install Debian's `chromium` package)");
+        return;
+    };
+    let dir = artifacts();
+    let runs = sample::all_runs(300);
+    let expected = charts(&runs);
+    let page = dir.join("report.html");
+    std::fs::write(&page, render_html(&runs, "storbench test")).expect("write report");
+
+    let dom = chromium::run(
+        &chrome,
+        &page,
+        &dir,
+        &["--dump-dom".to_string()],
+        Duration::from_secs(90),
+    );
+    let errors = chromium::console_errors(&dom.stderr);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let json = chromium::verify_json(&dom.stdout)
+        .unwrap_or_else(|| panic!("no #sb-verify in the DOM; stderr:\n{}", dom.stderr));
+    let v: Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("verify JSON {e}: {json}"));
+    assert_eq!(
+        v["errors"].as_array().map(Vec::len),
+        Some(0),
+        "page errors: {}",
+        v["errors"]
+    );
+    let got = v["charts"].as_array().expect("charts array");
+    assert_eq!(got.len(), expected.len(), "charts drawn vs specified");
+    assert!(
+        expected.len() >= 9,
+        "sample covers consistency, bench and trim charts"
+    );
+    for (g, e) in got.iter().zip(&expected) {
+        assert_eq!(g["id"], e.id.as_str());
+        assert_eq!(
+            g["expected"].as_u64(),
+            Some(e.series.len() as u64),
+            "{}",
+            e.id
+        );
+        assert_eq!(
+            g["drawn"].as_u64(),
+            Some(e.series.len() as u64),
+            "{}: series drawn",
+            e.id
+        );
+        let min_marks: usize = e
+            .series
+            .iter()
+            .map(|s| s.y.iter().filter(|y| y.is_finite()).count().min(1))
+            .sum();
+        assert!(
+            g["marks"].as_u64().unwrap_or(0) as usize >= min_marks,
+            "{}: marks {}",
+            e.id,
+            g["marks"]
+        );
+        if e.buttons {
+            let b = g["buttons"].as_array().expect("button checks");
+            assert_eq!(b.len(), 4, "{}: 2 drives + 2 spare-area settings", e.id);
+            for c in b {
+                assert_eq!(
+                    c["drawn"], c["expected"],
+                    "{}: button {}",
+                    e.id, c["button"]
+                );
+                assert!(c["drawn"].as_u64().unwrap_or(0) >= 1);
+            }
+        }
+    }
+
+    let shot = dir.join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    chromium::run(
+        &chrome,
+        &page,
+        &dir,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1100,5200".to_string(),
+        ],
+        Duration::from_secs(90),
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    eprintln!("screenshot: {}", shot.display());
+}
