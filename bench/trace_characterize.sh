@@ -7,13 +7,15 @@ cd "$(dirname "$0")/.."
 SIZES=("${@:-1000000 50000000}")
 [ $# -eq 0 ] && SIZES=(1000000 50000000)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/tgt/release}
-cargo build -q --release -p storbench-trace --example trace_bench
+[ -n "${SKIP_BUILD:-}" ] || cargo build -q --release -p storbench-trace --example trace_bench
 BIN=$CARGO_TARGET_DIR/release/examples/trace_bench
 WORK=$(mktemp -d /tmp/trace_char.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 rss_kb() { grep 'Maximum resident' "$1" | awk '{print $NF}'; }
 secs() { grep 'Elapsed (wall' "$1" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }'; }
+# CPU seconds (user + system): the fair figure on a shared, busy machine.
+cpu() { awk '/User time/ {u=$NF} /System time/ {s=$NF} END {print u+s}' "$1"; }
 
 for N in "${SIZES[@]}"; do
   T=$WORK/t$N.parquet
@@ -21,27 +23,31 @@ for N in "${SIZES[@]}"; do
   SZ=$(du -m "$T" | cut -f1)
   # One core: taskset pins storbench; DuckDB gets threads=1 for the same footing.
   /usr/bin/time -v taskset -c 0 "$BIN" characterize "$T" >"$WORK/ours.json" 2>"$WORK/ours.time"
-  OURS_S=$(secs "$WORK/ours.time"); OURS_RSS=$(rss_kb "$WORK/ours.time")
+  OURS_S=$(secs "$WORK/ours.time"); OURS_RSS=$(rss_kb "$WORK/ours.time"); OURS_CPU=$(cpu "$WORK/ours.time")
   grep '^characterize' "$WORK/ours.time" || true
   DUCK_S=NA; DUCK_RSS=NA; PD_S=NA; PD_RSS=NA
   if python3 -c 'import duckdb' 2>/dev/null; then
-    /usr/bin/time -v python3 bench/trace_peer.py duckdb "$T" >"$WORK/duck.json" 2>"$WORK/duck.time"
-    DUCK_S=$(grep '^peer-seconds' "$WORK/duck.json" | awk '{print $2}'); DUCK_RSS=$(rss_kb "$WORK/duck.time")
+    # DuckDB's window functions hold the whole column set: cap its memory (it spills).
+    if timeout 900 /usr/bin/time -v python3 bench/trace_peer.py duckdb "$T" >"$WORK/duck.json" 2>"$WORK/duck.time"; then
+      DUCK_S=$(grep '^peer-seconds' "$WORK/duck.json" | awk '{print $2}'); DUCK_RSS=$(rss_kb "$WORK/duck.time")
+    fi
   fi
   if [ "$N" -le 20000000 ] && python3 -c 'import pandas' 2>/dev/null; then
-    /usr/bin/time -v python3 bench/trace_peer.py pandas "$T" >"$WORK/pd.json" 2>"$WORK/pd.time"
-    PD_S=$(grep '^peer-seconds' "$WORK/pd.json" | awk '{print $2}'); PD_RSS=$(rss_kb "$WORK/pd.time")
+    if /usr/bin/time -v python3 bench/trace_peer.py pandas "$T" >"$WORK/pd.json" 2>"$WORK/pd.time"; then
+      PD_S=$(grep '^peer-seconds' "$WORK/pd.json" | awk '{print $2}'); PD_RSS=$(rss_kb "$WORK/pd.time")
+    fi
   fi
-  python3 - "$N" "$SZ" "$OURS_S" "$OURS_RSS" "$DUCK_S" "$DUCK_RSS" "$PD_S" "$PD_RSS" "$WORK" <<'PY'
+  python3 - "$N" "$SZ" "$OURS_S" "$OURS_RSS" "$DUCK_S" "$DUCK_RSS" "$PD_S" "$PD_RSS" "$WORK" "$OURS_CPU" <<'PY'
 import json, sys
-n, sz, os_, orss, ds, drss, ps, prss, work = sys.argv[1:]
-n = int(n); os_ = float(os_)
+n, sz, os_, orss, ds, drss, ps, prss, work, ocpu = sys.argv[1:]
+n = int(n); os_ = float(os_); ocpu = float(ocpu)
 ours = json.loads(open(f"{work}/ours.json").read().splitlines()[0])
 print(f"N={n:,} parquet={sz} MB")
-print(f"  storbench characterize (1 core): {os_:.2f} s = {n/os_/1e6:.1f} M I/Os/s, max RSS {int(orss)/1024:.0f} MB  (target >= 20 M I/Os/s)")
+print(f"  storbench characterize (1 core): {os_:.2f} s wall = {n/os_/1e6:.1f} M I/Os/s; {ocpu:.2f} s CPU = {n/ocpu/1e6:.1f} M I/Os per CPU-second; "
+      f"max RSS {int(orss)/1024:.0f} MB  (target >= 20 M I/Os/s)")
 for name, s, rss, f in [("duckdb", ds, drss, "duck.json"), ("pandas", ps, prss, "pd.json")]:
-    if s == "NA":
-        print(f"  {name}: skipped"); continue
+    if s in ("NA", ""):
+        print(f"  {name}: skipped (not installed, too large, or over its time/memory cap)"); continue
     s = float(s)
     peer = json.loads(open(f"{work}/{f}").read().splitlines()[0])
     agree = all(peer[k] == ours[k] for k in ("reads", "writes", "bytes_read", "bytes_written", "sequential_ios", "busy_ns"))

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-2000000}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/tgt/release}
-cargo build -q --release -p storbench-trace --example trace_bench
+[ -n "${SKIP_BUILD:-}" ] || cargo build -q --release -p storbench-trace --example trace_bench
 BIN=$CARGO_TARGET_DIR/release/examples/trace_bench
 WORK=$(mktemp -d /tmp/trace_imp.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

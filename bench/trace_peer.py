@@ -11,6 +11,8 @@ if engine == "duckdb":
     import duckdb
     con = duckdb.connect()
     con.execute("set threads=1")
+    con.execute("set memory_limit='2GB'")
+    con.execute("set preserve_insertion_order=false")
     q = f"""
     with t as (
       select op, issue_ns, complete_ns, offset_bytes, len_bytes,
