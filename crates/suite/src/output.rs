@@ -63,7 +63,7 @@ pub fn write_fio_logs(dir: &Path, phase: &str, rows: &[SeriesRow]) -> Result<(),
 pub fn write_all(dir: &Path, result: &SuiteResult, runner: &Runner<'_>) -> Result<(), SuiteError> {
     let mut all: Vec<(String, Vec<storbench_metrics::SecondSample>)> = Vec::new();
     for rec in &result.phases {
-        if rec.purge.is_some() {
+        if rec.purge.is_some() || matches!(rec.work, crate::phase::Work::Idle { .. }) {
             continue;
         }
         let rows = runner.series(&rec.name)?;

@@ -75,12 +75,14 @@ pub enum Work {
     },
     /// Replay a Parquet trace, queue-depth pacing (idle time cut).
     Replay { path: PathBuf, default_qd: u32 },
+    /// Leave the drive idle (no I/O) so it can do its background work.
+    Idle { duration_ns: u64 },
 }
 
 impl Work {
     fn qd(&self) -> u32 {
         match self {
-            Work::Purge => 1,
+            Work::Purge | Work::Idle { .. } => 1,
             Work::SeqWrite { qd, .. }
             | Work::RandWrite { qd, .. }
             | Work::Trim { qd, .. }
@@ -105,7 +107,9 @@ impl Work {
             Ok(Box::new(g))
         };
         match self {
-            Work::Purge => Err(SourceError::Invalid("a purge has no I/O source".into())),
+            Work::Purge | Work::Idle { .. } => Err(SourceError::Invalid(
+                "a purge or idle phase has no I/O source".into(),
+            )),
             Work::SeqWrite {
                 start_bytes,
                 len_bytes,
@@ -560,7 +564,11 @@ impl Runner<'_> {
                     r.ios_issued
                 }
                 (PhaseStatus::Running, _, Some(cp)) => cp.cursor,
-                (PhaseStatus::Running, _, None) if plan.work == Work::Purge => 0,
+                (PhaseStatus::Running, _, None)
+                    if matches!(plan.work, Work::Purge | Work::Idle { .. }) =>
+                {
+                    0
+                }
                 _ => break,
             };
             if plan.work == Work::Purge {
@@ -568,6 +576,17 @@ impl Runner<'_> {
                     self.target.purge().map_err(|e| SuiteError::Io {
                         context: "rebuilding the simulated drive: purge".into(),
                         source: e,
+                    })?;
+                }
+                continue;
+            }
+            if let Work::Idle { duration_ns } = plan.work {
+                if p.status == PhaseStatus::Done {
+                    storbench_engine::idle(self.target.target(), duration_ns).map_err(|e| {
+                        SuiteError::Engine {
+                            phase: plan.name.clone(),
+                            source: e,
+                        }
                     })?;
                 }
                 continue;
@@ -659,6 +678,39 @@ impl Runner<'_> {
             return Ok(rec);
         }
 
+        if let Work::Idle { duration_ns } = plan.work {
+            let t0 = Instant::now();
+            storbench_engine::idle(self.target.target(), duration_ns).map_err(|e| {
+                SuiteError::Engine {
+                    phase: plan.name.clone(),
+                    source: e,
+                }
+            })?;
+            let rec = PhaseRecord {
+                name: plan.name.clone(),
+                title: plan.title.clone(),
+                work: plan.work.clone(),
+                time_limit_ns: Some(duration_ns),
+                metrics: PhaseMetrics {
+                    elapsed_ns: duration_ns,
+                    ..PhaseMetrics::default()
+                },
+                purge: None,
+                ios_issued: 0,
+                folded_ios: 0,
+                aligned_ios: 0,
+                ended: "time-limit".into(),
+                chunks: 0,
+                segments,
+                fidelity: None,
+                wall_ms: t0.elapsed().as_millis() as u64,
+            };
+            self.rd.finish_phase(
+                &plan.name,
+                serde_json::to_value(&rec).expect("record serializes"),
+            )?;
+            return Ok(rec);
+        }
         let mut partial: Partial = match &cp {
             Some(c) if !c.carry.is_null() => {
                 serde_json::from_value(c.carry.clone()).map_err(|e| {

@@ -27,6 +27,10 @@ pub struct TrimCheckConfig {
     /// Share of the span each throughput measurement writes.
     pub measure_fraction: f64,
     pub measure_qd: u32,
+    /// Idle time after the TRIM pass before measuring: the seed measured once the
+    /// pass was done, and drives erase trimmed blocks in the background.
+    #[serde(default)]
+    pub settle_ns: u64,
     pub seed: u64,
 }
 
@@ -40,6 +44,7 @@ impl TrimCheckConfig {
             qd: 32,
             measure_fraction: 0.25,
             measure_qd: 32,
+            settle_ns: 10 * NS_PER_S,
             seed: 3,
         }
     }
@@ -147,6 +152,13 @@ impl Procedure for TrimCheckConfig {
                     span_bytes: span,
                     chunk_bytes: (span / 64).clamp(1 << 20, 1 << 30) / 4096 * 4096,
                     qd: 1,
+                },
+            ),
+            PhasePlan::new(
+                "settle",
+                "idle after the TRIM pass (background erase)",
+                Work::Idle {
+                    duration_ns: self.settle_ns,
                 },
             ),
             measure(

@@ -12,7 +12,7 @@ use storbench_suite::{execute, read_result, Control, Start};
 const NS: u64 = 1_000_000_000;
 
 /// The 7% OP client preset, small.
-const SIM_7OP: &str = "sim:client-7op,capacity=512m,seed=5,victim=fifo";
+const SIM_7OP: &str = "sim:client-7op,capacity=512m,seed=5";
 
 fn consistency(dir: &Path, span: f64) -> ConsistencySummary {
     let mut c = ConsistencyConfig::quick(SIM_7OP);

@@ -27,7 +27,7 @@ fn ctl() -> Control {
 #[ignore = "helper: the child process of kill_9_mid_phase_then_resume"]
 fn resume_child_process() {
     let dir = std::env::var(CHILD_ENV).expect("run by kill_9_mid_phase_then_resume");
-    let mut c = ConsistencyConfig::quick("sim:client-7op,capacity=256m,seed=9,victim=fifo");
+    let mut c = ConsistencyConfig::quick("sim:client-7op,capacity=256m,seed=9");
     c.duration_ns = DURATION_S * NS;
     execute(Path::new(&dir), Start::New(c), &ctl()).unwrap();
 }

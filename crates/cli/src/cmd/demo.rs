@@ -1,8 +1,178 @@
-//! `storbench demo` (not built yet: its issue owns this file).
+//! `storbench demo`: the main job on the embedded defaults, in about a minute on two
+//! cores with no device and no root. Synthesizes a scaled Heavy 2011 trace, then on
+//! two simulated presets runs the trace bench (on a seasoned drive) and a short
+//! performance-consistency test at full span and with 25% spare area, and writes a
+//! self-contained report.html comparing them.
+
+use super::UserError;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_suite::season::SeasonConfig;
+use storbench_suite::{execute, Control, Start};
+
+/// Marks a directory `storbench demo` made, so a second demo may replace it.
+const MARKER: &str = ".storbench-demo";
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Directory for the results and report.html (replaced if an earlier demo made it)
+    #[arg(
+        long,
+        short = 'o',
+        default_value = "storbench-demo",
+        value_name = "DIR"
+    )]
+    pub out: PathBuf,
+    /// The two simulated presets to compare (`storbench sim` lists them)
+    #[arg(
+        long,
+        default_value = "client-7op,enterprise-28op",
+        value_delimiter = ','
+    )]
+    pub presets: Vec<String>,
+    /// Capacity of each simulated drive
+    #[arg(long, default_value = "512m")]
+    pub capacity: String,
+    /// Scale of the Heavy 2011 trace (1 = the published 3.95 million I/Os)
+    #[arg(long, default_value_t = 0.003)]
+    pub scale: f64,
+    /// Seconds of random writes in each consistency run
+    #[arg(long, default_value_t = 30)]
+    pub consistency_s: u64,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench demo` is not built yet")
+fn prepare_out(out: &Path) -> anyhow::Result<()> {
+    if out.exists() {
+        let ours = out.join(MARKER).is_file();
+        let empty = std::fs::read_dir(out)
+            .with_context(|| format!("reading {}", out.display()))?
+            .next()
+            .is_none();
+        if !ours && !empty {
+            return Err(UserError {
+                message: format!(
+                    "{}: exists and was not made by storbench demo",
+                    out.display()
+                ),
+                hint: Some("choose another directory with --out".into()),
+            }
+            .into());
+        }
+        if ours {
+            std::fs::remove_dir_all(out).with_context(|| format!("clearing {}", out.display()))?;
+        }
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::write(out.join(MARKER), "made by storbench demo\n")
+        .with_context(|| format!("writing {}", out.join(MARKER).display()))?;
+    Ok(())
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    if a.presets.is_empty() {
+        return Err(UserError {
+            message: "--presets: give at least one preset".into(),
+            hint: Some("`storbench sim` lists them".into()),
+        }
+        .into());
+    }
+    let t0 = Instant::now();
+    prepare_out(&a.out)?;
+    let ctl = Control {
+        command_line: std::env::args().collect(),
+        ..Control::default()
+    };
+    let step = |what: &str| eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64());
+    let capacity =
+        storbench_suite::units::parse_size("--capacity", &a.capacity).map_err(|e| UserError {
+            message: e.to_string(),
+            hint: None,
+        })?;
+
+    // One trace for every drive: Heavy 2011, scaled, sized for the drives.
+    step(&format!("synthesizing Heavy 2011 at scale {}", a.scale));
+    let trace = a.out.join("heavy-2011.parquet");
+    let profile = storbench_workload::synth::load("heavy-2011")?;
+    let opts = storbench_workload::synth::SynthOptions {
+        scale: a.scale,
+        capacity_bytes: capacity,
+        seed: 1,
+    };
+    let meta = storbench_workload::synth::trace_meta(&profile, &opts);
+    let mut w = storbench_trace::TraceWriter::create(&trace, &meta)?;
+    let synth = storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {})?;
+    w.finish()?;
+    step(&format!(
+        "trace: {} I/Os ({:.0}% reads), average QD {:.2}",
+        synth.total(),
+        100.0 * synth.reads as f64 / synth.total().max(1) as f64,
+        synth.avg_qd()
+    ));
+
+    let mut lines = Vec::new();
+    for preset in &a.presets {
+        let spec = format!("sim:{preset},capacity={capacity},seed=1");
+        step(&format!(
+            "{preset}: season the drive, then replay the trace"
+        ));
+        let mut b = BenchConfig::new(
+            &spec,
+            Workload::Trace {
+                path: std::fs::canonicalize(&trace)?,
+            },
+        );
+        b.season = Some(SeasonConfig::new(&spec));
+        let r = execute(&a.out.join(format!("bench-{preset}")), Start::New(b), &ctl)
+            .with_context(|| format!("trace bench on {spec}"))?;
+        let s: BenchSummary = serde_json::from_value(r.summary)?;
+        lines.push(format!(
+            "{preset:>18}  trace bench: {:7.1} MB/s, mean service {:7.1} us (std dev {:.1})",
+            s.data_rate_mb_per_s, s.service.mean_us, s.service.stddev_us
+        ));
+        for (span, tag) in [(1.0, "full"), (0.75, "spare25")] {
+            step(&format!(
+                "{preset}: consistency, {} span, {} s of 4 KB random writes",
+                if span < 1.0 { "75%" } else { "full" },
+                a.consistency_s
+            ));
+            let mut c = ConsistencyConfig::quick(&spec);
+            c.span_fraction = span;
+            c.duration_ns = a.consistency_s * 1_000_000_000;
+            let r = execute(
+                &a.out.join(format!("consistency-{preset}-{tag}")),
+                Start::New(c),
+                &ctl,
+            )
+            .with_context(|| format!("consistency on {spec}"))?;
+            let s: ConsistencySummary = serde_json::from_value(r.summary)?;
+            if let Some(sc) = s.scores {
+                lines.push(format!(
+                    "{preset:>18}  consistency {:>5}: {:7.0} IOPS avg, std dev {:.0}, min {:.0}",
+                    if span < 1.0 { "25%SA" } else { "full" },
+                    sc.avg,
+                    sc.stddev,
+                    sc.min
+                ));
+            }
+        }
+    }
+
+    step("writing the report");
+    let runs = super::report::load_runs(std::slice::from_ref(&a.out))?;
+    let report = a.out.join("report.html");
+    super::report::write_report(&runs, &report, None)?;
+    println!();
+    for l in &lines {
+        println!("{l}");
+    }
+    let shown = std::fs::canonicalize(&report).unwrap_or(report);
+    println!(
+        "\ndone in {:.0} s. Open the report: {}",
+        t0.elapsed().as_secs_f64(),
+        shown.display()
+    );
+    Ok(())
 }

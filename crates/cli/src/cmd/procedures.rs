@@ -1,23 +1,424 @@
-//! The drive procedures (not built yet: its issue owns this file).
+//! The drive procedures: `consistency`, `season`, `trim-check` and `bench`.
+//! Each writes DIR/result.json, per-second series (Parquet) and fio-style logs, and can
+//! be continued after an interruption (Ctrl-C or kill -9) with `--resume DIR`.
+
+use super::UserError;
+use anyhow::Context;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use storbench_suite::bench::{BenchConfig, Workload};
+use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_suite::season::{SeasonConfig, SeasonSummary};
+use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_suite::units::{parse_duration_ns, parse_fraction, parse_size};
+use storbench_suite::{execute, Control, Procedure, Start, SuiteError, SuiteResult};
+
+/// Options every procedure takes.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Common {
+    /// Target: `sim:PRESET[,key=value...]` (simulated SSD), a file, or a block device
+    #[arg(long, short = 't', required_unless_present = "resume")]
+    pub target: Option<String>,
+    /// Result directory (created; must not hold another run)
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue the interrupted run in DIR (its stored options are used)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["target", "out"])]
+    pub resume: Option<PathBuf>,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Wall time between checkpoints inside long phases (at most 60s)
+    #[arg(long, default_value = "60s", value_name = "TIME")]
+    pub checkpoint_every: String,
+    /// No progress bars or phase lines
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn user(message: String, hint: &str) -> anyhow::Error {
+    anyhow::Error::new(UserError {
+        message,
+        hint: if hint.is_empty() {
+            None
+        } else {
+            Some(hint.to_owned())
+        },
+    })
+}
+
+fn quantity<T>(r: Result<T, storbench_suite::units::QuantityError>) -> anyhow::Result<T> {
+    r.map_err(|e| user(e.to_string(), ""))
+}
+
+fn control(c: &Common) -> anyhow::Result<Control> {
+    let every = quantity(parse_duration_ns("--checkpoint-every", &c.checkpoint_every))?;
+    if every == 0 || every > 60_000_000_000 {
+        return Err(user(
+            format!(
+                "--checkpoint-every {}: must be more than 0 and at most 60s",
+                c.checkpoint_every
+            ),
+            "checkpoints are taken at least every minute",
+        ));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    // Ctrl-C stops at the next checkpoint with everything saved; a second Ctrl-C
+    // (signal-hook's conditional shutdown) exits at once.
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
+            .context("installing the signal handler")?;
+        signal_hook::flag::register(sig, stop.clone()).context("installing the signal handler")?;
+    }
+    let tty = std::io::stderr().is_terminal();
+    Ok(Control {
+        stop,
+        progress: tty && !c.quiet,
+        checkpoint_interval: Duration::from_nanos(every),
+        verbose: !c.quiet,
+        command_line: std::env::args().collect(),
+    })
+}
+
+fn out_dir(c: &Common, procedure: &str) -> PathBuf {
+    c.out.clone().unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        PathBuf::from(format!("storbench-{procedure}-{secs}"))
+    })
+}
+
+fn run_proc<P: Procedure>(
+    c: &Common,
+    make: impl FnOnce(&str) -> anyhow::Result<P>,
+) -> anyhow::Result<(PathBuf, SuiteResult)> {
+    let ctl = control(c)?;
+    let (dir, start) = match &c.resume {
+        Some(d) => (d.clone(), Start::Resume),
+        None => {
+            let target = c
+                .target
+                .as_deref()
+                .expect("clap requires --target without --resume");
+            (out_dir(c, P::NAME), Start::New(make(target)?))
+        }
+    };
+    if ctl.verbose {
+        eprintln!(
+            "{} {} in {}",
+            if c.resume.is_some() {
+                "resuming"
+            } else {
+                "running"
+            },
+            P::NAME,
+            dir.display()
+        );
+    }
+    match execute::<P>(&dir, start, &ctl) {
+        Ok(r) => Ok((dir, r)),
+        Err(e @ SuiteError::Interrupted { .. }) => {
+            eprintln!("{e}");
+            std::process::exit(130);
+        }
+        Err(e @ (SuiteError::Invalid(_) | SuiteError::Target(_))) => Err(user(
+            e.to_string(),
+            "check the options; `storbench sim` lists the simulated presets",
+        )),
+        Err(SuiteError::State(e)) => Err(user(e.to_string(), "")),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("{} in {}", P::NAME, dir.display()))),
+    }
+}
+
+fn print_footer(dir: &Path, r: &SuiteResult) {
+    let d = &r.health_delta;
+    if d.available {
+        let gb = |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2} GB", b as f64 / 1e9));
+        println!(
+            "drive health: host writes {}, NAND writes {}, WA {}",
+            gb(d.host_write_bytes),
+            gb(d.nand_write_bytes),
+            d.write_amplification
+                .map_or("-".into(), |w| format!("{w:.2}"))
+        );
+    } else if let Some(n) = &d.note {
+        println!("drive health: not available ({n})");
+    }
+    for n in &r.notes {
+        println!("note: {n}");
+    }
+    println!("results: {}", dir.join("result.json").display());
+}
+
+// ---------------------------------------------------------------- consistency
 
 #[derive(clap::Args)]
-pub struct ConsistencyArgs {}
-#[derive(clap::Args)]
-pub struct SeasonArgs {}
-#[derive(clap::Args)]
-pub struct TrimCheckArgs {}
-#[derive(clap::Args)]
-pub struct BenchArgs {}
+pub struct ConsistencyArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Tested span: 100% (default) or e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%")]
+    pub span: String,
+    /// Length of the random-write phase [default: 2000s; --quick: 30s]
+    #[arg(long)]
+    pub duration: Option<String>,
+    #[arg(long, default_value_t = 32)]
+    pub qd: u32,
+    #[arg(long, default_value = "4k")]
+    pub bs: String,
+    /// Sequential fill passes before the random writes (2 = SNIA variant)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub precondition_passes: u32,
+    /// SNIA steady-state round length [default: 60s; --quick: 3s]
+    #[arg(long)]
+    pub round: Option<String>,
+    /// End the random writes once SNIA steady state is reached
+    #[arg(long)]
+    pub stop_at_steady_state: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
 
-pub fn run_consistency(_a: ConsistencyArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench consistency` is not built yet")
+pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
+    let (dir, r) = run_proc::<ConsistencyConfig>(&a.common, |t| {
+        let mut c = if a.common.quick {
+            ConsistencyConfig::quick(t)
+        } else {
+            ConsistencyConfig::new(t)
+        };
+        c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
+        if let Some(d) = &a.duration {
+            c.duration_ns = quantity(parse_duration_ns("--duration", d))?;
+        }
+        if let Some(d) = &a.round {
+            c.round_ns = quantity(parse_duration_ns("--round", d))?;
+            if c.round_ns < 1_000_000_000 {
+                return Err(user(format!("--round {d}: must be at least 1s"), ""));
+            }
+        }
+        c.qd = a.qd;
+        c.block_bytes = quantity(parse_size("--bs", &a.bs))?;
+        c.precondition_passes = a.precondition_passes;
+        c.stop_at_steady_state = a.stop_at_steady_state;
+        c.seed = a.seed;
+        Ok(c)
+    })?;
+    let s: ConsistencySummary = serde_json::from_value(r.summary.clone())?;
+    println!(
+        "consistency on {} ({:.0}% span, {:.0}% spare area): {} s of 4 KB random writes",
+        r.target.name,
+        s.span_percent,
+        s.spare_area_percent,
+        s.iops_per_s.len()
+    );
+    if let Some(sc) = &s.scores {
+        println!(
+            "  last {} s: average {:.0} IOPS, std dev {:.0}, min {:.0}, avg/stddev {}",
+            sc.window_s,
+            sc.avg,
+            sc.stddev,
+            sc.min,
+            sc.avg_over_stddev.map_or("-".into(), |v| format!("{v:.1}"))
+        );
+    }
+    match s.steady_state_at_s {
+        Some(t) => println!(
+            "  SNIA steady state reached at {t} s ({} s rounds)",
+            s.round_s
+        ),
+        None => println!("  SNIA steady state not reached ({} s rounds)", s.round_s),
+    }
+    print_footer(&dir, &r);
+    Ok(())
 }
-pub fn run_season(_a: SeasonArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench season` is not built yet")
+
+// ---------------------------------------------------------------- season
+
+#[derive(clap::Args)]
+pub struct SeasonArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Disk image to restore (default: a generated one)
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<PathBuf>,
+    /// Share of the drive a generated image covers
+    #[arg(long, default_value = "40%")]
+    pub image_fill: String,
+    #[arg(long, default_value_t = 2009)]
+    pub seed: u64,
+    /// Sequential passes (2 = SNIA variant)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub passes: u32,
 }
-pub fn run_trim_check(_a: TrimCheckArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench trim-check` is not built yet")
+
+fn season_config(
+    t: &str,
+    image: &Option<PathBuf>,
+    fill: &str,
+    seed: u64,
+    passes: u32,
+) -> anyhow::Result<SeasonConfig> {
+    let mut c = SeasonConfig::new(t);
+    c.image = image.clone();
+    c.image_fill = quantity(parse_fraction("--image-fill", fill))?;
+    if c.image_fill >= 1.0 {
+        return Err(user("--image-fill must be below 100%".into(), ""));
+    }
+    c.image_seed = seed;
+    c.passes = passes;
+    Ok(c)
 }
-pub fn run_bench(_a: BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench bench` is not built yet")
+
+pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
+    let (dir, r) = run_proc::<SeasonConfig>(&a.common, |t| {
+        season_config(t, &a.image, &a.image_fill, a.seed, a.passes)
+    })?;
+    let s: SeasonSummary = serde_json::from_value(r.summary.clone())?;
+    println!(
+        "seasoned {}: sequential pass at {:.1} MB/s, image {} restored ({:.2} GB in {} writes, {:.1} MB/s)",
+        r.target.name,
+        s.seq_pass_mb_per_s,
+        s.image,
+        s.image_bytes_restored as f64 / 1e9,
+        s.image_writes,
+        s.restore_mb_per_s
+    );
+    print_footer(&dir, &r);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- trim-check
+
+#[derive(clap::Args)]
+pub struct TrimCheckArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Time of 4 KB random writes that dirty the drive [default: 120m; --quick: 20s]
+    #[arg(long)]
+    pub dirty_for: Option<String>,
+    /// Share of the span each throughput measurement writes
+    #[arg(long, default_value = "25%")]
+    pub measure: String,
+    #[arg(long, default_value = "100%")]
+    pub span: String,
+    /// Idle time after the TRIM pass, before measuring (background erase)
+    #[arg(long, default_value = "10s")]
+    pub settle: String,
+    #[arg(long, default_value_t = 3)]
+    pub seed: u64,
+}
+
+pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
+    let (dir, r) = run_proc::<TrimCheckConfig>(&a.common, |t| {
+        let mut c = if a.common.quick {
+            TrimCheckConfig::quick(t)
+        } else {
+            TrimCheckConfig::new(t)
+        };
+        if let Some(d) = &a.dirty_for {
+            c.dirty_for_ns = quantity(parse_duration_ns("--dirty-for", d))?;
+        }
+        c.measure_fraction = quantity(parse_fraction("--measure", &a.measure))?;
+        c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
+        c.settle_ns = quantity(parse_duration_ns("--settle", &a.settle))?;
+        c.seed = a.seed;
+        Ok(c)
+    })?;
+    let t: TrimTable = serde_json::from_value(r.summary.clone())?;
+    println!("TRIM check on {} (sequential write, MB/s):", r.target.name);
+    println!("  {:>12} {:>12} {:>12}", "clean", "dirty", "after TRIM");
+    println!(
+        "  {:>12.1} {:>12.1} {:>12.1}",
+        t.clean_mb_per_s, t.dirty_mb_per_s, t.after_trim_mb_per_s
+    );
+    println!(
+        "  dirty = {:.0}% of clean, after TRIM = {:.0}% of clean",
+        t.dirty_pct_of_clean, t.after_trim_pct_of_clean
+    );
+    print_footer(&dir, &r);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- bench
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// A Parquet trace, or a profile name to synthesize (heavy-2011, light-2011, ...)
+    #[arg(required_unless_present = "resume")]
+    pub workload: Option<String>,
+    #[command(flatten)]
+    pub common: Common,
+    /// Season the drive first (purge, sequential pass, image restore)
+    #[arg(long)]
+    pub season: bool,
+    /// Image for --season (default: a generated one)
+    #[arg(long, value_name = "FILE", requires = "season")]
+    pub image: Option<PathBuf>,
+    /// Fold the trace onto this share of the drive (e.g. 75% = 25% spare area)
+    #[arg(long, default_value = "100%")]
+    pub span: String,
+    /// Scale of a synthesized profile [default: 1; --quick: 0.002]
+    #[arg(long)]
+    pub scale: Option<f64>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
+    let (dir, r) = run_proc::<BenchConfig>(&a.common, |t| {
+        let w = a
+            .workload
+            .as_deref()
+            .expect("clap requires the workload without --resume");
+        let workload = if Path::new(w).is_file() {
+            Workload::Trace {
+                path: std::fs::canonicalize(w).with_context(|| format!("resolving {w}"))?,
+            }
+        } else if storbench_workload::synth::builtin(w).is_some() || w.ends_with(".toml") {
+            Workload::Profile {
+                name: w.to_owned(),
+                scale: a.scale.unwrap_or(if a.common.quick { 0.002 } else { 1.0 }),
+                seed: a.seed,
+            }
+        } else {
+            return Err(user(
+                format!("{w}: neither a trace file nor a known profile"),
+                "`storbench profiles` lists the profiles; `storbench import` makes a trace",
+            ));
+        };
+        let mut c = BenchConfig::new(t, workload);
+        c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
+        if a.season {
+            c.season = Some(season_config(t, &a.image, "40%", 2009, 1)?);
+        }
+        Ok(c)
+    })?;
+    let s: storbench_suite::bench::BenchSummary = serde_json::from_value(r.summary.clone())?;
+    println!("trace bench on {}: {}", r.target.name, s.trace);
+    println!(
+        "  data rate {:.1} MB/s (read {:.1}, write {:.1}); busy {:.2} s",
+        s.data_rate_mb_per_s, s.read_rate_mb_per_s, s.write_rate_mb_per_s, s.busy_s
+    );
+    println!(
+        "  service time: mean {:.1} us, std dev {:.1} us, p50 {:.1}, p99 {:.1}, p99.9 {:.1} us",
+        s.service.mean_us,
+        s.service.stddev_us,
+        s.service.p50_us,
+        s.service.p99_us,
+        s.service.p99_9_us
+    );
+    println!(
+        "  {} reads ({:.2} GB), {} writes ({:.2} GB)",
+        s.reads,
+        s.bytes_read as f64 / 1e9,
+        s.writes,
+        s.bytes_written as f64 / 1e9
+    );
+    print_footer(&dir, &r);
+    Ok(())
 }
