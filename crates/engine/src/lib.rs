@@ -1,6 +1,18 @@
 //! The engine: one loop that keeps I/Os in flight on a [`Target`] and reaps
 //! completions. Real and simulated targets differ only in the target and its clock.
 
+pub mod backend;
+pub mod data;
+pub mod real;
+pub mod run;
+pub mod safety;
+pub mod spec;
 pub mod target;
+pub mod testing;
 
+pub use real::{BackendChoice, RealTarget};
+pub use run::{
+    idle, run_phase, EngineError, Fidelity, NoObserver, Observer, Pacing, PhaseOutcome, RunOptions,
+};
+pub use spec::{open_real, OpenOptions, TargetSpec};
 pub use target::{Completion, DataKind, IoRequest, Target, TargetError, TargetInfo, TargetKind};

@@ -5,6 +5,9 @@
 //! time and advances it only inside [`Target::advance`]. The engine loop never reads a
 //! clock of its own, so the same loop drives both with no special case.
 
+pub mod blockdev;
+pub mod file;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use storbench_trace::Op;
@@ -68,7 +71,7 @@ pub struct Completion {
     pub slot: u32,
     /// Completion time on the target's clock (ns).
     pub complete_ns: u64,
-    /// Bytes transferred, or a negative errno.
+    /// Bytes transferred, or an errno (the engine accepts either sign).
     pub result: Result<u64, i32>,
 }
 
@@ -82,6 +85,9 @@ pub enum TargetError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// The safety guard (or the file-ownership guard) refused: a user decision, with a hint.
+    #[error("{message}\n  hint: {hint}")]
+    Refused { message: String, hint: String },
 }
 
 /// What the engine loop drives.
@@ -111,7 +117,13 @@ pub trait Target {
     /// Let time pass until at least `min_complete` completions have been pushed to
     /// `out`, or the clock reaches `deadline_ns`, whichever comes first. With
     /// `min_complete == 0` and no deadline, only collects what has already completed.
-    /// Real targets sleep then spin towards a deadline; virtual targets jump.
+    /// With `min_complete == 0` and a deadline, lets time pass until the deadline
+    /// (idle time, or waiting for a timed I/O's issue time), collecting completions on
+    /// the way. Real targets sleep then spin towards a deadline; virtual targets jump.
+    ///
+    /// On return, every completion with `complete_ns < now_ns()` has been pushed (the
+    /// engine feeds events to the metrics in time order). Real targets stamp a
+    /// completion when they reap it, which guarantees this.
     fn advance(
         &mut self,
         min_complete: usize,

@@ -1,6 +1,8 @@
 //! Workload sources for the engine: replay of a trace, fio-style generators, and the
 //! synthesized published trace profiles (which write traces).
 
+pub mod generator;
+pub mod replay;
 pub mod source;
 pub mod synth;
 

@@ -38,4 +38,11 @@ pub trait Source {
     fn total_bytes(&self) -> Option<u64> {
         None
     }
+
+    /// Time-weighted average number of I/Os in flight over the trace's busy time, from
+    /// the trace's completion times, once the source has been read to the end (for the
+    /// `queue-depth` replay fidelity figure). `None` when unknown.
+    fn trace_avg_qd(&self) -> Option<f64> {
+        None
+    }
 }

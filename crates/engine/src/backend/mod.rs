@@ -1,0 +1,240 @@
+//! I/O backends for real targets: io_uring ([`uring`]) and a portable thread pool
+//! doing pread/pwrite ([`threads`]), plus what both share: the aligned buffer pool,
+//! the monotonic clock and the low-level operations.
+
+pub mod threads;
+pub mod uring;
+
+use crate::target::{IoRequest, TargetError};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::os::fd::RawFd;
+use storbench_trace::Op;
+
+/// Alignment of every slot buffer (O_DIRECT needs the logical block size; 4096 covers
+/// every device we meet).
+pub const BUFFER_ALIGN: usize = 4096;
+
+/// One contiguous, page-aligned allocation cut into equal slot buffers. Bounded: its
+/// size is fixed at creation (`slots * slot_bytes`).
+pub struct BufferPool {
+    ptr: *mut u8,
+    layout: Layout,
+    slots: usize,
+    slot_bytes: usize,
+}
+
+// SAFETY: the pool is plain memory owned by one target; the target hands a slot's
+// memory to the kernel or a worker thread only while that slot is in flight, and the
+// engine does not touch a slot's buffer while it is in flight.
+unsafe impl Send for BufferPool {}
+
+impl BufferPool {
+    pub fn new(slots: usize, slot_bytes: usize) -> BufferPool {
+        assert!(slots > 0 && slot_bytes > 0 && slot_bytes.is_multiple_of(BUFFER_ALIGN));
+        let size = slots
+            .checked_mul(slot_bytes)
+            .expect("buffer pool size overflows");
+        let layout = Layout::from_size_align(size, BUFFER_ALIGN).expect("valid layout");
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        BufferPool {
+            ptr,
+            layout,
+            slots,
+            slot_bytes,
+        }
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    pub fn slot_bytes(&self) -> usize {
+        self.slot_bytes
+    }
+
+    pub fn slot_ptr(&self, slot: u32) -> *mut u8 {
+        assert!((slot as usize) < self.slots, "slot {slot} out of range");
+        // SAFETY: in bounds of the allocation (checked above).
+        unsafe { self.ptr.add(slot as usize * self.slot_bytes) }
+    }
+
+    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        let p = self.slot_ptr(slot);
+        // SAFETY: p points to slot_bytes bytes inside our allocation, and &mut self
+        // guarantees no other reference from us; the kernel does not use a slot that
+        // is not in flight (engine contract).
+        unsafe { std::slice::from_raw_parts_mut(p, self.slot_bytes) }
+    }
+
+    /// iovecs of every slot, for io_uring buffer registration.
+    pub fn iovecs(&self) -> Vec<libc::iovec> {
+        (0..self.slots as u32)
+            .map(|s| libc::iovec {
+                iov_base: self.slot_ptr(s).cast(),
+                iov_len: self.slot_bytes,
+            })
+            .collect()
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// CLOCK_MONOTONIC in ns since `origin`.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    origin_ns: u64,
+}
+
+impl Clock {
+    pub fn new() -> Clock {
+        Clock {
+            origin_ns: monotonic_ns(),
+        }
+    }
+
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        monotonic_ns() - self.origin_ns
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// How TRIM is done on this target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimMode {
+    /// ioctl(BLKDISCARD) on a block device.
+    BlkDiscard,
+    /// fallocate(PUNCH_HOLE | KEEP_SIZE) on a regular file.
+    PunchHole,
+}
+
+/// `_IO(0x12, 119)`
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+/// One synchronous operation, as the thread backend and the TRIM helper do them.
+/// Returns bytes transferred (the length for trim) or a negative errno.
+///
+/// # Safety
+/// `buf` must point to at least `req.len_bytes` bytes that nobody else touches until
+/// this returns (for reads and writes).
+pub unsafe fn do_sync(
+    fd: RawFd,
+    req: &IoRequest,
+    buf: *mut u8,
+    trim: TrimMode,
+) -> Result<u64, i32> {
+    let errno = || {
+        -std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    };
+    match req.op {
+        Op::Read | Op::Write => {
+            let mut done = 0u64;
+            while done < req.len_bytes {
+                let off = (req.offset_bytes + done) as libc::off_t;
+                let n = (req.len_bytes - done) as usize;
+                // SAFETY: caller guarantees buf..buf+len is ours for this call.
+                let r = unsafe {
+                    let p = buf.add(done as usize);
+                    if req.op == Op::Read {
+                        libc::pread(fd, p.cast(), n, off)
+                    } else {
+                        libc::pwrite(fd, p.cast::<libc::c_void>().cast_const(), n, off)
+                    }
+                };
+                if r < 0 {
+                    let e = errno();
+                    if e == -libc::EINTR {
+                        continue;
+                    }
+                    return Err(-e);
+                }
+                if r == 0 {
+                    break; // end of file: a short transfer
+                }
+                done += r as u64;
+            }
+            Ok(done)
+        }
+        Op::Flush => {
+            // SAFETY: plain syscall on an fd we own.
+            if unsafe { libc::fdatasync(fd) } < 0 {
+                Err(-errno())
+            } else {
+                Ok(0)
+            }
+        }
+        Op::Trim => {
+            if req.len_bytes == 0 {
+                return Ok(0);
+            }
+            let r = match trim {
+                TrimMode::BlkDiscard => {
+                    let range: [u64; 2] = [req.offset_bytes, req.len_bytes];
+                    // SAFETY: BLKDISCARD reads a [u64; 2] from the pointer.
+                    unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) }
+                }
+                TrimMode::PunchHole => {
+                    // SAFETY: plain syscall on an fd we own.
+                    unsafe {
+                        libc::fallocate(
+                            fd,
+                            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                            req.offset_bytes as libc::off_t,
+                            req.len_bytes as libc::off_t,
+                        )
+                    }
+                }
+            };
+            if r < 0 {
+                Err(-errno())
+            } else {
+                Ok(req.len_bytes)
+            }
+        }
+    }
+}
+
+/// What a backend does; [`crate::real::RealTarget`] adds the clock and the stamping.
+pub trait Backend: Send {
+    /// Queue a batch (may be handed to the kernel only at the next `poll`/`wait`).
+    fn submit(&mut self, reqs: &[IoRequest], pool: &BufferPool) -> Result<(), TargetError>;
+    /// Push every completion available now (non-blocking): (slot, result).
+    fn poll(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError>;
+    /// Block until a completion may be available or `timeout_ns` passed.
+    fn wait(&mut self, timeout_ns: Option<u64>) -> Result<(), TargetError>;
+    /// I/Os submitted and not yet returned by `poll`.
+    fn in_flight(&self) -> usize;
+    /// `io_uring` or `threads`.
+    fn name(&self) -> &'static str;
+    /// Setup details for the report (ring flags, thread count).
+    fn details(&self) -> Vec<(String, String)>;
+}
+
+pub(crate) fn io_err(context: impl Into<String>, source: std::io::Error) -> TargetError {
+    TargetError::Io {
+        context: context.into(),
+        source,
+    }
+}

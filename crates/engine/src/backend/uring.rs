@@ -1,0 +1,317 @@
+//! io_uring backend: registered (fixed) buffers, a registered file, batched submission
+//! (the SQEs of a batch enter the kernel with the next wait, one system call for
+//! submission and reaping), and the setup flags that lower per-I/O cost where the
+//! kernel has them (SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN), falling back step by
+//! step when it refuses them.
+//!
+//! TRIM on a block device goes to a one-thread helper (BLKDISCARD is synchronous); on
+//! a file it is an io_uring fallocate(PUNCH_HOLE). Flush is an io_uring fdatasync.
+
+use super::threads::Threads;
+use super::{io_err, Backend, BufferPool, TrimMode};
+use crate::target::{IoRequest, TargetError};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::os::fd::RawFd;
+use storbench_trace::Op;
+
+/// While a TRIM is on the helper thread, ring waits time out this often to look at it.
+const HELPER_POLL_NS: u64 = 100_000;
+
+pub struct Uring {
+    ring: IoUring,
+    fixed_buffers: bool,
+    fixed_file: bool,
+    fd: RawFd,
+    enabled: bool,
+    /// DEFER_TASKRUN or COOP_TASKRUN: reaping needs an enter into the kernel.
+    enter_to_reap: bool,
+    flags: &'static str,
+    trim: TrimMode,
+    /// BLKDISCARD helper (block devices only), created on the first TRIM.
+    helper: Option<Threads>,
+    in_ring: usize,
+    /// SQEs pushed but not yet handed to the kernel.
+    unsubmitted: usize,
+}
+
+/// Setup flag sets tried in order; the first the kernel accepts wins.
+const SETUPS: [(&str, bool, bool, bool, bool); 6] = [
+    // (name, single_issuer, defer_taskrun, coop_taskrun, r_disabled)
+    ("SINGLE_ISSUER|DEFER_TASKRUN", true, true, false, true),
+    ("SINGLE_ISSUER|COOP_TASKRUN", true, false, true, true),
+    ("COOP_TASKRUN", false, false, true, false),
+    ("SINGLE_ISSUER|DEFER_TASKRUN", true, true, false, false),
+    ("SINGLE_ISSUER", true, false, false, false),
+    ("none", false, false, false, false),
+];
+
+impl Uring {
+    /// A ring for `entries` I/Os in flight on `fd`, with `pool` registered.
+    pub fn new(
+        fd: RawFd,
+        entries: u32,
+        pool: &BufferPool,
+        trim: TrimMode,
+    ) -> Result<Uring, TargetError> {
+        let entries = entries.max(1).next_power_of_two();
+        let mut last_err = None;
+        let mut chosen = None;
+        for (name, si, dt, coop, rdis) in SETUPS {
+            let mut b = IoUring::builder();
+            b.setup_cqsize(entries * 2);
+            if si {
+                b.setup_single_issuer();
+            }
+            if dt {
+                b.setup_defer_taskrun();
+            }
+            if coop {
+                b.setup_coop_taskrun();
+                b.setup_taskrun_flag();
+            }
+            if rdis {
+                b.setup_r_disabled();
+            }
+            match b.build(entries) {
+                Ok(r) => {
+                    chosen = Some((r, name, dt || coop, rdis));
+                    break;
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let Some((ring, flags, enter_to_reap, r_disabled)) = chosen else {
+            return Err(io_err(
+                "io_uring_setup",
+                last_err.unwrap_or_else(|| std::io::Error::other("no setup accepted")),
+            ));
+        };
+        let iov = pool.iovecs();
+        // SAFETY: the iovecs point into `pool`, which the owning target keeps alive
+        // (and drops after the ring, see RealTarget's field order).
+        let fixed_buffers = unsafe { ring.submitter().register_buffers(&iov) }.is_ok();
+        let fixed_file = ring.submitter().register_files(&[fd]).is_ok();
+        Ok(Uring {
+            ring,
+            fixed_buffers,
+            fixed_file,
+            fd,
+            enabled: !r_disabled,
+            enter_to_reap,
+            flags,
+            trim,
+            helper: None,
+            in_ring: 0,
+            unsubmitted: 0,
+        })
+    }
+
+    /// Enable a ring set up disabled: the thread that does this becomes the single
+    /// issuer, so the target may be opened on one thread and driven on another.
+    fn ensure_enabled(&mut self) -> Result<(), TargetError> {
+        if !self.enabled {
+            self.ring
+                .submitter()
+                .register_enable_rings()
+                .map_err(|e| io_err("io_uring enable rings", e))?;
+            self.enabled = true;
+        }
+        Ok(())
+    }
+
+    fn sqe(&self, r: &IoRequest, pool: &BufferPool) -> squeue::Entry {
+        // Trim lengths can exceed u32; only reads and writes use `len`.
+        let len = u32::try_from(r.len_bytes.min(u64::from(u32::MAX))).expect("clamped");
+        let ptr = pool.slot_ptr(r.slot);
+        let (fixed, fd) = (self.fixed_file, self.fd);
+        // The same opcode with a registered file or a plain fd (different types).
+        macro_rules! on_fd {
+            ($f:ident => $e:expr) => {
+                if fixed {
+                    let $f = types::Fixed(0);
+                    $e
+                } else {
+                    let $f = types::Fd(fd);
+                    $e
+                }
+            };
+        }
+        let off = r.offset_bytes;
+        let e = match (r.op, self.fixed_buffers) {
+            (Op::Read, true) => {
+                on_fd!(f => opcode::ReadFixed::new(f, ptr, len, r.slot as u16).offset(off).build())
+            }
+            (Op::Read, false) => on_fd!(f => opcode::Read::new(f, ptr, len).offset(off).build()),
+            (Op::Write, true) => {
+                on_fd!(f => opcode::WriteFixed::new(f, ptr, len, r.slot as u16).offset(off).build())
+            }
+            (Op::Write, false) => on_fd!(f => opcode::Write::new(f, ptr, len).offset(off).build()),
+            (Op::Flush, _) => {
+                on_fd!(f => opcode::Fsync::new(f).flags(types::FsyncFlags::DATASYNC).build())
+            }
+            (Op::Trim, _) => {
+                assert_eq!(self.trim, TrimMode::PunchHole);
+                on_fd!(f => opcode::Fallocate::new(f, r.len_bytes)
+                    .offset(off)
+                    .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                    .build())
+            }
+        };
+        e.user_data(u64::from(r.slot))
+    }
+
+    fn flush_sq(&mut self, want: usize, timeout_ns: Option<u64>) -> Result<(), TargetError> {
+        self.ensure_enabled()?;
+        let res = match timeout_ns {
+            Some(t) => {
+                let ts = types::Timespec::new()
+                    .sec(t / 1_000_000_000)
+                    .nsec((t % 1_000_000_000) as u32);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(want, &args)
+            }
+            None => self.ring.submitter().submit_and_wait(want),
+        };
+        match res {
+            Ok(n) => {
+                assert!(n <= self.unsubmitted);
+                self.unsubmitted -= n;
+                Ok(())
+            }
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) =>
+            {
+                // Timed out or interrupted: what was submitted left the SQ anyway.
+                self.unsubmitted = self.ring.submission().len();
+                Ok(())
+            }
+            Err(e) => Err(io_err("io_uring_enter", e)),
+        }
+    }
+}
+
+impl Backend for Uring {
+    fn submit(&mut self, reqs: &[IoRequest], pool: &BufferPool) -> Result<(), TargetError> {
+        for r in reqs {
+            if r.op == Op::Trim && self.trim == TrimMode::BlkDiscard {
+                if self.helper.is_none() {
+                    self.helper = Some(Threads::new(self.fd, 1, TrimMode::BlkDiscard)?);
+                }
+                let h = self.helper.as_mut().expect("just created");
+                h.submit(std::slice::from_ref(r), pool)?;
+                continue;
+            }
+            let e = self.sqe(r, pool);
+            loop {
+                // SAFETY: the SQE references a slot buffer and the registered file,
+                // both alive until this slot's completion is reaped.
+                let pushed = unsafe { self.ring.submission().push(&e) }.is_ok();
+                if pushed {
+                    break;
+                }
+                // SQ full (a batch larger than the ring): hand it to the kernel.
+                self.flush_sq(0, None)?;
+            }
+            self.unsubmitted += 1;
+            self.in_ring += 1;
+        }
+        Ok(())
+    }
+
+    fn poll(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError> {
+        // Queued SQEs go to the kernel; with DEFER_TASKRUN or COOP_TASKRUN completions
+        // are posted only when this task enters the kernel, so an empty CQ with I/O in
+        // flight needs an enter (GETEVENTS runs the deferred work).
+        let run_task_work = self.enter_to_reap
+            && self.in_ring > self.unsubmitted
+            && self.ring.completion().is_empty();
+        if self.unsubmitted > 0 {
+            self.flush_sq(0, None)?;
+        } else if run_task_work {
+            self.ensure_enabled()?;
+            // SAFETY: a plain io_uring_enter with GETEVENTS, nothing to submit, no argument.
+            let r = unsafe {
+                self.ring.submitter().enter::<libc::sigset_t>(
+                    0,
+                    0,
+                    io_uring::EnterFlags::GETEVENTS.bits(),
+                    None,
+                )
+            };
+            if let Err(e) = r {
+                if !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN)) {
+                    return Err(io_err("io_uring_enter", e));
+                }
+            }
+        }
+        let mut cq = self.ring.completion();
+        cq.sync();
+        for cqe in &mut cq {
+            let slot = u32::try_from(cqe.user_data()).expect("user_data is a slot");
+            let r = cqe.result();
+            out.push((slot, if r < 0 { Err(-r) } else { Ok(r as u64) }));
+            self.in_ring -= 1;
+        }
+        drop(cq);
+        if let Some(h) = self.helper.as_mut() {
+            h.poll(out)?;
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self, timeout_ns: Option<u64>) -> Result<(), TargetError> {
+        let helper_busy = self.helper.as_ref().is_some_and(|h| h.in_flight() > 0);
+        if self.in_ring == 0 {
+            if let Some(h) = self.helper.as_mut() {
+                if h.in_flight() > 0 {
+                    return h.wait(timeout_ns);
+                }
+            }
+            if let Some(t) = timeout_ns {
+                std::thread::sleep(std::time::Duration::from_nanos(t));
+            }
+            return Ok(());
+        }
+        let timeout = if helper_busy {
+            Some(timeout_ns.map_or(HELPER_POLL_NS, |t| t.min(HELPER_POLL_NS)))
+        } else {
+            timeout_ns
+        };
+        self.flush_sq(1, timeout)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_ring + self.helper.as_ref().map_or(0, |h| h.in_flight())
+    }
+
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn details(&self) -> Vec<(String, String)> {
+        vec![
+            ("io_uring_setup".into(), self.flags.to_string()),
+            (
+                "io_uring_fixed_buffers".into(),
+                self.fixed_buffers.to_string(),
+            ),
+            ("io_uring_fixed_file".into(), self.fixed_file.to_string()),
+        ]
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // The ring holds references to the registered file and buffers, released
+        // asynchronously after the ring fd closes; that would keep a block device's
+        // O_EXCL claim (EBUSY for the next opener) for a moment. Unregistering now
+        // drops them synchronously. Errors are moot at this point.
+        if self.enabled {
+            let _ = self.ring.submitter().unregister_files();
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! [`RealTarget`]: a file or block device driven through a [`Backend`], on
+//! CLOCK_MONOTONIC. Completions are stamped when reaped, so events reach the metrics
+//! in time order; waits sleep until just before a deadline, then spin.
+
+use crate::backend::threads::Threads;
+use crate::backend::uring::Uring;
+use crate::backend::{Backend, BufferPool, Clock, TrimMode, BUFFER_ALIGN};
+use crate::safety::WriteGate;
+use crate::target::{Completion, IoRequest, Target, TargetError, TargetInfo};
+use std::os::fd::{AsRawFd, OwnedFd};
+use storbench_trace::Op;
+
+/// Before a deadline, sleep until this close to it, then spin.
+pub const SPIN_NS: u64 = 50_000;
+
+/// Which backend to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// io_uring when the kernel allows it, threads otherwise.
+    #[default]
+    Auto,
+    Uring,
+    Threads,
+}
+
+impl BackendChoice {
+    pub fn parse(s: &str) -> Option<BackendChoice> {
+        match s {
+            "auto" => Some(BackendChoice::Auto),
+            "io_uring" | "uring" | "io-uring" => Some(BackendChoice::Uring),
+            "threads" => Some(BackendChoice::Threads),
+            _ => None,
+        }
+    }
+}
+
+/// A real target. Field order matters: the backend (kernel ring, worker threads) is
+/// dropped before the buffer pool it writes into, and both before the file.
+pub struct RealTarget {
+    backend: Box<dyn Backend>,
+    pool: BufferPool,
+    /// Kept open for as long as the backend uses its raw fd.
+    _fd: OwnedFd,
+    info: TargetInfo,
+    clock: Clock,
+    max_in_flight: usize,
+    gate: WriteGate,
+    scratch: Vec<(u32, Result<u64, i32>)>,
+    /// The driving thread's timer slack was lowered (sleeps end when asked).
+    slack_set: bool,
+}
+
+impl RealTarget {
+    /// Wrap an open file descriptor. `info.backend` is filled here.
+    pub fn new(
+        fd: OwnedFd,
+        mut info: TargetInfo,
+        max_in_flight: usize,
+        buffer_bytes: usize,
+        choice: BackendChoice,
+        trim: TrimMode,
+        gate: WriteGate,
+    ) -> Result<RealTarget, TargetError> {
+        if max_in_flight == 0 || max_in_flight > 4096 {
+            return Err(TargetError::Invalid(format!(
+                "{max_in_flight} I/Os in flight: a real target takes 1 to 4096"
+            )));
+        }
+        let buffer_bytes = buffer_bytes.max(BUFFER_ALIGN).div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
+        let pool = BufferPool::new(max_in_flight, buffer_bytes);
+        let raw = fd.as_raw_fd();
+        let backend: Box<dyn Backend> = match choice {
+            BackendChoice::Threads => Box::new(Threads::new(raw, max_in_flight, trim)?),
+            BackendChoice::Uring => Box::new(Uring::new(raw, max_in_flight as u32, &pool, trim)?),
+            BackendChoice::Auto => match Uring::new(raw, max_in_flight as u32, &pool, trim) {
+                Ok(u) => Box::new(u),
+                Err(e) => {
+                    info.details
+                        .insert("io_uring_unavailable".into(), e.to_string());
+                    Box::new(Threads::new(raw, max_in_flight, trim)?)
+                }
+            },
+        };
+        info.backend = backend.name().to_string();
+        for (k, v) in backend.details() {
+            info.details.insert(k, v);
+        }
+        Ok(RealTarget {
+            backend,
+            pool,
+            _fd: fd,
+            info,
+            clock: Clock::new(),
+            max_in_flight,
+            gate,
+            scratch: Vec::with_capacity(max_in_flight),
+            slack_set: false,
+        })
+    }
+
+    pub fn buffer_bytes(&self) -> usize {
+        self.pool.slot_bytes()
+    }
+
+    fn reap(&mut self, out: &mut Vec<Completion>) -> Result<usize, TargetError> {
+        self.scratch.clear();
+        self.backend.poll(&mut self.scratch)?;
+        if self.scratch.is_empty() {
+            return Ok(0);
+        }
+        let t = self.clock.now_ns();
+        for &(slot, result) in &self.scratch {
+            out.push(Completion {
+                slot,
+                complete_ns: t,
+                result,
+            });
+        }
+        Ok(self.scratch.len())
+    }
+}
+
+impl Target for RealTarget {
+    fn info(&self) -> &TargetInfo {
+        &self.info
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
+        Some(self.pool.slot_mut(slot))
+    }
+
+    fn submit(&mut self, reqs: &[IoRequest]) -> Result<(), TargetError> {
+        if reqs.iter().any(|r| matches!(r.op, Op::Write | Op::Trim)) {
+            self.gate.check_before_write()?;
+        }
+        for r in reqs {
+            assert!(
+                r.offset_bytes + r.len_bytes <= self.info.capacity_bytes,
+                "I/O past the end of {}",
+                self.info.name
+            );
+            assert!(!r.op.is_data() || r.len_bytes as usize <= self.pool.slot_bytes());
+        }
+        assert!(self.backend.in_flight() + reqs.len() <= self.max_in_flight);
+        self.backend.submit(reqs, &self.pool)
+    }
+
+    fn advance(
+        &mut self,
+        min_complete: usize,
+        deadline_ns: Option<u64>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), TargetError> {
+        if !self.slack_set {
+            // The default 50 µs timer slack would make sleeps overshoot deadlines;
+            // 1 ns lets the sleep-then-spin wait land on time. Per thread, so done
+            // here, on the thread that drives the target.
+            // SAFETY: prctl(PR_SET_TIMERSLACK) takes an integer and touches no memory.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+            self.slack_set = true;
+        }
+        let mut got = 0usize;
+        loop {
+            got += self.reap(out)?;
+            if min_complete > 0 && got >= min_complete {
+                return Ok(());
+            }
+            let now = self.clock.now_ns();
+            let remaining = match deadline_ns {
+                Some(d) if now >= d => return Ok(()),
+                Some(d) => Some(d - now),
+                None if min_complete == 0 => return Ok(()),
+                None => None,
+            };
+            if let Some(r) = remaining {
+                if r <= SPIN_NS {
+                    std::hint::spin_loop();
+                    continue;
+                }
+            }
+            let sleep = remaining.map(|r| r - SPIN_NS);
+            if self.backend.in_flight() > 0 {
+                self.backend.wait(sleep)?;
+            } else {
+                match sleep {
+                    Some(s) => std::thread::sleep(std::time::Duration::from_nanos(s)),
+                    None => panic!(
+                        "advance({min_complete}, None) with nothing in flight would wait forever"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for RealTarget {
+    fn drop(&mut self) {
+        // Never free buffers the kernel may still write: drain what is in flight.
+        let mut sink = Vec::new();
+        while self.backend.in_flight() > 0 {
+            sink.clear();
+            if self.backend.wait(Some(100_000_000)).is_err()
+                || self.backend.poll(&mut sink).is_err()
+            {
+                break;
+            }
+        }
+    }
+}

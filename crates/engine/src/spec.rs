@@ -1,0 +1,249 @@
+//! Target specs: `sim:...` (parsed by the sim crate), `file:PATH`, a path to a block
+//! device, or a path to a regular file (existing, or created with `--size`).
+
+use crate::backend::TrimMode;
+use crate::real::{BackendChoice, RealTarget};
+use crate::safety::{check_block_device_write, WriteGate};
+use crate::target::blockdev::{is_block_device, open_blockdev};
+use crate::target::file::{open_file, FileOpen};
+use crate::target::TargetError;
+use std::path::PathBuf;
+
+/// A parsed target spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// `sim:...` (the whole spec, prefix included).
+    Sim(String),
+    File(PathBuf),
+    BlockDevice(PathBuf),
+    /// `test:delay=20us,capacity=1g`: a virtual target completing every I/O after a
+    /// fixed delay (engine overhead and memory measurements; no device touched).
+    Test {
+        delay_ns: u64,
+        capacity_bytes: u64,
+    },
+}
+
+impl TargetSpec {
+    pub fn parse(s: &str) -> Result<TargetSpec, TargetError> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err(TargetError::Invalid("empty target spec".into()));
+        }
+        if s.starts_with("sim:") || s == "sim" {
+            return Ok(TargetSpec::Sim(s.to_string()));
+        }
+        if let Some(rest) = s.strip_prefix("test:") {
+            return parse_test(rest);
+        }
+        if let Some(p) = s.strip_prefix("file:") {
+            return Ok(TargetSpec::File(PathBuf::from(p)));
+        }
+        let p = PathBuf::from(s);
+        if is_block_device(&p) {
+            Ok(TargetSpec::BlockDevice(p))
+        } else {
+            Ok(TargetSpec::File(p))
+        }
+    }
+}
+
+fn parse_test(rest: &str) -> Result<TargetSpec, TargetError> {
+    let mut delay_ns = 20_000u64;
+    let mut capacity_bytes = 1u64 << 30;
+    for kv in rest.split(',').filter(|k| !k.is_empty()) {
+        let (k, v) = kv.split_once('=').ok_or_else(|| {
+            TargetError::Invalid(format!(
+                "test target: `{kv}` is not KEY=VALUE (keys: delay, capacity)"
+            ))
+        })?;
+        match k {
+            "delay" => {
+                let (num, mult) = if let Some(n) = v.strip_suffix("ns") {
+                    (n, 1)
+                } else if let Some(n) = v.strip_suffix("us") {
+                    (n, 1_000)
+                } else if let Some(n) = v.strip_suffix("ms") {
+                    (n, 1_000_000)
+                } else {
+                    (v, 1)
+                };
+                delay_ns = num.parse::<u64>().map_err(|_| {
+                    TargetError::Invalid(format!(
+                        "test target: delay `{v}` is not a duration like 20us"
+                    ))
+                })? * mult;
+            }
+            "capacity" => {
+                capacity_bytes = storbench_workload::generator::parse_size(v)
+                    .map_err(|e| TargetError::Invalid(format!("test target: capacity: {e}")))?;
+            }
+            _ => {
+                return Err(TargetError::Invalid(format!(
+                    "test target: unknown key `{k}` (keys: delay, capacity)"
+                )))
+            }
+        }
+    }
+    if capacity_bytes < 4096 {
+        return Err(TargetError::Invalid(
+            "test target: capacity below 4k".into(),
+        ));
+    }
+    Ok(TargetSpec::Test {
+        delay_ns,
+        capacity_bytes,
+    })
+}
+
+/// How to open a real target.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// The run writes or trims (block devices are checked by the safety guard at open).
+    pub write: bool,
+    /// Files: create or extend to this size; the capacity used.
+    pub size_bytes: Option<u64>,
+    /// Files: allow writing to an existing file storbench did not create.
+    pub overwrite: bool,
+    /// Block devices: `--destroy-data=/dev/EXACT`.
+    pub destroy_data: Option<PathBuf>,
+    /// Slots (I/Os in flight at most).
+    pub max_in_flight: usize,
+    /// Size of each slot's buffer (the largest I/O).
+    pub buffer_bytes: usize,
+    pub backend: BackendChoice,
+    /// Files: O_DIRECT (on by default).
+    pub direct: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            write: false,
+            size_bytes: None,
+            overwrite: false,
+            destroy_data: None,
+            max_in_flight: 128,
+            buffer_bytes: 1 << 20,
+            backend: BackendChoice::Auto,
+            direct: true,
+        }
+    }
+}
+
+/// Open a file or block device target.
+pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, TargetError> {
+    match spec {
+        TargetSpec::Sim(s) => Err(TargetError::Invalid(format!(
+            "{s} is a simulated target: open it with storbench_sim::open_spec"
+        ))),
+        TargetSpec::Test { .. } => Err(TargetError::Invalid(
+            "a test target is virtual: open it with TargetSpec::open_test".into(),
+        )),
+        TargetSpec::File(p) => {
+            let (fd, info) = open_file(
+                p,
+                &FileOpen {
+                    write: o.write,
+                    size_bytes: o.size_bytes,
+                    overwrite: o.overwrite,
+                    direct: o.direct,
+                },
+            )?;
+            let gate = if o.write {
+                WriteGate::Allowed
+            } else {
+                WriteGate::ReadOnly {
+                    name: info.name.clone(),
+                }
+            };
+            RealTarget::new(
+                fd,
+                info,
+                o.max_in_flight,
+                o.buffer_bytes,
+                o.backend,
+                TrimMode::PunchHole,
+                gate,
+            )
+        }
+        TargetSpec::BlockDevice(p) => {
+            if o.size_bytes.is_some() {
+                return Err(TargetError::Invalid(format!(
+                    "--size applies to files; {} is a block device (use --span to restrict the region)",
+                    p.display()
+                )));
+            }
+            let gate = if o.write {
+                // Fail fast, before opening for writing.
+                check_block_device_write(p, o.destroy_data.as_deref())?;
+                WriteGate::Allowed
+            } else {
+                WriteGate::ReadOnly {
+                    name: p.display().to_string(),
+                }
+            };
+            let (fd, info) = open_blockdev(p, o.write)?;
+            RealTarget::new(
+                fd,
+                info,
+                o.max_in_flight,
+                o.buffer_bytes,
+                o.backend,
+                TrimMode::BlkDiscard,
+                gate,
+            )
+        }
+    }
+}
+
+impl TargetSpec {
+    /// Open a `test:` target (virtual time, fixed delay, no device).
+    pub fn open_test(&self, max_in_flight: usize) -> Option<crate::testing::DelayTarget> {
+        match *self {
+            TargetSpec::Test {
+                delay_ns,
+                capacity_bytes,
+            } => Some(
+                crate::testing::DelayTarget::new(capacity_bytes, delay_ns, max_in_flight).lean(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_specs() {
+        assert_eq!(
+            TargetSpec::parse("sim:mlc-256g").unwrap(),
+            TargetSpec::Sim("sim:mlc-256g".into())
+        );
+        assert_eq!(
+            TargetSpec::parse("file:/tmp/x").unwrap(),
+            TargetSpec::File("/tmp/x".into())
+        );
+        assert_eq!(
+            TargetSpec::parse("/tmp/nonexistent-x").unwrap(),
+            TargetSpec::File("/tmp/nonexistent-x".into())
+        );
+        assert!(TargetSpec::parse("").is_err());
+        assert_eq!(
+            TargetSpec::parse("test:delay=20us,capacity=1g").unwrap(),
+            TargetSpec::Test {
+                delay_ns: 20_000,
+                capacity_bytes: 1 << 30
+            }
+        );
+        assert!(TargetSpec::parse("test:speed=3").is_err());
+        if std::path::Path::new("/dev/loop0").exists() {
+            assert_eq!(
+                TargetSpec::parse("/dev/loop0").unwrap(),
+                TargetSpec::BlockDevice("/dev/loop0".into())
+            );
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The safety guard on loop devices carrying real filesystems (mkfs): refusal, bytes
+//! unchanged after a refusal, `--destroy-data` naming the exact device, TRIM on a
+//! loop device. Skips with a reason when not root or the tools are missing.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use storbench_engine::safety::{check_block_device_write, inspect, scan_signatures};
+use storbench_engine::testing::VecSource;
+use storbench_engine::{
+    open_real, run_phase, NoObserver, OpenOptions, Pacing, RunOptions, Target, TargetError,
+    TargetSpec,
+};
+use storbench_trace::Op;
+use storbench_workload::generator::{GenSpec, Generator};
+use storbench_workload::NextIo;
+
+const SIZE: u64 = 64 << 20;
+
+/// A loop device over a file in a temp dir; detached on drop.
+struct Loop {
+    dev: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    fn new() -> Option<Loop> {
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: not root (loop devices need root)");
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let backing = dir.path().join("backing.img");
+        let f = std::fs::File::create(&backing).ok()?;
+        f.set_len(SIZE).ok()?;
+        drop(f);
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "-P"])
+            .arg(&backing)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => {
+                let dev = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+                Some(Loop { dev, _dir: dir })
+            }
+            Ok(o) => {
+                eprintln!(
+                    "skipped: losetup failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: losetup not available: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dev).output();
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn tool(name: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn run(cmd: &str, args: &[&str], dev: &Path) -> bool {
+    let o = Command::new(cmd)
+        .args(args)
+        .arg(dev)
+        .output()
+        .expect("spawn");
+    if !o.status.success() {
+        eprintln!("{cmd} failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    o.status.success()
+}
+
+fn hash_dev(dev: &Path) -> u64 {
+    let data = std::fs::read(dev).unwrap();
+    let mut h = DefaultHasher::new();
+    h.write(&data);
+    h.finish()
+}
+
+fn write_opts(destroy: Option<&Path>) -> OpenOptions {
+    OpenOptions {
+        write: true,
+        destroy_data: destroy.map(Path::to_path_buf),
+        max_in_flight: 8,
+        buffer_bytes: 128 << 10,
+        ..OpenOptions::default()
+    }
+}
+
+/// Try to write 1 MB through the engine; Err when refused.
+fn try_write(dev: &Path, destroy: Option<&Path>) -> Result<(), TargetError> {
+    let mut t = open_real(
+        &TargetSpec::BlockDevice(dev.to_path_buf()),
+        &write_opts(destroy),
+    )?;
+    let mut g = Generator::new(GenSpec::seq_fill(0, 1 << 20, 1)).unwrap();
+    let out = run_phase(
+        &mut t,
+        &mut g,
+        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
+        &mut NoObserver,
+    )
+    .map_err(|e| TargetError::Invalid(e.to_string()))?;
+    assert_eq!(out.metrics.errors, 0, "{:?}", out.first_error);
+    Ok(())
+}
+
+fn assert_refused_unchanged(dev: &Path, what: &str) {
+    let before = hash_dev(dev);
+    let e = try_write(dev, None).expect_err(what);
+    assert!(matches!(e, TargetError::Refused { .. }), "{what}: {e}");
+    assert!(
+        e.to_string().contains("--destroy-data"),
+        "{what}: no hint: {e}"
+    );
+    // Also through a read-only target that is asked to write anyway.
+    let mut t = open_real(
+        &TargetSpec::BlockDevice(dev.to_path_buf()),
+        &OpenOptions {
+            write: false,
+            max_in_flight: 4,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap();
+    let mut src = VecSource::new(vec![NextIo {
+        op: Op::Write,
+        offset_bytes: 0,
+        len_bytes: 4096,
+        at_ns: None,
+        trace_qd: None,
+    }]);
+    assert!(run_phase(
+        &mut t,
+        &mut src,
+        &RunOptions::new(Pacing::FixedQd(1)),
+        &mut NoObserver
+    )
+    .is_err());
+    drop(t);
+    assert_eq!(
+        hash_dev(dev),
+        before,
+        "{what}: device bytes changed after a refusal"
+    );
+}
+
+#[test]
+fn blank_device_is_writable_and_ext4_is_refused() {
+    let Some(lp) = Loop::new() else { return };
+    let dev = lp.dev.clone();
+    // Blank: nothing found, writes go through.
+    assert_eq!(inspect(&dev).unwrap(), vec![]);
+    try_write(&dev, None).unwrap();
+    // Zero it again (storbench wrote random data) via the engine with the flag.
+    if !tool("mkfs.ext4") {
+        eprintln!("skipped: mkfs.ext4 not installed");
+        return;
+    }
+    assert!(run("mkfs.ext4", &["-q", "-F"], &dev));
+    let sigs = scan_signatures(&dev).unwrap();
+    assert!(
+        sigs.iter().any(|s| s.contains("ext2/ext3/ext4")),
+        "{sigs:?}"
+    );
+    assert_refused_unchanged(&dev, "ext4");
+    // --destroy-data naming another device is refused, bytes unchanged.
+    let before = hash_dev(&dev);
+    let e = try_write(&dev, Some(Path::new("/dev/null"))).unwrap_err();
+    assert!(e.to_string().contains("does not name"), "{e}");
+    assert_eq!(hash_dev(&dev), before);
+    // The exact device (by another path: /dev/block/MAJ:MIN when present) allows it.
+    try_write(&dev, Some(&dev)).unwrap();
+    assert_ne!(hash_dev(&dev), before, "the confirmed write did not happen");
+}
+
+#[test]
+fn mounted_ext4_is_refused_even_with_destroy_data() {
+    let Some(lp) = Loop::new() else { return };
+    let dev = lp.dev.clone();
+    if !tool("mkfs.ext4") {
+        eprintln!("skipped: mkfs.ext4 not installed");
+        return;
+    }
+    assert!(run("mkfs.ext4", &["-q", "-F"], &dev));
+    let mnt = tempfile::tempdir().unwrap();
+    let o = Command::new("mount")
+        .arg(&dev)
+        .arg(mnt.path())
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        eprintln!(
+            "skipped: mount not permitted here: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+        return;
+    }
+    let r = check_block_device_write(&dev, Some(&dev));
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    let e = r.unwrap_err();
+    assert!(e.to_string().contains("is mounted on"), "{e}");
+}
+
+#[test]
+fn swap_and_other_signatures_are_refused() {
+    let Some(lp) = Loop::new() else { return };
+    let dev = lp.dev.clone();
+    if tool("mkswap") {
+        assert!(run("mkswap", &[], &dev));
+        assert!(scan_signatures(&dev)
+            .unwrap()
+            .iter()
+            .any(|s| s.contains("swap")));
+        assert_refused_unchanged(&dev, "swap");
+    } else {
+        eprintln!("skipped: mkswap not installed");
+    }
+    for (mkfs, args) in [
+        ("mkfs.xfs", &["-f", "-q"][..]),
+        ("mkfs.btrfs", &["-f", "-q"][..]),
+        ("mkfs.vfat", &[][..]),
+    ] {
+        if !tool(mkfs) {
+            eprintln!("skipped {mkfs}: not installed");
+            continue;
+        }
+        if run(mkfs, args, &dev) {
+            assert_refused_unchanged(&dev, mkfs);
+        }
+    }
+}
+
+#[test]
+fn partition_table_is_refused() {
+    let Some(lp) = Loop::new() else { return };
+    let dev = lp.dev.clone();
+    if !tool("sfdisk") {
+        eprintln!("skipped: sfdisk not installed");
+        return;
+    }
+    for label in ["dos", "gpt"] {
+        let mut c = Command::new("sfdisk")
+            .arg("-q")
+            .arg(&dev)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(format!("label: {label}\n,16M\n").as_bytes())
+            .unwrap();
+        assert!(c.wait().unwrap().success());
+        let _ = Command::new("partx").arg("-u").arg(&dev).status();
+        let findings = inspect(&dev).unwrap();
+        let text: Vec<&str> = findings.iter().map(|f| f.reason.as_str()).collect();
+        let want = if label == "gpt" { "GPT" } else { "MBR" };
+        assert!(text.iter().any(|s| s.contains(want)), "{label}: {text:?}");
+        assert_refused_unchanged(&dev, label);
+    }
+}
+
+#[test]
+fn trim_on_a_loop_device_discards() {
+    let Some(lp) = Loop::new() else { return };
+    let dev = lp.dev.clone();
+    let mut t = open_real(&TargetSpec::BlockDevice(dev.clone()), &write_opts(None)).unwrap();
+    assert!(t.info().discard, "loop devices support discard");
+    let mut g = Generator::new(GenSpec::seq_fill(0, 8 << 20, 1)).unwrap();
+    run_phase(
+        &mut t,
+        &mut g,
+        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
+        &mut NoObserver,
+    )
+    .unwrap();
+    let mut src = VecSource::new(vec![NextIo {
+        op: Op::Trim,
+        offset_bytes: 0,
+        len_bytes: 4 << 20,
+        at_ns: None,
+        trace_qd: None,
+    }]);
+    let out = run_phase(
+        &mut t,
+        &mut src,
+        &RunOptions::new(Pacing::FixedQd(1)),
+        &mut NoObserver,
+    )
+    .unwrap();
+    assert_eq!(out.metrics.errors, 0, "{:?}", out.first_error);
+    assert_eq!(out.metrics.trim_ios, 1);
+    drop(t);
+    let data = std::fs::read(&dev).unwrap();
+    assert!(
+        data[..4 << 20].iter().all(|&b| b == 0),
+        "discarded range not zero"
+    );
+    assert!(data[4 << 20..8 << 20]
+        .chunks(4096)
+        .all(|c| c.iter().any(|&b| b != 0)));
+}

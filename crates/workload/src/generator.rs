@@ -1,0 +1,478 @@
+//! fio-style generators: sequential or random offsets, a read/write mix (or TRIM),
+//! one block size, a span of the target, a byte or I/O-count limit. Seeded, so the
+//! same spec gives the same I/O stream.
+//!
+//! A generator reports its queue depth as `trace_qd`, so `queue-depth` pacing keeps
+//! `qd` I/Os in flight; it has no issue times (`at_ns` is `None`). Time limits are the
+//! engine's (`RunOptions::time_limit_ns`): a generator without a byte or count limit
+//! never ends by itself.
+
+use crate::source::{NextIo, Source, SourceError};
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use storbench_trace::Op;
+
+/// Offset pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Each I/O starts where the previous one ended, wrapping at the end of the span.
+    Sequential,
+    /// Uniform over the block-aligned positions of the span.
+    Random,
+}
+
+/// What the generator issues.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mix {
+    /// Reads with probability `read_pct`/100, writes otherwise (0 = all writes, 100 = all reads).
+    ReadWrite { read_pct: u8 },
+    /// TRIM (discard) only.
+    Trim,
+}
+
+/// Where on the target a generator works: a length in bytes or a share of capacity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SpanSpec {
+    Bytes(u64),
+    /// Percent of capacity, in (0, 100].
+    Percent(f64),
+}
+
+impl SpanSpec {
+    /// Parse `75%`, `1g`, `4096`, `512m` (k, m, g, t are powers of 1024, as in fio).
+    pub fn parse(s: &str) -> Result<SpanSpec, SourceError> {
+        let s = s.trim();
+        if let Some(p) = s.strip_suffix('%') {
+            let v: f64 = p
+                .trim()
+                .parse()
+                .map_err(|_| SourceError::Invalid(format!("span `{s}`: `{p}` is not a number")))?;
+            if !(v > 0.0 && v <= 100.0) {
+                return Err(SourceError::Invalid(format!(
+                    "span `{s}`: a percentage must be in (0, 100]"
+                )));
+            }
+            return Ok(SpanSpec::Percent(v));
+        }
+        parse_size(s).map(SpanSpec::Bytes)
+    }
+
+    /// Span length in bytes on a target of `capacity_bytes`, rounded down to a multiple
+    /// of `align_bytes`, at most the capacity.
+    pub fn resolve(self, capacity_bytes: u64, align_bytes: u64) -> Result<u64, SourceError> {
+        assert!(align_bytes > 0);
+        let raw = match self {
+            SpanSpec::Bytes(b) => b,
+            SpanSpec::Percent(p) => ((capacity_bytes as f64) * p / 100.0) as u64,
+        };
+        if raw > capacity_bytes {
+            return Err(SourceError::Invalid(format!(
+                "span of {raw} bytes is larger than the target ({capacity_bytes} bytes)"
+            )));
+        }
+        let span = raw / align_bytes * align_bytes;
+        if span == 0 {
+            return Err(SourceError::Invalid(format!(
+                "span of {raw} bytes holds no block of {align_bytes} bytes"
+            )));
+        }
+        Ok(span)
+    }
+}
+
+/// Parse a size like fio: `4k`, `128K`, `1g`, `512` (bytes); k/m/g/t = 1024^n; an
+/// optional trailing `b`/`B` or `ib` is accepted (`4kib`, `1GB` = 1024^3).
+pub fn parse_size(s: &str) -> Result<u64, SourceError> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1u64 << 20),
+        Some('g') => (&t[..t.len() - 1], 1u64 << 30),
+        Some('t') => (&t[..t.len() - 1], 1u64 << 40),
+        _ => (t, 1u64),
+    };
+    let bad = || {
+        SourceError::Invalid(format!(
+            "size `{s}`: expected a number with an optional k, m, g or t suffix (powers of 1024)"
+        ))
+    };
+    if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        if v.is_nan() || v < 0.0 {
+            return Err(bad());
+        }
+        return Ok((v * mult as f64) as u64);
+    }
+    let v: u64 = num.parse().map_err(|_| bad())?;
+    v.checked_mul(mult).ok_or_else(bad)
+}
+
+/// When a generator stops by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// Never (the engine's time limit or a stop flag ends the run).
+    None,
+    /// After this many bytes issued (the last I/O may be shortened to hit it exactly).
+    Bytes(u64),
+    /// After this many I/Os.
+    Ios(u64),
+}
+
+/// A generator's full description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenSpec {
+    pub pattern: Pattern,
+    pub mix: Mix,
+    pub block_bytes: u64,
+    pub qd: u32,
+    /// First byte of the span on the target.
+    pub span_start_bytes: u64,
+    /// Length of the span (a multiple of `block_bytes` for random I/O).
+    pub span_bytes: u64,
+    pub limit: Limit,
+    pub seed: u64,
+}
+
+impl GenSpec {
+    /// 128 KB sequential writes over the span once (the fill of the consistency and
+    /// TRIM procedures and the seasoning pass).
+    pub fn seq_fill(span_start_bytes: u64, span_bytes: u64, seed: u64) -> GenSpec {
+        GenSpec {
+            pattern: Pattern::Sequential,
+            mix: Mix::ReadWrite { read_pct: 0 },
+            block_bytes: 128 << 10,
+            qd: 32,
+            span_start_bytes,
+            span_bytes,
+            limit: Limit::Bytes(span_bytes),
+            seed,
+        }
+    }
+
+    /// 4 KB random writes at QD32 over the span, no limit of its own.
+    pub fn rand_write_4k_qd32(span_start_bytes: u64, span_bytes: u64, seed: u64) -> GenSpec {
+        GenSpec {
+            pattern: Pattern::Random,
+            mix: Mix::ReadWrite { read_pct: 0 },
+            block_bytes: 4 << 10,
+            qd: 32,
+            span_start_bytes,
+            span_bytes,
+            limit: Limit::None,
+            seed,
+        }
+    }
+
+    /// 128 KB sequential writes over the span, `limit` decides the length.
+    pub fn seq_write_128k(
+        span_start_bytes: u64,
+        span_bytes: u64,
+        limit: Limit,
+        seed: u64,
+    ) -> GenSpec {
+        GenSpec {
+            limit,
+            ..GenSpec::seq_fill(span_start_bytes, span_bytes, seed)
+        }
+    }
+
+    /// TRIM the whole span once in `chunk_bytes` pieces at QD1.
+    pub fn trim_span(span_start_bytes: u64, span_bytes: u64, chunk_bytes: u64) -> GenSpec {
+        GenSpec {
+            pattern: Pattern::Sequential,
+            mix: Mix::Trim,
+            block_bytes: chunk_bytes,
+            qd: 1,
+            span_start_bytes,
+            span_bytes,
+            limit: Limit::Bytes(span_bytes),
+            seed: 0,
+        }
+    }
+
+    fn validate(&self) -> Result<(), SourceError> {
+        let bad = |m: String| Err(SourceError::Invalid(m));
+        if self.block_bytes == 0 {
+            return bad("block size must be at least 1 byte".into());
+        }
+        if self.qd == 0 {
+            return bad("queue depth must be at least 1".into());
+        }
+        if self.span_bytes < self.block_bytes {
+            return bad(format!(
+                "span of {} bytes is smaller than one block of {} bytes",
+                self.span_bytes, self.block_bytes
+            ));
+        }
+        if let Mix::ReadWrite { read_pct } = self.mix {
+            if read_pct > 100 {
+                return bad(format!("read percentage {read_pct} is over 100"));
+            }
+        }
+        if self.span_start_bytes.checked_add(self.span_bytes).is_none() {
+            return bad("span end overflows 64 bits".into());
+        }
+        Ok(())
+    }
+}
+
+/// A generator: a [`Source`] built from a [`GenSpec`].
+pub struct Generator {
+    spec: GenSpec,
+    rng: Xoshiro256PlusPlus,
+    /// Next sequential position, relative to the span start.
+    seq_pos_bytes: u64,
+    /// Number of whole blocks in the span (random positions).
+    blocks: u64,
+    issued_ios: u64,
+    issued_bytes: u64,
+}
+
+impl Generator {
+    pub fn new(spec: GenSpec) -> Result<Generator, SourceError> {
+        spec.validate()?;
+        let blocks = spec.span_bytes / spec.block_bytes;
+        assert!(blocks >= 1);
+        Ok(Generator {
+            rng: Xoshiro256PlusPlus::seed_from_u64(spec.seed),
+            spec,
+            seq_pos_bytes: 0,
+            blocks,
+            issued_ios: 0,
+            issued_bytes: 0,
+        })
+    }
+
+    pub fn spec(&self) -> &GenSpec {
+        &self.spec
+    }
+
+    /// Uniform integer in [0, n) (Lemire's multiply-shift; the bias is below 2^-64 * n).
+    #[inline]
+    fn below(&mut self, n: u64) -> u64 {
+        assert!(n > 0);
+        ((self.rng.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+impl Source for Generator {
+    fn next_io(&mut self) -> Option<Result<NextIo, SourceError>> {
+        let mut len = self.spec.block_bytes;
+        match self.spec.limit {
+            Limit::None => {}
+            Limit::Ios(n) => {
+                if self.issued_ios >= n {
+                    return None;
+                }
+            }
+            Limit::Bytes(n) => {
+                if self.issued_bytes >= n {
+                    return None;
+                }
+                len = len.min(n - self.issued_bytes);
+            }
+        }
+        let rel = match self.spec.pattern {
+            Pattern::Sequential => {
+                if self.seq_pos_bytes + len > self.spec.span_bytes {
+                    self.seq_pos_bytes = 0;
+                }
+                let p = self.seq_pos_bytes;
+                self.seq_pos_bytes += len;
+                p
+            }
+            Pattern::Random => self.below(self.blocks) * self.spec.block_bytes,
+        };
+        let op = match self.spec.mix {
+            Mix::Trim => Op::Trim,
+            Mix::ReadWrite { read_pct: 0 } => Op::Write,
+            Mix::ReadWrite { read_pct: 100 } => Op::Read,
+            Mix::ReadWrite { read_pct } => {
+                if self.below(100) < read_pct as u64 {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        assert!(rel + len <= self.spec.span_bytes);
+        self.issued_ios += 1;
+        self.issued_bytes += len;
+        Some(Ok(NextIo {
+            op,
+            offset_bytes: self.spec.span_start_bytes + rel,
+            len_bytes: len,
+            at_ns: None,
+            trace_qd: Some(self.spec.qd),
+        }))
+    }
+
+    fn total_ios(&self) -> Option<u64> {
+        match self.spec.limit {
+            Limit::Ios(n) => Some(n),
+            Limit::Bytes(n) => Some(n.div_ceil(self.spec.block_bytes)),
+            Limit::None => None,
+        }
+    }
+
+    fn total_bytes(&self) -> Option<u64> {
+        match self.spec.limit {
+            Limit::Bytes(n) => Some(n),
+            Limit::Ios(n) => Some(n.saturating_mul(self.spec.block_bytes)),
+            Limit::None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(g: &mut Generator, max: usize) -> Vec<NextIo> {
+        let mut v = Vec::new();
+        while let Some(io) = g.next_io() {
+            v.push(io.unwrap());
+            if v.len() == max {
+                break;
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn parse_sizes_like_fio() {
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("128K").unwrap(), 131072);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size("1.5m").unwrap(), 3 << 19);
+        assert!(parse_size("4x").is_err());
+        assert!(parse_size("").is_err());
+        assert_eq!(SpanSpec::parse("75%").unwrap(), SpanSpec::Percent(75.0));
+        assert!(SpanSpec::parse("0%").is_err());
+        assert!(SpanSpec::parse("101%").is_err());
+        assert_eq!(SpanSpec::parse("2g").unwrap(), SpanSpec::Bytes(2 << 30));
+    }
+
+    #[test]
+    fn span_resolves_to_block_multiple() {
+        let cap = 1_000_000_000u64;
+        let s = SpanSpec::Percent(75.0).resolve(cap, 4096).unwrap();
+        assert_eq!(s % 4096, 0);
+        assert!(s <= 750_000_000 && s > 750_000_000 - 4096);
+        assert!(SpanSpec::Bytes(cap + 1).resolve(cap, 4096).is_err());
+        assert!(SpanSpec::Bytes(100).resolve(cap, 4096).is_err());
+    }
+
+    #[test]
+    fn sequential_fill_covers_span_exactly_once() {
+        let span = 10 * (128 << 10) + 4096; // last I/O is short
+        let mut g = Generator::new(GenSpec::seq_fill(1 << 20, span, 1)).unwrap();
+        assert_eq!(g.total_ios(), Some(11));
+        let ios = collect(&mut g, 1000);
+        assert_eq!(ios.len(), 11);
+        let mut expect = 1u64 << 20;
+        for io in &ios {
+            assert_eq!(io.op, Op::Write);
+            assert_eq!(io.offset_bytes, expect);
+            assert_eq!(io.trace_qd, Some(32));
+            assert_eq!(io.at_ns, None);
+            expect += io.len_bytes;
+        }
+        assert_eq!(expect, (1 << 20) + span);
+        assert_eq!(ios.last().unwrap().len_bytes, 4096);
+    }
+
+    #[test]
+    fn sequential_wraps_at_span_end() {
+        let spec = GenSpec {
+            limit: Limit::Ios(5),
+            ..GenSpec::seq_write_128k(0, 2 * (128 << 10), Limit::None, 0)
+        };
+        let ios = collect(&mut Generator::new(spec).unwrap(), 100);
+        let offs: Vec<u64> = ios.iter().map(|i| i.offset_bytes >> 17).collect();
+        assert_eq!(offs, vec![0, 1, 0, 1, 0]);
+    }
+
+    #[test]
+    fn random_is_aligned_in_span_seeded_and_covers() {
+        let span = 64 * 4096;
+        let spec = GenSpec {
+            limit: Limit::Ios(20_000),
+            ..GenSpec::rand_write_4k_qd32(8192, span, 42)
+        };
+        let a = collect(&mut Generator::new(spec.clone()).unwrap(), usize::MAX);
+        let b = collect(&mut Generator::new(spec.clone()).unwrap(), usize::MAX);
+        assert_eq!(a, b, "same seed, same stream");
+        let c = collect(
+            &mut Generator::new(GenSpec { seed: 43, ..spec }).unwrap(),
+            usize::MAX,
+        );
+        assert_ne!(a, c);
+        let mut hits = [0u32; 64];
+        for io in &a {
+            assert_eq!(io.op, Op::Write);
+            assert_eq!(io.len_bytes, 4096);
+            assert_eq!(io.offset_bytes % 4096, 0);
+            assert!(io.offset_bytes >= 8192 && io.offset_bytes + 4096 <= 8192 + span);
+            hits[((io.offset_bytes - 8192) / 4096) as usize] += 1;
+        }
+        // 20000 draws over 64 blocks: expect 312.5 each; every block within +-40%.
+        for h in hits {
+            assert!((187..=438).contains(&h), "non-uniform: {hits:?}");
+        }
+    }
+
+    #[test]
+    fn read_write_mix_follows_percentage() {
+        let spec = GenSpec {
+            mix: Mix::ReadWrite { read_pct: 70 },
+            limit: Limit::Ios(10_000),
+            ..GenSpec::rand_write_4k_qd32(0, 1 << 30, 7)
+        };
+        let ios = collect(&mut Generator::new(spec).unwrap(), usize::MAX);
+        let reads = ios.iter().filter(|i| i.op == Op::Read).count();
+        assert!((6700..7300).contains(&reads), "reads {reads}");
+    }
+
+    #[test]
+    fn trim_span_and_byte_limit() {
+        let mut g = Generator::new(GenSpec::trim_span(0, 5 << 20, 2 << 20)).unwrap();
+        let ios = collect(&mut g, 100);
+        assert_eq!(ios.len(), 3);
+        assert!(ios
+            .iter()
+            .all(|i| i.op == Op::Trim && i.trace_qd == Some(1)));
+        assert_eq!(ios.iter().map(|i| i.len_bytes).sum::<u64>(), 5 << 20);
+    }
+
+    #[test]
+    fn invalid_specs_are_refused() {
+        let base = GenSpec::rand_write_4k_qd32(0, 1 << 20, 0);
+        assert!(Generator::new(GenSpec {
+            qd: 0,
+            ..base.clone()
+        })
+        .is_err());
+        assert!(Generator::new(GenSpec {
+            block_bytes: 0,
+            ..base.clone()
+        })
+        .is_err());
+        assert!(Generator::new(GenSpec {
+            span_bytes: 100,
+            ..base.clone()
+        })
+        .is_err());
+        assert!(Generator::new(GenSpec {
+            mix: Mix::ReadWrite { read_pct: 101 },
+            ..base
+        })
+        .is_err());
+    }
+}

@@ -1,0 +1,287 @@
+//! Trace replay source: streams a Parquet trace one bounded batch at a time and gives
+//! each I/O its trace time (`at_ns`, for `timed` replay) and the number of I/Os the
+//! trace had in flight when it was issued, itself included (`trace_qd`, for
+//! `queue-depth` replay), computed from the trace's completion times with a bounded
+//! min-heap of outstanding completion times.
+//!
+//! Memory is flat in trace length: one reader batch plus the heap (at most
+//! [`MAX_TRACE_QD`] entries).
+
+use crate::source::{NextIo, Source, SourceError};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::Path;
+use storbench_trace::store::Columns;
+use storbench_trace::{IoRecord, TraceMeta, TraceReader};
+
+/// Bound of the in-flight heap. A trace claiming more outstanding I/Os than this is
+/// clamped (the oldest outstanding completion is dropped) and the count reported.
+pub const MAX_TRACE_QD: usize = 65_536;
+
+/// Computes trace QD and the time-weighted average QD from a stream of records in
+/// issue order. Separate from the reader so it is testable on hand-built records.
+#[derive(Debug, Default)]
+pub struct TraceQd {
+    /// Completion times of I/Os still outstanding at the last issue time.
+    outstanding: BinaryHeap<Reverse<u64>>,
+    /// Busy-interval union: start and end of the open interval.
+    busy_start_ns: Option<u64>,
+    busy_end_ns: u64,
+    busy_ns: u64,
+    service_sum_ns: u128,
+    with_completion: u64,
+    without_completion: u64,
+    /// Times the heap bound was hit.
+    pub clamped: u64,
+}
+
+impl TraceQd {
+    pub fn new() -> TraceQd {
+        TraceQd::default()
+    }
+
+    /// The trace QD of `rec` (itself included), or `None` when it has no completion time.
+    pub fn on_record(&mut self, rec: &IoRecord) -> Option<u32> {
+        let issue = rec.issue_ns;
+        while let Some(&Reverse(c)) = self.outstanding.peek() {
+            if c > issue {
+                break;
+            }
+            self.outstanding.pop();
+        }
+        let complete = match rec.complete_ns {
+            Some(c) => c.max(issue),
+            None => {
+                self.without_completion += 1;
+                return None;
+            }
+        };
+        self.with_completion += 1;
+        self.service_sum_ns += u128::from(complete - issue);
+        match self.busy_start_ns {
+            None => {
+                self.busy_start_ns = Some(issue);
+                self.busy_end_ns = complete;
+            }
+            Some(s) => {
+                if issue > self.busy_end_ns {
+                    self.busy_ns += self.busy_end_ns - s;
+                    self.busy_start_ns = Some(issue);
+                    self.busy_end_ns = complete;
+                } else {
+                    self.busy_end_ns = self.busy_end_ns.max(complete);
+                }
+            }
+        }
+        if complete > issue {
+            if self.outstanding.len() >= MAX_TRACE_QD {
+                self.outstanding.pop();
+                self.clamped += 1;
+            }
+            self.outstanding.push(Reverse(complete));
+            Some(self.outstanding.len() as u32)
+        } else {
+            // Zero service time: it was in flight only at its own instant.
+            Some(self.outstanding.len() as u32 + 1)
+        }
+    }
+
+    /// Time-weighted average QD over busy time (sum of service times / busy time, which
+    /// is exact for the union of intervals), once every record has been seen.
+    pub fn avg_qd(&self) -> Option<f64> {
+        let busy = self.busy_ns
+            + self
+                .busy_start_ns
+                .map_or(0, |s| self.busy_end_ns.saturating_sub(s));
+        if busy == 0 {
+            return None;
+        }
+        Some(self.service_sum_ns as f64 / busy as f64)
+    }
+}
+
+/// Replays a Parquet trace as a [`Source`].
+pub struct ReplaySource {
+    reader: TraceReader,
+    batch: Vec<IoRecord>,
+    pos: usize,
+    done: bool,
+    qd: TraceQd,
+    read_rows: u64,
+}
+
+impl ReplaySource {
+    pub fn open(path: &Path) -> Result<ReplaySource, SourceError> {
+        let reader = TraceReader::open_columns(path, Columns::NoNames)
+            .map_err(|e| SourceError::Invalid(e.to_string()))?;
+        Ok(ReplaySource {
+            reader,
+            batch: Vec::new(),
+            pos: 0,
+            done: false,
+            qd: TraceQd::new(),
+            read_rows: 0,
+        })
+    }
+
+    pub fn meta(&self) -> &TraceMeta {
+        self.reader.meta()
+    }
+
+    pub fn num_rows(&self) -> u64 {
+        self.reader.num_rows()
+    }
+
+    /// Rows handed out so far.
+    pub fn read_rows(&self) -> u64 {
+        self.read_rows
+    }
+
+    /// Times the in-flight heap bound was hit.
+    pub fn qd_clamped(&self) -> u64 {
+        self.qd.clamped
+    }
+}
+
+impl Source for ReplaySource {
+    fn next_io(&mut self) -> Option<Result<NextIo, SourceError>> {
+        while self.pos >= self.batch.len() {
+            if self.done {
+                return None;
+            }
+            self.pos = 0;
+            match self.reader.next_batch(&mut self.batch) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(SourceError::Invalid(e.to_string())));
+                }
+            }
+        }
+        let rec = self.batch[self.pos];
+        self.pos += 1;
+        self.read_rows += 1;
+        let trace_qd = self.qd.on_record(&rec);
+        Some(Ok(NextIo {
+            op: rec.op,
+            offset_bytes: rec.offset_bytes,
+            len_bytes: rec.len_bytes,
+            at_ns: Some(rec.issue_ns),
+            trace_qd,
+        }))
+    }
+
+    fn total_ios(&self) -> Option<u64> {
+        Some(self.reader.num_rows())
+    }
+
+    fn trace_avg_qd(&self) -> Option<f64> {
+        if self.done {
+            self.qd.avg_qd()
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storbench_trace::{Op, TraceWriter};
+
+    fn rec(issue: u64, complete: Option<u64>) -> IoRecord {
+        IoRecord {
+            complete_ns: complete,
+            ..IoRecord::new(Op::Read, 0, 4096, issue)
+        }
+    }
+
+    #[test]
+    fn trace_qd_counts_outstanding_including_itself() {
+        let mut q = TraceQd::new();
+        // [0,100) [10,50) [20,30) [40,60) [200,210)
+        assert_eq!(q.on_record(&rec(0, Some(100))), Some(1));
+        assert_eq!(q.on_record(&rec(10, Some(50))), Some(2));
+        assert_eq!(q.on_record(&rec(20, Some(30))), Some(3));
+        assert_eq!(q.on_record(&rec(40, Some(60))), Some(3)); // [20,30) done
+        assert_eq!(q.on_record(&rec(200, Some(210))), Some(1));
+        assert_eq!(q.on_record(&rec(205, None)), None);
+        // Busy: [0,100) + [200,210) = 110; service sum 100+40+10+20+10 = 180.
+        let avg = q.avg_qd().unwrap();
+        assert!((avg - 180.0 / 110.0).abs() < 1e-12, "{avg}");
+        // Completion exactly at the next issue: not outstanding any more.
+        let mut q = TraceQd::new();
+        assert_eq!(q.on_record(&rec(0, Some(10))), Some(1));
+        assert_eq!(q.on_record(&rec(10, Some(20))), Some(1));
+        assert_eq!(q.on_record(&rec(20, Some(20))), Some(1));
+    }
+
+    #[test]
+    fn no_completion_times_no_avg() {
+        let mut q = TraceQd::new();
+        q.on_record(&rec(0, None));
+        assert_eq!(q.avg_qd(), None);
+    }
+
+    #[test]
+    fn replays_a_parquet_trace_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+        let n = 20_000u64;
+        for i in 0..n {
+            let r = IoRecord {
+                complete_ns: Some(i * 1000 + 2500), // 2.5 I/Os in flight
+                ..IoRecord::new(
+                    if i.is_multiple_of(3) {
+                        Op::Write
+                    } else {
+                        Op::Read
+                    },
+                    i * 4096,
+                    4096,
+                    i * 1000,
+                )
+            };
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        let mut s = ReplaySource::open(&path).unwrap();
+        assert_eq!(s.total_ios(), Some(n));
+        let mut i = 0u64;
+        while let Some(io) = s.next_io() {
+            let io = io.unwrap();
+            assert_eq!(io.at_ns, Some(i * 1000));
+            assert_eq!(io.offset_bytes, i * 4096);
+            assert_eq!(
+                io.op,
+                if i.is_multiple_of(3) {
+                    Op::Write
+                } else {
+                    Op::Read
+                }
+            );
+            let want = if i < 2 { i as u32 + 1 } else { 3 };
+            assert_eq!(io.trace_qd, Some(want), "row {i}");
+            i += 1;
+        }
+        assert_eq!(i, n);
+        assert!(s.next_io().is_none());
+        let avg = s.trace_avg_qd().unwrap();
+        // busy = (n-1)*1000 + 2500, service sum = n * 2500.
+        let want = (n * 2500) as f64 / ((n - 1) * 1000 + 2500) as f64;
+        assert!((avg - want).abs() < 1e-9, "{avg} vs {want}");
+    }
+
+    #[test]
+    fn missing_file_is_a_clear_error() {
+        let err = ReplaySource::open(Path::new("/nonexistent/x.parquet"))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("/nonexistent/x.parquet"), "{err}");
+    }
+}
