@@ -1,8 +1,139 @@
-//! `storbench db` (not built yet: its issue owns this file).
+//! `storbench db`: the results catalogue (SQLite).
+
+use super::UserError;
+use std::path::PathBuf;
+use storbench_report::db::{list_table, Added, Catalogue};
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The catalogue file (default: ~/.local/share/storbench/results.db)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: DbCommand,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench db` is not built yet")
+#[derive(clap::Subcommand)]
+pub enum DbCommand {
+    /// Add result directories (or directories of them) to the catalogue
+    Add {
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
+    /// List the catalogue's entries with their key scores
+    List,
+    /// Show one entry: its comparison table and where it came from
+    Show {
+        id: i64,
+        /// Print the stored result.json instead
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write an HTML report of some entries (all when no ID is given)
+    Report {
+        ids: Vec<i64>,
+        #[arg(short, long, default_value = "report.html", value_name = "FILE")]
+        output: PathBuf,
+        /// Also write charts as SVG and tables as Markdown and CSV here
+        #[arg(long, value_name = "DIR")]
+        images: Option<PathBuf>,
+    },
+    /// Remove an entry
+    Remove { id: i64 },
+}
+
+fn open(db: Option<PathBuf>) -> anyhow::Result<Catalogue> {
+    let path = match db {
+        Some(p) => p,
+        None => Catalogue::default_path().ok_or_else(|| UserError {
+            message: "no default catalogue path: neither XDG_DATA_HOME nor HOME is set".into(),
+            hint: Some("give one with --db PATH".into()),
+        })?,
+    };
+    Ok(Catalogue::open(&path)?)
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut cat = open(args.db)?;
+    match args.command {
+        DbCommand::Add { dirs } => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            for d in &dirs {
+                let found = storbench_report::html::load::discover(d)?;
+                if found.is_empty() {
+                    return Err(UserError {
+                        message: format!(
+                            "{}: no result.json here or in its subdirectories",
+                            d.display()
+                        ),
+                        hint: Some("give the directory a procedure wrote".into()),
+                    }
+                    .into());
+                }
+                for dir in found {
+                    let (view, text) = storbench_report::html::load::load(&dir)?;
+                    match cat.add(&view, &text, now)? {
+                        Added::New(id) => println!(
+                            "added {id}: {} {} ({})",
+                            view.procedure,
+                            view.label(),
+                            dir.display()
+                        ),
+                        Added::AlreadyThere(id) => {
+                            println!(
+                                "already there as {id}: {} ({})",
+                                view.label(),
+                                dir.display()
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        DbCommand::List => {
+            let entries = cat.list()?;
+            print!("{}", list_table(&entries).to_text());
+            println!("catalogue: {}", cat.path().display());
+        }
+        DbCommand::Show { id, json } => {
+            let (view, text) = cat.get(id)?;
+            if json {
+                println!("{text}");
+            } else {
+                println!(
+                    "{} · {} · {} · from {}",
+                    view.procedure,
+                    view.label(),
+                    view.tool_version,
+                    view.source
+                );
+                print!(
+                    "{}",
+                    storbench_report::compare::compare_text(std::slice::from_ref(&view))
+                );
+            }
+        }
+        DbCommand::Report {
+            ids,
+            output,
+            images,
+        } => {
+            let runs = cat.views(&ids)?;
+            if runs.is_empty() {
+                return Err(UserError {
+                    message: format!("the catalogue {} is empty", cat.path().display()),
+                    hint: Some("add results with `storbench db add DIR`".into()),
+                }
+                .into());
+            }
+            super::report::write_report(&runs, &output, images.as_deref())?;
+        }
+        DbCommand::Remove { id } => {
+            cat.remove(id)?;
+            println!("removed {id}");
+        }
+    }
+    Ok(())
 }

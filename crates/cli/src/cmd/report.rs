@@ -1,15 +1,88 @@
-//! `storbench report` and `storbench compare` (not built yet: its issue owns this file).
+//! `storbench report` and `storbench compare`.
+
+use super::UserError;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use storbench_report::html::{self, load, RunView};
 
 #[derive(clap::Args)]
-pub struct Args {}
-
-#[derive(clap::Args)]
-pub struct CompareArgs {}
-
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench report` is not built yet")
+pub struct Args {
+    /// Result directories (each holding a result.json), or directories of them
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the self-contained HTML report
+    #[arg(short, long, default_value = "report.html", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Also write every chart as SVG (and PNG) and every table as Markdown and CSV here
+    #[arg(long, value_name = "DIR")]
+    pub images: Option<PathBuf>,
 }
 
-pub fn run_compare(_args: CompareArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`storbench compare` is not built yet")
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Result directories (each holding a result.json), or directories of them
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Loads every result under `dirs`, in the order given.
+pub fn load_runs(dirs: &[PathBuf]) -> anyhow::Result<Vec<RunView>> {
+    let mut runs = Vec::new();
+    for d in dirs {
+        if !d.exists() {
+            return Err(UserError {
+                message: format!("{}: no such directory", d.display()),
+                hint: Some("give the directory a procedure wrote (its --out), e.g. `storbench consistency --target sim:... --out DIR`".into()),
+            }
+            .into());
+        }
+        let found = load::discover(d)?;
+        if found.is_empty() {
+            return Err(UserError {
+                message: format!(
+                    "{}: no {} here or in its subdirectories",
+                    d.display(),
+                    load::RESULT_FILE
+                ),
+                hint: Some(
+                    "run a procedure first (consistency, trim-check, bench), or `storbench demo`"
+                        .into(),
+                ),
+            }
+            .into());
+        }
+        for dir in found {
+            let (view, _) = load::load(&dir)?;
+            runs.push(view);
+        }
+    }
+    Ok(runs)
+}
+
+/// Writes the HTML report (and images when asked) for `runs`; prints where.
+pub fn write_report(runs: &[RunView], output: &Path, images: Option<&Path>) -> anyhow::Result<()> {
+    let generator = format!("storbench {}", env!("CARGO_PKG_VERSION"));
+    let page = html::render_html(runs, &generator);
+    std::fs::write(output, page).with_context(|| format!("writing {}", output.display()))?;
+    eprintln!("report: {} ({} result(s))", output.display(), runs.len());
+    if let Some(dir) = images {
+        let w =
+            storbench_report::images::write_images(dir, &html::charts(runs), &html::tables(runs))?;
+        eprintln!("images: {} files in {}", w.files.len(), dir.display());
+        if let Some(why) = w.png_skipped {
+            eprintln!("note: no PNG files: {why}");
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let runs = load_runs(&args.dirs)?;
+    write_report(&runs, &args.output, args.images.as_deref())
+}
+
+pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
+    let runs = load_runs(&args.dirs)?;
+    print!("{}", storbench_report::compare::compare_text(&runs));
+    Ok(())
 }

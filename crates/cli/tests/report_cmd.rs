@@ -1,0 +1,281 @@
+//! `storbench report`, `compare` and `db` on result directories written here (the
+//! suite's result.json layout), and, when the procedures run, on real quick runs of
+//! the simulated drive, opened in headless Chromium.
+
+#[path = "../../../tests/browser/chromium.rs"]
+mod chromium;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn storbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args(args)
+        .output()
+        .expect("run storbench")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "storbench failed: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const TARGET: &str = r#"{"kind":"sim","name":"sim:client-7op","capacity_bytes":1073741824,
+    "logical_block_bytes":4096,"rotational":false,"discard":true,"model":MODEL,
+    "backend":"virtual","details":{}}"#;
+
+fn write_result(dir: &Path, procedure: &str, model: &str, span: f64, summary: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"{{"format":"storbench-suite-result/1","tool_version":"0.1.0","procedure":"{procedure}",
+        "target":{},"config":{{"target":"sim:client-7op","span_fraction":{span}}},"phases":[],
+        "summary":{summary},"health_before":{{"available":false,"note":"simulated"}},"notes":[]}}"#,
+        TARGET.replace("MODEL", &format!("\"{model}\""))
+    );
+    std::fs::write(dir.join("result.json"), text).unwrap();
+}
+
+fn consistency_summary(level: f64) -> String {
+    let iops: Vec<String> = (0..60)
+        .map(|t| format!("{}", level + (t % 7) as f64 * 10.0))
+        .collect();
+    format!(
+        r#"{{"span_percent":SPAN,"iops_per_s":[{}],"scores":{{"avg":{level},"stddev":20.0,"min":{level}}},"steady_state_at_s":30}}"#,
+        iops.join(",")
+    )
+}
+
+fn fixtures(root: &Path) -> Vec<PathBuf> {
+    let a = root.join("a-full");
+    let b = root.join("a-spare");
+    let c = root.join("a-trim");
+    write_result(
+        &a,
+        "consistency",
+        "Drive A",
+        1.0,
+        &consistency_summary(1000.0).replace("SPAN", "100.0"),
+    );
+    write_result(
+        &b,
+        "consistency",
+        "Drive A",
+        0.75,
+        &consistency_summary(3000.0).replace("SPAN", "75.0"),
+    );
+    write_result(
+        &c,
+        "trim-check",
+        "Drive A",
+        1.0,
+        r#"{"clean_mb_per_s":500.0,"dirty_mb_per_s":120.0,"after_trim_mb_per_s":480.0}"#,
+    );
+    vec![a, b, c]
+}
+
+#[test]
+fn report_compare_and_images_from_result_dirs() {
+    let d = tempfile::tempdir().unwrap();
+    let dirs = fixtures(d.path());
+    let html = d.path().join("r.html");
+    let images = d.path().join("img");
+    // The parent directory stands for its three result subdirectories.
+    ok(&storbench(&[
+        "report",
+        d.path().to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+        "--images",
+        images.to_str().unwrap(),
+    ]));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for id in [
+        "consistency-log",
+        "consistency-zoom-log",
+        "consistency-zoom-linear",
+        "trim-throughput",
+    ] {
+        assert!(page.contains(&format!("id=\"chart-{id}\"")), "{id} missing");
+        assert!(
+            images.join(format!("{id}.svg")).is_file(),
+            "{id}.svg missing"
+        );
+    }
+    assert!(page.contains("Drive A (25% spare area)"));
+    assert!(
+        !page.contains("src=\"http") && !page.contains("<link"),
+        "nothing loaded from a network"
+    );
+    let csv = std::fs::read_to_string(images.join("trim-validation.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "drive,clean MB/s,dirty MB/s,after TRIM MB/s,after TRIM / clean\nDrive A,500,120,480,96%\n"
+    );
+
+    let text = ok(&storbench(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+    ]));
+    assert!(text.contains("Drive A  Default             1000"), "{text}");
+    assert!(text.contains("Drive A  25% spare area      3000"), "{text}");
+}
+
+#[test]
+fn report_errors_name_the_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let out = storbench(&["report", d.path().to_str().unwrap(), "-o", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(2), "a user mistake");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}: no result.json", d.path().display())),
+        "{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+}
+
+#[test]
+fn catalogue_add_list_show_report() {
+    let d = tempfile::tempdir().unwrap();
+    let dirs = fixtures(d.path());
+    let db = d.path().join("cat/results.db");
+    let db = db.to_str().unwrap();
+    let added = ok(&storbench(&[
+        "db",
+        "--db",
+        db,
+        "add",
+        d.path().to_str().unwrap(),
+    ]));
+    assert_eq!(
+        added.lines().filter(|l| l.starts_with("added ")).count(),
+        3,
+        "{added}"
+    );
+    let again = ok(&storbench(&[
+        "db",
+        "--db",
+        db,
+        "add",
+        dirs[2].to_str().unwrap(),
+    ]));
+    assert!(again.starts_with("already there as 3"), "{again}");
+    let list = ok(&storbench(&["db", "--db", db, "list"]));
+    assert!(list.contains("3 result(s)"), "{list}");
+    assert!(list.contains("trim_clean_mb_s=500"), "{list}");
+    let show = ok(&storbench(&["db", "--db", db, "show", "2"]));
+    assert!(show.contains("25% spare area"), "{show}");
+    let json = ok(&storbench(&["db", "--db", db, "show", "3", "--json"]));
+    assert!(json.contains("\"clean_mb_per_s\":500.0"), "{json}");
+    let html = d.path().join("db.html");
+    ok(&storbench(&[
+        "db",
+        "--db",
+        db,
+        "report",
+        "1",
+        "3",
+        "-o",
+        html.to_str().unwrap(),
+    ]));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("chart-consistency-log") && page.contains("chart-trim-throughput"));
+    assert!(
+        !page.contains("25% spare area"),
+        "entry 2 was not asked for"
+    );
+    let missing = storbench(&["db", "--db", db, "show", "99"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no entry 99"));
+}
+
+/// Real quick runs on the simulated drive, reported and opened in Chromium.
+#[test]
+fn real_quick_runs_report_in_a_browser() {
+    let d = tempfile::tempdir().unwrap();
+    let full = d.path().join("full");
+    let spare = d.path().join("spare");
+    for (dir, span) in [(&full, "100%"), (&spare, "75%")] {
+        let out = storbench(&[
+            "consistency",
+            "--target",
+            "sim:client-7op",
+            "--quick",
+            "--span",
+            span,
+            "-q",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            if err.contains("not built yet") || err.contains("unexpected argument '--target'") {
+                eprintln!("skipped: the consistency procedure is not built yet");
+                return;
+            }
+            panic!("consistency --quick failed: {err}");
+        }
+    }
+    let html = d.path().join("real.html");
+    ok(&storbench(&[
+        "report",
+        full.to_str().unwrap(),
+        spare.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]));
+    let compare = ok(&storbench(&[
+        "compare",
+        full.to_str().unwrap(),
+        spare.to_str().unwrap(),
+    ]));
+    assert!(compare.contains("25% spare area"), "{compare}");
+    let Some(chrome) = chromium::find_chromium() else {
+        eprintln!("skipped (browser part): chromium not found");
+        return;
+    };
+    let art = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-cli");
+    std::fs::create_dir_all(&art).unwrap();
+    std::fs::copy(&html, art.join("real.html")).unwrap();
+    let run = chromium::run(
+        &chrome,
+        &art.join("real.html"),
+        &art,
+        &["--dump-dom".into()],
+        std::time::Duration::from_secs(90),
+    );
+    assert!(
+        chromium::console_errors(&run.stderr).is_empty(),
+        "{}",
+        run.stderr
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&chromium::verify_json(&run.stdout).expect("verify element")).unwrap();
+    assert_eq!(
+        v["errors"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        v["errors"]
+    );
+    let charts = v["charts"].as_array().unwrap();
+    assert_eq!(charts.len(), 3, "three consistency graphs");
+    for c in charts {
+        assert_eq!(c["drawn"].as_u64(), Some(2), "{c}: both runs drawn");
+    }
+    chromium::run(
+        &chrome,
+        &art.join("real.html"),
+        &art,
+        &[
+            format!("--screenshot={}", art.join("real.png").display()),
+            "--window-size=1100,2400".into(),
+        ],
+        std::time::Duration::from_secs(90),
+    );
+}
