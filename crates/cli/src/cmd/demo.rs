@@ -34,13 +34,13 @@ pub struct Args {
     )]
     pub presets: Vec<String>,
     /// Capacity of each simulated drive
-    #[arg(long, default_value = "512m")]
+    #[arg(long, default_value = "1g")]
     pub capacity: String,
     /// Scale of the Heavy 2011 trace (1 = the published 3.95 million I/Os)
-    #[arg(long, default_value_t = 0.003)]
+    #[arg(long, default_value_t = 0.005)]
     pub scale: f64,
     /// Seconds of random writes in each consistency run
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 60)]
     pub consistency_s: u64,
 }
 

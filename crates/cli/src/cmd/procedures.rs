@@ -37,6 +37,28 @@ pub struct Common {
     /// No progress bars or phase lines
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// File targets: create or extend the file to this size (e.g. 4g)
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// File targets: allow writing over an existing file storbench did not create
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Block devices: the exact device whose data may be destroyed (e.g. /dev/sdX)
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_data: Option<PathBuf>,
+}
+
+impl Common {
+    fn real_open(&self) -> anyhow::Result<storbench_suite::targets::RealOpen> {
+        Ok(storbench_suite::targets::RealOpen {
+            size_bytes: match &self.size {
+                Some(s) => Some(quantity(parse_size("--size", s))?),
+                None => None,
+            },
+            overwrite: self.overwrite,
+            destroy_data: self.destroy_data.clone(),
+        })
+    }
 }
 
 fn user(message: String, hint: &str) -> anyhow::Error {
@@ -206,6 +228,7 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
         c.precondition_passes = a.precondition_passes;
         c.stop_at_steady_state = a.stop_at_steady_state;
         c.seed = a.seed;
+        c.open = a.common.real_open()?;
         Ok(c)
     })?;
     let s: ConsistencySummary = serde_json::from_value(r.summary.clone())?;
@@ -276,7 +299,9 @@ fn season_config(
 
 pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
     let (dir, r) = run_proc::<SeasonConfig>(&a.common, |t| {
-        season_config(t, &a.image, &a.image_fill, a.seed, a.passes)
+        let mut c = season_config(t, &a.image, &a.image_fill, a.seed, a.passes)?;
+        c.open = a.common.real_open()?;
+        Ok(c)
     })?;
     let s: SeasonSummary = serde_json::from_value(r.summary.clone())?;
     println!(
@@ -327,6 +352,7 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
         c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
         c.settle_ns = quantity(parse_duration_ns("--settle", &a.settle))?;
         c.seed = a.seed;
+        c.open = a.common.real_open()?;
         Ok(c)
     })?;
     let t: TrimTable = serde_json::from_value(r.summary.clone())?;
@@ -396,6 +422,7 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
         if a.season {
             c.season = Some(season_config(t, &a.image, "40%", 2009, 1)?);
         }
+        c.open = a.common.real_open()?;
         Ok(c)
     })?;
     let s: storbench_suite::bench::BenchSummary = serde_json::from_value(r.summary.clone())?;
