@@ -146,6 +146,7 @@ fn ftrace_bad_line_names_file_line_field_and_skip_counts() {
         ),
         "{e}"
     );
+    assert!(!out.exists(), "a failed import leaves no half-written file");
     let msg = e.to_string();
     assert!(
         msg.contains("ftrace_bad.txt:3") && msg.contains("nsectors"),

@@ -405,12 +405,31 @@ pub fn import_reader(
     )
 }
 
+/// Runs one import; on failure removes the half-written output (it has no Parquet
+/// footer, so nothing could read it) before returning the error.
 fn import_lines(
+    input: &Path,
+    lr: LineReader,
+    output: &Path,
+    opts: &ImportOptions,
+    format: Format,
+) -> Result<ImportSummary, TraceError> {
+    let mut created = false;
+    let r = import_lines_inner(input, lr, output, opts, format, &mut created);
+    // Only a file this import created is removed (never one it failed to open).
+    if r.is_err() && created {
+        let _ = std::fs::remove_file(output);
+    }
+    r
+}
+
+fn import_lines_inner(
     input: &Path,
     mut lr: LineReader,
     output: &Path,
     opts: &ImportOptions,
     format: Format,
+    created: &mut bool,
 ) -> Result<ImportSummary, TraceError> {
     let meta = TraceMeta {
         source_format: Some(format.name().to_owned()),
@@ -419,6 +438,7 @@ fn import_lines(
         ..Default::default()
     };
     let mut writer = TraceWriter::create(output, &meta)?;
+    *created = true;
     lr.set_progress(opts.progress.clone());
     let mut ctx = Ctx {
         path: input,
