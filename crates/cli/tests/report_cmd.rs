@@ -236,6 +236,10 @@ fn real_quick_runs_report_in_a_browser() {
         spare.to_str().unwrap(),
     ]));
     assert!(compare.contains("25% spare area"), "{compare}");
+    assert!(
+        compare.contains("last 10 s of 4 KB random writes"),
+        "quick runs score 10 s: {compare}"
+    );
     let Some(chrome) = chromium::find_chromium() else {
         eprintln!("skipped (browser part): chromium not found");
         return;

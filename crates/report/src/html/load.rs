@@ -214,6 +214,7 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, LoadErr
             min_iops: f(&sc, "min")
                 .unwrap_or_else(|| iops.iter().cloned().reduce(f64::min).unwrap_or(0.0)),
             steady_state_at_s: f(&summary, "steady_state_at_s"),
+            score_window_s: f(&sc, "window_s").filter(|w| *w != 400.0),
             iops_per_s: iops,
         })
     } else {

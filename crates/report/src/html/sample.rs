@@ -127,6 +127,7 @@ pub fn consistency_runs(seconds: usize) -> Vec<RunView> {
                 iops_per_s: y,
                 avg_iops_last400: avg,
                 std_iops_last400: var.sqrt(),
+                score_window_s: None,
                 steady_state_at_s: if j == 0 {
                     Some(seconds as f64 * 0.4)
                 } else {

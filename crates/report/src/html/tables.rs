@@ -126,10 +126,19 @@ fn opt(v: Option<f64>) -> String {
 pub fn tables(runs: &[RunView]) -> Vec<Table> {
     let mut out = Vec::new();
 
+    // The score window: 400 s (METHODOLOGY section 4) unless every run used another.
+    let windows: Vec<Option<f64>> = runs
+        .iter()
+        .filter_map(|r| r.consistency.as_ref().map(|c| c.score_window_s))
+        .collect();
+    let window = match windows.first() {
+        Some(Some(w)) if windows.iter().all(|x| *x == Some(*w)) => fmt_num(*w),
+        _ => "400".to_string(),
+    };
     let mut t = Table::new(
         "consistency-scores",
         "consistency",
-        "Performance consistency: last 400 s of 4 KB random writes at QD32",
+        &format!("Performance consistency: last {window} s of 4 KB random writes at QD32"),
         &[
             "drive",
             "spare area",

@@ -82,6 +82,9 @@ pub struct ConsistencyView {
     pub min_iops: f64,
     /// SNIA steady state: the second at which it was reached, if it was.
     pub steady_state_at_s: Option<f64>,
+    /// Length of the score window when not the standard 400 s (quick runs use less).
+    #[serde(default)]
+    pub score_window_s: Option<f64>,
 }
 
 impl ConsistencyView {
