@@ -442,9 +442,11 @@ pub fn write_images(dir: &Path, charts: &[Chart], tables: &[Table]) -> Result<Wr
 }
 
 mod png {
-    /// PNG rasterizing of the SVG: not built in (see the crate docs); SVG is written.
+    /// PNG rasterizing of the SVG is not built in yet (a pure-Rust rasterizer such as
+    /// resvg is the plan; it was left out to keep build times down). The SVG files are
+    /// written; `write_images` reports the reason so the CLI can say it.
     pub fn render(_svg: &str) -> Result<Vec<u8>, String> {
-        Err("PNG output is not built into this storbench; convert the SVG files".to_string())
+        Err("PNG output is not built into this storbench yet; convert the SVG files (rsvg-convert, Inkscape or a browser)".to_string())
     }
 }
 
