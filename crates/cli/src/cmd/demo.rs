@@ -176,3 +176,59 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(out: &Path) -> Args {
+        Args {
+            out: out.to_owned(),
+            presets: vec!["client-7op".into(), "enterprise-28op".into()],
+            capacity: "512m".into(),
+            scale: 0.002,
+            consistency_s: 8,
+        }
+    }
+
+    #[test]
+    fn demo_writes_a_report_comparing_both_drives_and_spare_area() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("demo");
+        run(small(&out)).unwrap();
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        for needle in [
+            "client-7op",
+            "enterprise-28op",
+            "25% spare area",
+            "Trace bench",
+        ] {
+            assert!(html.contains(needle), "report lacks {needle:?}");
+        }
+        let iops = |dir: &str| {
+            let r = storbench_suite::read_result(&out.join(dir)).unwrap();
+            let s: ConsistencySummary = serde_json::from_value(r.summary).unwrap();
+            s.scores.unwrap().avg
+        };
+        let (full, spare) = (
+            iops("consistency-client-7op-full"),
+            iops("consistency-client-7op-spare25"),
+        );
+        assert!(spare > full, "25% spare area {spare} vs full span {full}");
+        let b = storbench_suite::read_result(&out.join("bench-client-7op")).unwrap();
+        assert!(b.phases.iter().any(|p| p.name == "season-restore"));
+        // A second demo replaces the first; a directory it did not make is refused.
+        run(Args {
+            presets: vec!["client-7op".into()],
+            ..small(&out)
+        })
+        .unwrap();
+        assert!(!out.join("bench-enterprise-28op").exists());
+        let other = tmp.path().join("mine");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("notes.txt"), "keep").unwrap();
+        let e = run(small(&other)).unwrap_err();
+        assert!(e.to_string().contains("not made by storbench demo"), "{e}");
+        assert!(other.join("notes.txt").is_file());
+    }
+}
