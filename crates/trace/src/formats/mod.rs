@@ -286,6 +286,23 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The row a line parsed to, or `None` for a malformed line that `skip_bad_lines`
+    /// counted and skipped (without it, the error naming file, line and field).
+    pub fn row<T>(
+        &mut self,
+        line: u64,
+        parsed: Result<T, (&'static str, String)>,
+    ) -> Result<Option<T>, TraceError> {
+        match parsed {
+            Ok(row) => Ok(Some(row)),
+            Err((field, message)) => {
+                let e = self.err(line, field, message);
+                self.bad_line(e)?;
+                Ok(None)
+            }
+        }
+    }
+
     pub fn err(&self, line: u64, field: &'static str, message: impl Into<String>) -> TraceError {
         TraceError::Parse {
             path: self.path.to_path_buf(),

@@ -49,13 +49,8 @@ pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(),
             ctx.summary.note_ignore("blank lines");
             continue;
         }
-        let row = match parse_line(line) {
-            Ok(r) => r,
-            Err((field, msg)) => {
-                let e = ctx.err(n, field, msg);
-                ctx.bad_line(e)?;
-                continue;
-            }
+        let Some(row) = ctx.row(n, parse_line(line))? else {
+            continue;
         };
         if row.size == 0 {
             ctx.summary.note_drop("zero-length reads or writes");

@@ -55,13 +55,8 @@ pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(),
             ctx.summary.note_ignore("blank lines");
             continue;
         }
-        let row = match parse_line(line) {
-            Ok(r) => r,
-            Err((field, msg)) => {
-                let e = ctx.err(n, field, msg);
-                ctx.bad_line(e)?;
-                continue;
-            }
+        let Some(row) = ctx.row(n, parse_line(line))? else {
+            continue;
         };
         if ctx.opts.volume.is_some_and(|v| v != row.volume) {
             ctx.summary.note_ignore("lines of other volumes (--volume)");
