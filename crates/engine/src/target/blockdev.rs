@@ -1,0 +1,129 @@
+//! Block-device targets: size and logical block size from ioctls; rotational, discard
+//! support, model and queue settings from sysfs.
+
+use crate::safety::sysfs_dir;
+use crate::target::{TargetError, TargetInfo, TargetKind};
+use std::collections::BTreeMap;
+use std::fs::OpenOptions as FsOpen;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// `_IOR(0x12, 114, size_t)`
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+/// `_IO(0x12, 104)`
+const BLKSSZGET: libc::c_ulong = 0x1268;
+
+fn io(context: String, e: std::io::Error) -> TargetError {
+    TargetError::Io { context, source: e }
+}
+
+pub fn is_block_device(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+fn sys_read(dir: &Path, rel: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(rel))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Open a block device: O_DIRECT, read-only unless `write`; for writing also O_EXCL,
+/// which the kernel refuses while the device is mounted or held.
+pub fn open_blockdev(path: &Path, write: bool) -> Result<(OwnedFd, TargetInfo), TargetError> {
+    let md = std::fs::metadata(path).map_err(|e| io(format!("stat {}", path.display()), e))?;
+    if !md.file_type().is_block_device() {
+        return Err(TargetError::Invalid(format!(
+            "{} is not a block device",
+            path.display()
+        )));
+    }
+    let mut oo = FsOpen::new();
+    oo.read(true).write(write);
+    let mut flags = libc::O_DIRECT;
+    if write {
+        flags |= libc::O_EXCL;
+    }
+    oo.custom_flags(flags);
+    let f = oo.open(path).map_err(|e| {
+        io(
+            format!(
+                "open {}{}",
+                path.display(),
+                if write {
+                    " for writing (O_EXCL: is it mounted or in use?)"
+                } else {
+                    ""
+                }
+            ),
+            e,
+        )
+    })?;
+    let fd: OwnedFd = f.into();
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes a u64 to the pointer.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) } < 0 {
+        return Err(io(
+            format!("ioctl BLKGETSIZE64 on {}", path.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let mut lbs: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes an int to the pointer.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), BLKSSZGET as _, &mut lbs as *mut libc::c_int) } < 0 {
+        return Err(io(
+            format!("ioctl BLKSSZGET on {}", path.display()),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let rdev = md.rdev();
+    let (ma, mi) = (libc::major(rdev), libc::minor(rdev));
+    let mut details = BTreeMap::new();
+    details.insert("dev".into(), format!("{ma}:{mi}"));
+    let mut rotational = None;
+    let mut discard = false;
+    let mut model = None;
+    if let Some(sys) = sysfs_dir(ma, mi) {
+        // A partition's queue and device live in its parent's directory.
+        let whole = if sys.join("partition").exists() {
+            sys.parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| sys.clone())
+        } else {
+            sys.clone()
+        };
+        rotational = sys_read(&whole, "queue/rotational").map(|s| s == "1");
+        discard = sys_read(&whole, "queue/discard_max_bytes").is_some_and(|s| s != "0");
+        model = sys_read(&whole, "device/model");
+        for k in [
+            "queue/physical_block_size",
+            "queue/scheduler",
+            "queue/nr_requests",
+            "queue/max_sectors_kb",
+            "queue/discard_granularity",
+            "queue/write_cache",
+        ] {
+            if let Some(v) = sys_read(&whole, k) {
+                details.insert(k.replace('/', "."), v);
+            }
+        }
+        if let Some(v) = sys_read(&whole, "device/firmware_rev") {
+            details.insert("firmware".into(), v);
+        }
+    }
+    Ok((
+        fd,
+        TargetInfo {
+            kind: TargetKind::BlockDevice,
+            name: path.display().to_string(),
+            capacity_bytes: size,
+            logical_block_bytes: u32::try_from(lbs).unwrap_or(512).max(1),
+            rotational,
+            discard,
+            model,
+            backend: String::new(),
+            details,
+        },
+    ))
+}
