@@ -280,23 +280,7 @@ pub fn kernel_dev(major: u32, minor: u32) -> u32 {
 pub(crate) mod tests {
     use super::*;
 
-    pub const ISSUE_FORMAT: &str = "name: block_rq_issue
-ID: 2104
-format:
-\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
-\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
-\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
-\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
-
-\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;
-\tfield:sector_t sector;\toffset:16;\tsize:8;\tsigned:0;
-\tfield:unsigned int nr_sector;\toffset:24;\tsize:4;\tsigned:0;
-\tfield:unsigned int bytes;\toffset:28;\tsize:4;\tsigned:0;
-\tfield:unsigned short ioprio;\toffset:32;\tsize:2;\tsigned:0;
-\tfield:char rwbs[10];\toffset:34;\tsize:10;\tsigned:0;
-\tfield:char comm[16];\toffset:44;\tsize:16;\tsigned:0;
-\tfield:__data_loc char[] cmd;\toffset:60;\tsize:4;\tsigned:0;
-";
+    pub use crate::format::tests::ISSUE_FORMAT;
 
     pub const COMPLETE_FORMAT: &str = "name: block_rq_complete
 ID: 2107

@@ -171,7 +171,7 @@ impl Field {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub const ISSUE_FORMAT: &str = "name: block_rq_issue

@@ -79,6 +79,31 @@ impl Drop for LoopDev {
     }
 }
 
+/// Everything a loop-device test needs, torn down in field order: the loop device is
+/// detached before its image's directory goes, and the recording lock is released last.
+struct Rig {
+    lo: LoopDev,
+    dir: tempfile::TempDir,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+/// A loop device over a fresh `size_bytes` image named `image`, or `None` (with the
+/// reason printed) when root, tracefs or one of `tools` is missing.
+fn rig(tools: &[&str], image: &str, size_bytes: u64) -> Option<Rig> {
+    if let Some(why) = skip_reason(tools) {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let img = dir.path().join(image);
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(size_bytes))
+        .expect("image");
+    let lo = LoopDev::attach(&img)?;
+    Some(Rig { lo, dir, _one: one })
+}
+
 /// A mount, unmounted on drop.
 struct Mounted {
     dir: PathBuf,
@@ -157,19 +182,10 @@ fn fio_iolog(path: &Path) -> Vec<(Op, u64, u64)> {
 
 #[test]
 fn records_a_known_fio_workload() {
-    if let Some(why) = skip_reason(&["losetup", "fio"]) {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(64 << 20))
-        .expect("image");
-    let Some(lo) = LoopDev::attach(&img) else {
+    let Some(rig) = rig(&["losetup", "fio"], "disk.img", 64 << 20) else {
         return;
     };
+    let (lo, dir) = (&rig.lo, &rig.dir);
     let iolog = dir.path().join("fio.iolog");
     const IOS: usize = 600;
     let (ios, summary, before, after) = record_during(&lo.dev, || {
@@ -257,19 +273,14 @@ fn records_a_known_fio_workload() {
 
 #[test]
 fn records_discards_and_flushes_of_a_filesystem() {
-    if let Some(why) = skip_reason(&["losetup", "mkfs.ext4", "fstrim", "mount", "umount"]) {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("fs.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(128 << 20))
-        .expect("image");
-    let Some(lo) = LoopDev::attach(&img) else {
+    let Some(rig) = rig(
+        &["losetup", "mkfs.ext4", "fstrim", "mount", "umount"],
+        "fs.img",
+        128 << 20,
+    ) else {
         return;
     };
+    let (lo, dir) = (&rig.lo, &rig.dir);
     let discard = std::fs::read_to_string(format!(
         "/sys/block/{}/queue/discard_max_bytes",
         lo.dev.file_name().unwrap().to_string_lossy()
@@ -329,19 +340,10 @@ fn records_discards_and_flushes_of_a_filesystem() {
 fn writes_a_parquet_trace_with_streams_and_idle_time() {
     use storbench_record::sink::{trace_meta, TraceSink};
     use storbench_trace::TraceWriter;
-    if let Some(why) = skip_reason(&["losetup", "fio"]) {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(32 << 20))
-        .expect("image");
-    let Some(lo) = LoopDev::attach(&img) else {
+    let Some(rig) = rig(&["losetup", "fio"], "disk.img", 32 << 20) else {
         return;
     };
+    let (lo, dir) = (&rig.lo, &rig.dir);
     let out = dir.path().join("trace.parquet");
     let info = device_info(&lo.dev).expect("device info");
     assert_eq!(info.capacity_bytes, Some(32 << 20));
