@@ -100,7 +100,8 @@ pub enum VictimPolicy {
     Fifo,
     /// Uniformly random closed block.
     Random,
-    /// Rosenblum/Ousterhout LFS cost-benefit: max (1-u)*age/(1+u). O(blocks per die) per GC.
+    /// Rosenblum/Ousterhout LFS cost-benefit: max (1-u)*age/(1+u) over a bounded
+    /// candidate set (lowest-valid, oldest and random closed blocks): O(1) per GC.
     CostBenefit,
 }
 
@@ -183,6 +184,12 @@ pub struct SimConfig {
     pub slc_dynamic_bytes: u64,
     /// Inline compression (SandForce-like), 1 KiB granularity.
     pub compress: bool,
+    /// Wear levelling: dynamic (a new block is the free block with the fewest erases)
+    /// and static (when the erase-count spread of native blocks exceeds
+    /// `wl_threshold`, the data of a cold block moves to the most-worn free block).
+    pub wear_leveling: bool,
+    /// Erase-count spread (max - min over native blocks) that starts static wear levelling.
+    pub wl_threshold: u32,
     pub seed: u64,
 }
 
@@ -255,6 +262,14 @@ pub const KEYS: &[(&str, &str)] = &[
     ("slc_static", "static SLC cache size (bytes, 0 = none)"),
     ("slc_dynamic", "largest dynamic SLC cache (bytes, 0 = none)"),
     ("compress", "true|false: inline compression"),
+    (
+        "wear_level",
+        "true|false: dynamic + static wear levelling (default true)",
+    ),
+    (
+        "wl_threshold",
+        "erase-count spread (max - min) that starts static wear levelling",
+    ),
     ("seed", "random seed (victim=random)"),
 ];
 
@@ -299,6 +314,10 @@ fn base_sata_mlc(name: &str, op: f64) -> SimConfig {
         slc_static_bytes: 0,
         slc_dynamic_bytes: 0,
         compress: false,
+        wear_leveling: true,
+        // Erase-count delta of dual-pool style static wear levelling (Chang & Du, DAC
+        // 2007, use thresholds of the same order); small against 3k-100k P/E ratings.
+        wl_threshold: 64,
         seed: 1,
     }
 }
@@ -394,6 +413,14 @@ fn num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, SimError> {
     value
         .parse::<T>()
         .map_err(|_| bad(key, value, "expected a non-negative integer"))
+}
+
+fn boolean(key: &str, value: &str) -> Result<bool, SimError> {
+    match value {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(bad(key, value, "true or false")),
+    }
 }
 
 fn us(key: &str, value: &str) -> Result<u64, SimError> {
@@ -502,11 +529,12 @@ impl SimConfig {
             "bg_gc_free_blocks" => self.bg_gc_free_blocks = num(k, v)?,
             "slc_static" => self.slc_static_bytes = size(k, v)?,
             "slc_dynamic" => self.slc_dynamic_bytes = size(k, v)?,
-            "compress" => {
-                self.compress = match v {
-                    "true" | "1" | "yes" | "on" => true,
-                    "false" | "0" | "no" | "off" => false,
-                    _ => return Err(bad(k, v, "true or false")),
+            "compress" => self.compress = boolean(k, v)?,
+            "wear_level" => self.wear_leveling = boolean(k, v)?,
+            "wl_threshold" => {
+                self.wl_threshold = num(k, v)?;
+                if self.wl_threshold == 0 {
+                    return Err(bad(k, v, "an erase-count spread of at least 1"));
                 }
             }
             "seed" => self.seed = num(k, v)?,

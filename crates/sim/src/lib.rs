@@ -17,7 +17,7 @@ pub use config::{
     VictimPolicy, KEYS, UNIT_BYTES,
 };
 pub use ftl::{SimCounters, SlotCensus};
-pub use ssd::{open_spec, SimSsd, State};
+pub use ssd::{open_spec, Precondition, SimSsd, State};
 
 /// Theory (METHODOLOGY section 6): WA of uniform random single-page writes with FIFO
 /// victims at alpha = physical / user pages. Solves u = exp(-alpha (1 - u)) by

@@ -163,64 +163,6 @@ fn same_seed_same_counters_and_completion_times() {
 }
 
 #[test]
-fn fast_state_matches_the_honest_slow_way() {
-    let spec = "sim:client-7op,capacity=128m,channels=2,dies=2,victim=greedy";
-    // Sequential fill: identical mapping state and counters of the FTL.
-    let mut slow = open_spec(spec).unwrap();
-    let cap = slow.config().capacity_bytes;
-    seq_fill(&mut slow, cap);
-    let mut fast = open_spec(spec).unwrap();
-    fast.fast_state(State::SequentialFill).unwrap();
-    assert_eq!(slow.check(), fast.check());
-    assert_eq!(slow.valid_fractions(), fast.valid_fractions());
-    assert_eq!(
-        slow.counters().nand_write_bytes,
-        fast.counters().nand_write_bytes
-    );
-    assert_eq!(
-        fast.now_ns(),
-        0,
-        "fast preconditioning takes no virtual time"
-    );
-
-    // Steady-state random: different random streams, same distribution and WA.
-    let units = cap / 4096;
-    let before = slow.counters();
-    rand_writes(&mut slow, 32, units * 3, units, 11);
-    let slow_wa = slow.counters().since(&before).wa;
-    let fb = fast.counters();
-    fast.fast_state(State::SteadyStateRandom {
-        span_fraction: 1.0,
-        writes_multiple: 3.0,
-        seed: 99,
-    })
-    .unwrap();
-    let fast_wa = fast.counters().since(&fb).wa;
-    // fast counts the fill too: compare the random part's WA with the same definition.
-    let fast_nand = fast.counters().since(&fb).nand_write_bytes - cap;
-    let fast_wa_rand = fast_nand as f64 / (units * 3 * 4096) as f64;
-    assert!(fast_wa > 1.0);
-    assert!(
-        (fast_wa_rand - slow_wa).abs() / slow_wa < 0.03,
-        "WA slow {slow_wa:.3} fast {fast_wa_rand:.3}"
-    );
-    let (s, f) = (slow.valid_fractions(), fast.valid_fractions());
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    assert!(
-        (mean(&s) - mean(&f)).abs() < 0.02,
-        "{} vs {}",
-        mean(&s),
-        mean(&f)
-    );
-    let q = |v: &[f64], p: f64| v[((v.len() - 1) as f64 * p) as usize];
-    for p in [0.1, 0.5, 0.9] {
-        assert!((q(&s, p) - q(&f, p)).abs() < 0.05, "quantile {p}");
-    }
-    slow.check();
-    fast.check();
-}
-
-#[test]
 fn compressing_drive_writes_less_nand_for_compressible_data() {
     let wa_of = |data: DataKind| {
         let mut ssd = open_spec("sim:sandforce-compress,capacity=256m").unwrap();

@@ -42,6 +42,9 @@ fn steady_wa_window(ssd: &mut SimSsd, span_fraction: f64, window: u64) -> f64 {
     })
     .unwrap();
     let span = (ssd.config().user_units() as f64 * span_fraction) as u64;
+    // One span of honest writes first: the measurement starts from the drive's own
+    // steady state, not from the fast state's statistical copy of it.
+    rand_writes(ssd, 32, span, span, 8); // (Lcg seeds are made odd: 8 -> 9, not 5)
     let before = ssd.counters();
     rand_writes(ssd, 32, window * span, span, 5);
     let wa = ssd.counters().since(&before).wa;
@@ -65,20 +68,47 @@ fn fifo_victims_match_the_fifo_formula_within_1_percent() {
     }
 }
 
+/// Greedy sits below the FIFO formula by an amount that shrinks as 1/(pages per block):
+/// with few pages per block the valid counts of same-age blocks spread out and greedy
+/// picks the emptier ones; as blocks grow the counts concentrate and greedy turns into
+/// FIFO. Measured at 7% OP (release build, 1 x span windows after 3 to 10 x span of
+/// warm-up): 128 pages -5.6%, 256 pages -2.85% (windows -2.60..-3.00%), 512 pages -1.46%,
+/// the same with 548 or 2192 blocks and with 3x or 10x warm-up. So at 7% OP and 256
+/// pages greedy is intrinsically about 2.85% under the formula and the 3% bound
+/// holds with only ~0.1% to spare, whatever the sample size: this test therefore
+/// measures a long window (4 x span after an honest 1 x span warm-up past the fast
+/// state, so about +-0.1%), and checks the 1/ppb law itself at 512 pages per block,
+/// which is what shows the model right.
 #[test]
 fn greedy_victims_at_256_pages_per_block_within_3_percent_of_formula() {
+    let mut dev7 = 0.0;
     for op in [0.07, 0.12, 0.28, 0.50] {
         let mut ssd = drive("greedy", op, 256, "512m");
         let (nominal, a) = alpha(&ssd, 1.0);
-        let wa = steady_wa(&mut ssd, 1.0);
+        let wa = steady_wa_window(&mut ssd, 1.0, if op == 0.07 { 4 } else { 2 });
         let th = wa_fifo_theory(a);
+        let dev = wa / th - 1.0;
         eprintln!(
             "greedy op {op:.2}: alpha {a:.4} (nominal {nominal:.4}) WA {wa:.3} formula {th:.3} ({:+.2}%)",
-            (wa / th - 1.0) * 100.0
+            dev * 100.0
         );
-        assert!((wa / th - 1.0).abs() < 0.03, "op {op}: WA {wa} vs {th}");
+        assert!(dev.abs() < 0.03, "op {op}: WA {wa} vs {th}");
         assert!(wa <= th * 1.005, "greedy should not be worse than FIFO");
+        if op == 0.07 {
+            dev7 = dev;
+        }
     }
+    let mut ssd = drive("greedy", 0.07, 512, "1g");
+    let (_, a) = alpha(&ssd, 1.0);
+    let wa = steady_wa_window(&mut ssd, 1.0, 2);
+    let dev512 = wa / wa_fifo_theory(a) - 1.0;
+    eprintln!(
+        "greedy op 0.07 at 512 pages/block: {:+.2}% (256 pages: {:+.2}%, ratio {:.2}, 1/ppb law: 0.5)",
+        dev512 * 100.0,
+        dev7 * 100.0,
+        dev512 / dev7
+    );
+    assert!(dev7 < -0.015 && (0.35..0.65).contains(&(dev512 / dev7)));
 }
 
 #[test]
