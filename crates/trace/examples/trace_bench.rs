@@ -162,7 +162,168 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sum.lines as f64 / s / 1e6
             );
         }
+        Some("encodings") => encodings(args[2].parse()?, Path::new(&args[3]))?,
         _ => return Err(usage.into()),
+    }
+    Ok(())
+}
+
+/// CPU time of this thread, ns (from /proc: the machine is shared, wall time lies).
+fn thread_cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    s.split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Writes the bench workload with several Parquet writer settings; prints file size,
+/// encode and decode CPU time per row for each.
+fn encodings(n: u64, dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    use arrow_array::{
+        ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray,
+    };
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::{ArrowWriter, ProjectionMask};
+    use parquet::basic::{Compression, Encoding, ZstdLevel};
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
+    use parquet::schema::types::ColumnPath;
+    use std::sync::Arc;
+    let (mut issue, mut complete, mut off, mut len, mut op) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    synth(n, |r| {
+        issue.push(r.issue_ns as i64);
+        complete.push(r.complete_ns.unwrap() as i64);
+        off.push(r.offset_bytes as i64);
+        len.push(r.len_bytes as i64);
+        op.push(r.op.index() as i32);
+    });
+    let schema = storbench_trace::store::arrow_schema();
+    let ops: ArrayRef = Arc::new(StringArray::from(vec!["read", "write", "trim", "flush"]));
+    let names: ArrayRef = Arc::new(StringArray::from(vec!["bench"]));
+    type V = (
+        &'static str,
+        fn() -> parquet::file::properties::WriterPropertiesBuilder,
+    );
+    fn base() -> parquet::file::properties::WriterPropertiesBuilder {
+        let mut b = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap()))
+            .set_max_row_group_row_count(Some(1 << 20))
+            .set_dictionary_enabled(false);
+        for c in ["op", "stream", "device"] {
+            b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
+        }
+        for c in ["issue_ns", "complete_ns"] {
+            b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
+        }
+        b
+    }
+    fn raw(
+        b: parquet::file::properties::WriterPropertiesBuilder,
+        cols: &[&str],
+    ) -> parquet::file::properties::WriterPropertiesBuilder {
+        let mut b = b;
+        for c in cols {
+            b = b.set_column_compression(ColumnPath::from(*c), Compression::UNCOMPRESSED);
+        }
+        b
+    }
+    fn lean() -> parquet::file::properties::WriterPropertiesBuilder {
+        raw(
+            base(),
+            &[
+                "issue_ns",
+                "complete_ns",
+                "len_bytes",
+                "op",
+                "stream",
+                "device",
+            ],
+        )
+        .set_column_dictionary_enabled(ColumnPath::from("len_bytes"), true)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+    }
+    let variants: Vec<V> = vec![
+        ("current (zstd1, delta times)", base),
+        ("uncompressed all", || {
+            base().set_compression(Compression::UNCOMPRESSED)
+        }),
+        ("lean: offset plain zstd1", lean),
+        ("lean: offset delta zstd1", || {
+            lean().set_column_encoding(
+                ColumnPath::from("offset_bytes"),
+                Encoding::DELTA_BINARY_PACKED,
+            )
+        }),
+        ("lean: offset delta raw", || {
+            raw(lean(), &["offset_bytes"]).set_column_encoding(
+                ColumnPath::from("offset_bytes"),
+                Encoding::DELTA_BINARY_PACKED,
+            )
+        }),
+        ("lean: offset plain raw", || raw(lean(), &["offset_bytes"])),
+        ("lean: offset plain zstd1, stats page", || {
+            lean().set_statistics_enabled(EnabledStatistics::Page)
+        }),
+        ("current again", base),
+        ("lean: offset plain zstd1 again", lean),
+    ];
+    for (name, props) in variants {
+        let path = dir.join("enc.parquet");
+        let t0 = thread_cpu_ns();
+        let mut w = ArrowWriter::try_new(
+            std::fs::File::create(&path)?,
+            schema.clone(),
+            Some(props().build()),
+        )?;
+        let chunk = 1 << 16;
+        for s in (0..n as usize).step_by(chunk) {
+            let e = (s + chunk).min(n as usize);
+            let dict = |k: &[i32], v: &ArrayRef| -> ArrayRef {
+                Arc::new(DictionaryArray::try_new(Int32Array::from(k.to_vec()), v.clone()).unwrap())
+            };
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(Int64Array::from(issue[s..e].to_vec())),
+                Arc::new(Int64Array::from(complete[s..e].to_vec())),
+                Arc::new(Int64Array::from(off[s..e].to_vec())),
+                Arc::new(Int64Array::from(len[s..e].to_vec())),
+                dict(&op[s..e], &ops),
+                Arc::new(
+                    DictionaryArray::try_new(
+                        Int32Array::from(vec![None::<i32>; e - s]),
+                        names.clone(),
+                    )
+                    .unwrap(),
+                ),
+                dict(&vec![0; e - s], &names),
+            ];
+            w.write(&RecordBatch::try_new(schema.clone(), cols)?)?;
+        }
+        w.close()?;
+        let t1 = thread_cpu_ns();
+        let b = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path)?)?;
+        let mask = ProjectionMask::roots(b.parquet_schema(), [0, 1, 2, 3, 4]);
+        let mut sum = 0i64;
+        for batch in b.with_projection(mask).with_batch_size(1 << 16).build()? {
+            let batch = batch?;
+            for c in 0..4 {
+                let a = batch
+                    .column(c)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap();
+                sum = sum.wrapping_add(a.values().iter().fold(0i64, |x, &y| x.wrapping_add(y)));
+            }
+        }
+        let t2 = thread_cpu_ns();
+        let size = std::fs::metadata(&path)?.len();
+        println!(
+            "{name:<40} {:6.2} B/row  encode {:6.1} ns/row  decode {:5.1} ns/row  (chk {})",
+            size as f64 / n as f64,
+            (t1 - t0) as f64 / n as f64,
+            (t2 - t1) as f64 / n as f64,
+            sum & 0xff
+        );
     }
     Ok(())
 }

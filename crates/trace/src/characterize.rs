@@ -9,10 +9,10 @@
 
 use crate::error::TraceError;
 use crate::model::{IoRecord, Op};
-use crate::store::{Columns, TraceReader};
+use crate::store::{ColumnBatch, Columns, TraceReader};
+use arrow_array::Array;
 use serde::{Deserialize, Serialize};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -215,7 +215,7 @@ impl LogHist {
 /// half that many remain; from then on the figure is an upper bound (exact again for
 /// I/O aligned to the granularity).
 #[derive(Clone, Debug)]
-pub struct Footprint {
+struct IntervalSet {
     set: Vec<(u64, u64)>,
     pending: Vec<(u64, u64)>,
     /// Radix-sort buffer, as large as `pending`.
@@ -224,16 +224,10 @@ pub struct Footprint {
     max_intervals: usize,
 }
 
-impl Default for Footprint {
-    fn default() -> Self {
-        Self::with_max_intervals(FOOTPRINT_MAX_INTERVALS)
-    }
-}
-
-impl Footprint {
-    pub fn with_max_intervals(max_intervals: usize) -> Self {
+impl IntervalSet {
+    fn with_max_intervals(max_intervals: usize) -> Self {
         assert!(max_intervals >= 4);
-        Footprint {
+        IntervalSet {
             set: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
@@ -243,7 +237,7 @@ impl Footprint {
     }
 
     #[inline]
-    pub fn add(&mut self, start: u64, end: u64) {
+    fn add(&mut self, start: u64, end: u64) {
         debug_assert!(start <= end);
         if start == end {
             return;
@@ -318,11 +312,308 @@ impl Footprint {
         }
     }
 
+    /// Merges what is pending; the disjoint, sorted ranges and the granularity.
+    fn finish(&mut self) -> (&[(u64, u64)], u64) {
+        self.merge();
+        (&self.set, self.granularity_bytes)
+    }
+}
+
+/// Bits per bitmap page (a page is 32 KiB).
+const PAGE_BITS: u32 = 18;
+const PAGE_WORDS: usize = 1 << (PAGE_BITS - 6);
+/// Bitmap pages held at most (64 MiB); beyond that the unit doubles.
+pub const FOOTPRINT_MAX_PAGES: usize = 2048;
+/// Page-directory entries at most; ranges past it go to the interval set.
+const MAX_DIR: usize = 1 << 16;
+/// The finest bitmap unit (512 B sectors) and the one it starts with (4 KiB).
+const FINEST_UNIT_SHIFT: u32 = 9;
+const START_UNIT_SHIFT: u32 = 12;
+/// Ranges longer than this many units go to the interval set (one entry there, where
+/// the bitmap would set millions of bits).
+const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
+
+/// Distinct bytes touched: a paged bitmap of device units (4 KiB, refined down to
+/// 512 B when I/O is only that aligned) for the common case, O(1) per range; ranges the
+/// bitmap cannot hold exactly (not 512-byte aligned, very long, or beyond the
+/// directory) go to an exact interval set, and the two are combined without double
+/// counting at the end. Memory is bounded: at most [`FOOTPRINT_MAX_PAGES`] pages (the
+/// unit doubles past that, and the figure becomes an over-estimate by less than one
+/// unit per range) plus the interval set's own bound ([`FOOTPRINT_MAX_INTERVALS`]).
+#[derive(Clone, Debug)]
+pub struct Footprint {
+    unit_shift: u32,
+    /// False once the bitmap was coarsened (ranges since rounded out to the unit).
+    exact: bool,
+    dir: Vec<Option<Box<[u64]>>>,
+    pages: usize,
+    max_pages: usize,
+    rest: IntervalSet,
+}
+
+impl Default for Footprint {
+    fn default() -> Self {
+        Self::with_limits(FOOTPRINT_MAX_PAGES, FOOTPRINT_MAX_INTERVALS)
+    }
+}
+
+/// Bit i of `x` to bits 2i and 2i+1.
+fn spread_bits(x: u32) -> u64 {
+    let mut x = u64::from(x);
+    x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
+    x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
+    x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | x << 2) & 0x3333_3333_3333_3333;
+    x = (x | x << 1) & 0x5555_5555_5555_5555;
+    x | x << 1
+}
+
+/// Bits 2i and 2i+1 of `w`, OR-ed, to bit i.
+fn compact_bits(w: u64) -> u32 {
+    let mut x = (w | w >> 1) & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | x >> 4) & 0x00FF_00FF_00FF_00FF;
+    x = (x | x >> 8) & 0x0000_FFFF_0000_FFFF;
+    x = (x | x >> 16) & 0x0000_0000_FFFF_FFFF;
+    x as u32
+}
+
+/// Sets bits [a, b) of a page.
+#[inline]
+fn set_bit_range(words: &mut [u64], a: usize, b: usize) {
+    debug_assert!(a < b && b <= words.len() * 64);
+    let (wa, wb) = (a / 64, (b - 1) / 64);
+    let ma = !0u64 << (a % 64);
+    let mb = !0u64 >> (63 - (b - 1) % 64);
+    if wa == wb {
+        words[wa] |= ma & mb;
+    } else {
+        words[wa] |= ma;
+        words[wa + 1..wb].fill(!0);
+        words[wb] |= mb;
+    }
+}
+
+/// Counts the set bits [a, b) of a page.
+fn count_bit_range(words: &[u64], a: usize, b: usize) -> u64 {
+    if a >= b {
+        return 0;
+    }
+    let (wa, wb) = (a / 64, (b - 1) / 64);
+    let ma = !0u64 << (a % 64);
+    let mb = !0u64 >> (63 - (b - 1) % 64);
+    if wa == wb {
+        return u64::from((words[wa] & ma & mb).count_ones());
+    }
+    let mid: u64 = words[wa + 1..wb]
+        .iter()
+        .map(|w| u64::from(w.count_ones()))
+        .sum();
+    u64::from((words[wa] & ma).count_ones()) + mid + u64::from((words[wb] & mb).count_ones())
+}
+
+impl Footprint {
+    /// With explicit bounds (tests use tiny ones).
+    pub fn with_limits(max_pages: usize, max_intervals: usize) -> Self {
+        assert!(max_pages >= 2);
+        Footprint {
+            unit_shift: START_UNIT_SHIFT,
+            exact: true,
+            dir: Vec::new(),
+            pages: 0,
+            max_pages,
+            rest: IntervalSet::with_max_intervals(max_intervals),
+        }
+    }
+
+    /// Adds the byte range [start, end).
+    #[inline]
+    pub fn add(&mut self, start: u64, end: u64) {
+        debug_assert!(start <= end);
+        if start == end {
+            return;
+        }
+        let mut mask = (1u64 << self.unit_shift) - 1;
+        if (start | end) & mask != 0 && self.exact {
+            // Finer aligned I/O refines the bitmap while memory allows; anything else
+            // is kept exactly in the interval set.
+            let tz = (start | end).trailing_zeros();
+            if tz < FINEST_UNIT_SHIFT || !self.refine_to(tz) {
+                self.rest.add(start, end);
+                return;
+            }
+            mask = (1u64 << self.unit_shift) - 1;
+        }
+        let u0 = start >> self.unit_shift;
+        // Rounded out (only ever inexact once coarsened).
+        let u1 = (end >> self.unit_shift) + u64::from(end & mask != 0);
+        if u1 - u0 > MAX_BITMAP_RANGE_UNITS || ((u1 - 1) >> PAGE_BITS) >= MAX_DIR as u64 {
+            self.rest.add(start, end);
+            return;
+        }
+        self.set_units(u0, u1);
+        if self.pages > self.max_pages {
+            self.coarsen();
+        }
+    }
+
+    #[inline]
+    fn set_units(&mut self, u0: u64, u1: u64) {
+        let mut u = u0;
+        while u < u1 {
+            let p = (u >> PAGE_BITS) as usize;
+            let page_start = (p as u64) << PAGE_BITS;
+            let stop = (page_start + (1 << PAGE_BITS)).min(u1);
+            let page = self.page_mut(p);
+            set_bit_range(
+                page,
+                (u - page_start) as usize,
+                (stop - page_start) as usize,
+            );
+            u = stop;
+        }
+    }
+
+    #[inline]
+    fn page_mut(&mut self, p: usize) -> &mut [u64] {
+        debug_assert!(p < MAX_DIR);
+        if p >= self.dir.len() {
+            self.dir.resize_with(p + 1, || None);
+        }
+        let slot = &mut self.dir[p];
+        if slot.is_none() {
+            *slot = Some(vec![0u64; PAGE_WORDS].into_boxed_slice());
+            self.pages += 1;
+        }
+        slot.as_mut().expect("allocated above")
+    }
+
+    /// Halves the unit down to `2^shift` bytes (not below 512 B), losslessly; false
+    /// (and nothing changes) when the finer bitmap would not fit its bounds.
+    fn refine_to(&mut self, shift: u32) -> bool {
+        let shift = shift.max(FINEST_UNIT_SHIFT);
+        debug_assert!(shift < self.unit_shift && self.exact);
+        let k = self.unit_shift - shift;
+        if self.pages << k > self.max_pages || self.dir.len() << k > MAX_DIR {
+            return false;
+        }
+        for _ in 0..k {
+            let old = std::mem::take(&mut self.dir);
+            let mut dir: Vec<Option<Box<[u64]>>> = Vec::new();
+            dir.resize_with(old.len() * 2, || None);
+            self.pages = 0;
+            for (p, page) in old.into_iter().enumerate() {
+                let Some(page) = page else { continue };
+                for half in 0..2 {
+                    let mut new = vec![0u64; PAGE_WORDS].into_boxed_slice();
+                    for (j, w) in new.iter_mut().enumerate() {
+                        let src = page[half * PAGE_WORDS / 2 + j / 2];
+                        *w = spread_bits((src >> (32 * (j % 2))) as u32);
+                    }
+                    dir[2 * p + half] = Some(new);
+                    self.pages += 1;
+                }
+            }
+            self.dir = dir;
+            self.unit_shift -= 1;
+        }
+        true
+    }
+
+    /// Doubles the unit (OR-ing unit pairs) until at most half the page budget is used.
+    fn coarsen(&mut self) {
+        while self.pages > self.max_pages / 2 {
+            self.exact = false;
+            let old = std::mem::take(&mut self.dir);
+            let mut dir: Vec<Option<Box<[u64]>>> = Vec::new();
+            dir.resize_with(old.len().div_ceil(2), || None);
+            self.pages = 0;
+            for (p, page) in old.into_iter().enumerate() {
+                let Some(page) = page else { continue };
+                let slot = &mut dir[p / 2];
+                if slot.is_none() {
+                    *slot = Some(vec![0u64; PAGE_WORDS].into_boxed_slice());
+                    self.pages += 1;
+                }
+                let new = slot.as_mut().expect("allocated above");
+                let base = (p % 2) * PAGE_WORDS / 2;
+                for j in 0..PAGE_WORDS / 2 {
+                    new[base + j] |= u64::from(compact_bits(page[2 * j]))
+                        | u64::from(compact_bits(page[2 * j + 1])) << 32;
+                }
+            }
+            self.dir = dir;
+            self.unit_shift += 1;
+        }
+    }
+
+    /// Whether unit `u` is set.
+    fn unit_set(&self, u: u64) -> bool {
+        let p = (u >> PAGE_BITS) as usize;
+        let i = (u & ((1 << PAGE_BITS) - 1)) as usize;
+        matches!(self.dir.get(p), Some(Some(w)) if w[i / 64] >> (i % 64) & 1 == 1)
+    }
+
+    /// Set units in [a, b).
+    fn count_units(&self, a: u64, b: u64) -> u64 {
+        let mut n = 0;
+        let mut u = a;
+        while u < b {
+            let p = (u >> PAGE_BITS) as usize;
+            if p >= self.dir.len() {
+                break;
+            }
+            let page_start = (p as u64) << PAGE_BITS;
+            let stop = (page_start + (1 << PAGE_BITS)).min(b);
+            if let Some(w) = &self.dir[p] {
+                n += count_bit_range(w, (u - page_start) as usize, (stop - page_start) as usize);
+            }
+            u = stop;
+        }
+        n
+    }
+
+    /// Bytes of [s, e) the bitmap covers.
+    fn covered(&self, s: u64, e: u64) -> u64 {
+        debug_assert!(s < e);
+        let sh = self.unit_shift;
+        let (first, last) = (s >> sh, (e - 1) >> sh);
+        if first == last {
+            return if self.unit_set(first) { e - s } else { 0 };
+        }
+        let mut c = 0;
+        if self.unit_set(first) {
+            c += ((first + 1) << sh) - s;
+        }
+        if self.unit_set(last) {
+            c += e - (last << sh);
+        }
+        c + (self.count_units(first + 1, last) << sh)
+    }
+
     /// (distinct bytes, granularity in bytes: 1 = exact).
     pub fn finish(&mut self) -> (u64, u64) {
-        self.merge();
-        let total = self.set.iter().map(|(s, e)| e - s).sum();
-        (total, self.granularity_bytes)
+        let bitmap_units: u64 = self
+            .dir
+            .iter()
+            .flatten()
+            .map(|w| w.iter().map(|x| u64::from(x.count_ones())).sum::<u64>())
+            .sum();
+        let mut total = bitmap_units << self.unit_shift;
+        let rest = std::mem::replace(&mut self.rest, IntervalSet::with_max_intervals(4));
+        let mut rest = rest;
+        let (set, rest_g) = rest.finish();
+        for &(s, e) in set {
+            total += (e - s) - self.covered(s, e);
+        }
+        let g = if self.exact {
+            1
+        } else {
+            1u64 << self.unit_shift
+        };
+        self.rest = rest;
+        (total, g.max(rest_g))
     }
 }
 
@@ -377,8 +668,11 @@ pub struct Characterizer {
     counts: [u64; 4],
     bytes: [u64; 4],
     sizes: [u64; SIZE_BUCKETS_BYTES.len() + 1],
-    /// End offset of the previous read / write (None before the first).
-    prev_end: [Option<u64>; 2],
+    /// End offset of the previous read / write, per device (index 0: no device, then
+    /// device id + 1). Sequentiality is judged per device: offsets on different devices
+    /// are unrelated, so interleaved devices must not break each other's runs. Grows to
+    /// the number of distinct devices in the trace.
+    prev_end: Vec<[Option<u64>; 2]>,
     seq: [u64; 2],
     first_issue_ns: Option<u64>,
     last_issue_ns: u64,
@@ -391,11 +685,15 @@ pub struct Characterizer {
     busy: [Busy; 3],
     service_sum_ns: u128,
     service: LogHist,
-    /// Completion times of outstanding I/Os (all ops), min first.
-    outstanding: BinaryHeap<Reverse<u64>>,
+    /// Completion times of outstanding I/Os (all ops), ascending. Completions mostly
+    /// arrive in order, so an insert shifts few entries; bounded by the deepest queue
+    /// the trace reaches.
+    outstanding: VecDeque<u64>,
     /// Time cursor of the QD sweep.
     sweep_ns: u64,
-    qd_time_ns: [u128; QD_BUCKET_MIN.len()],
+    /// Busy time per QD bucket; the sum is the busy time, which is at most the trace
+    /// duration, so u64 cannot overflow.
+    qd_time_ns: [u64; QD_BUCKET_MIN.len()],
     qd_issued: [u64; QD_BUCKET_MIN.len()],
     max_qd: u32,
     at_qd1: u64,
@@ -429,13 +727,38 @@ impl Busy {
     }
 }
 
+/// QD -> histogram bucket, for QDs below the open last bucket's bound.
+const QD_TABLE: [u8; 65] = {
+    let mut t = [0u8; 65];
+    let mut qd = 1;
+    while qd < 65 {
+        let mut b = 0;
+        while b + 1 < QD_BUCKET_MIN.len() && QD_BUCKET_MIN[b + 1] <= qd as u32 {
+            b += 1;
+        }
+        t[qd] = b as u8;
+        qd += 1;
+    }
+    t
+};
+
 #[inline]
 fn qd_bucket(qd: u32) -> usize {
     debug_assert!(qd >= 1);
-    QD_BUCKET_MIN
-        .iter()
-        .rposition(|&m| qd >= m)
-        .expect("qd >= 1")
+    match QD_TABLE.get(qd as usize) {
+        Some(&b) => b as usize,
+        None => QD_BUCKET_MIN.len() - 1,
+    }
+}
+
+/// Index into [`SIZE_BUCKETS_BYTES`] (its length for "other"), without a search.
+#[inline]
+fn size_bucket(len: u64) -> usize {
+    if len.is_power_of_two() && (4096..=131_072).contains(&len) {
+        (len.trailing_zeros() - 12) as usize
+    } else {
+        SIZE_BUCKETS_BYTES.len()
+    }
 }
 
 impl Default for Characterizer {
@@ -450,7 +773,7 @@ impl Characterizer {
             counts: [0; 4],
             bytes: [0; 4],
             sizes: [0; SIZE_BUCKETS_BYTES.len() + 1],
-            prev_end: [None; 2],
+            prev_end: vec![[None; 2]],
             seq: [0; 2],
             first_issue_ns: None,
             last_issue_ns: 0,
@@ -461,7 +784,7 @@ impl Characterizer {
             busy: [Busy::default(); 3],
             service_sum_ns: 0,
             service: LogHist::new(),
-            outstanding: BinaryHeap::new(),
+            outstanding: VecDeque::new(),
             sweep_ns: 0,
             qd_time_ns: [0; QD_BUCKET_MIN.len()],
             qd_issued: [0; QD_BUCKET_MIN.len()],
@@ -475,12 +798,12 @@ impl Characterizer {
     /// (intervals are half-open: an I/O completing at t is not outstanding at t).
     #[inline]
     fn sweep_to(&mut self, t: u64) {
-        while let Some(&Reverse(c)) = self.outstanding.peek() {
+        while let Some(&c) = self.outstanding.front() {
             if c > t {
                 break;
             }
             self.account(c);
-            self.outstanding.pop();
+            self.outstanding.pop_front();
         }
         self.account(t);
     }
@@ -490,14 +813,50 @@ impl Characterizer {
         debug_assert!(t >= self.sweep_ns);
         let qd = self.outstanding.len() as u32;
         if qd > 0 {
-            self.qd_time_ns[qd_bucket(qd)] += u128::from(t - self.sweep_ns);
+            self.qd_time_ns[qd_bucket(qd)] += t - self.sweep_ns;
         }
         self.sweep_ns = t;
     }
 
+    /// Inserts a completion keeping `outstanding` ascending.
+    #[inline]
+    fn insert_outstanding(&mut self, c: u64) {
+        let q = &mut self.outstanding;
+        match q.back() {
+            None => q.push_back(c),
+            Some(&last) if last <= c => q.push_back(c),
+            Some(_) => {
+                let at = q.partition_point(|&x| x <= c);
+                q.insert(at, c);
+            }
+        }
+    }
+
     #[inline]
     pub fn push(&mut self, rec: &IoRecord) {
-        let mut issue = rec.issue_ns;
+        self.push_parts(
+            rec.op,
+            rec.offset_bytes,
+            rec.len_bytes,
+            rec.issue_ns,
+            rec.complete_ns,
+            rec.device.map_or(0, |d| d.0 as usize + 1),
+        );
+    }
+
+    /// [`Characterizer::push`] from the fields of one record; `device_slot` is 0 for
+    /// no device, else the device id + 1.
+    #[inline]
+    pub fn push_parts(
+        &mut self,
+        op: Op,
+        offset_bytes: u64,
+        len_bytes: u64,
+        issue_ns: u64,
+        complete_ns: Option<u64>,
+        device_slot: usize,
+    ) {
+        let mut issue = issue_ns;
         match self.first_issue_ns {
             None => self.first_issue_ns = Some(issue),
             Some(_) => {
@@ -511,26 +870,27 @@ impl Characterizer {
         self.last_issue_ns = issue;
         self.last_event_ns = self.last_event_ns.max(issue);
 
-        let op = rec.op;
         self.counts[op.index()] += 1;
-        self.bytes[op.index()] += rec.len_bytes;
+        self.bytes[op.index()] += len_bytes;
         if op.is_data() {
-            let b = SIZE_BUCKETS_BYTES
-                .iter()
-                .position(|&s| s == rec.len_bytes)
-                .unwrap_or(SIZE_BUCKETS_BYTES.len());
-            self.sizes[b] += 1;
+            self.sizes[size_bucket(len_bytes)] += 1;
             let dir = op.index();
-            if self.prev_end[dir] == Some(rec.offset_bytes) {
+            if device_slot >= self.prev_end.len() {
+                self.prev_end.resize(device_slot + 1, [None; 2]);
+            }
+            let prev = &mut self.prev_end[device_slot][dir];
+            let end = offset_bytes.saturating_add(len_bytes);
+            if *prev == Some(offset_bytes) {
                 self.seq[dir] += 1;
             }
-            self.prev_end[dir] = Some(rec.end_bytes());
-            self.footprint.add(rec.offset_bytes, rec.end_bytes());
+            *prev = Some(end);
+            self.footprint.add(offset_bytes, end);
         }
 
-        if let Some(c) = rec.complete_ns {
+        if let Some(c) = complete_ns {
             // A clamped issue (order violation) keeps its recorded service time.
-            let complete = issue + c.saturating_sub(rec.issue_ns);
+            let svc = c.saturating_sub(issue_ns);
+            let complete = issue.saturating_add(svc);
             self.last_event_ns = self.last_event_ns.max(complete);
             self.with_completion += 1;
             let svc = complete - issue;
@@ -549,10 +909,10 @@ impl Characterizer {
                 self.at_qd1 += 1;
             }
             if complete > issue {
-                self.outstanding.push(Reverse(complete));
+                self.insert_outstanding(complete);
             }
             // QD right after this issue, this I/O included (a zero-time I/O is not
-            // in the heap but still counts for its own issue).
+            // in the queue but still counts for its own issue).
             let qd = if complete > issue {
                 self.outstanding.len()
             } else {
@@ -565,9 +925,9 @@ impl Characterizer {
 
     pub fn finish(mut self) -> Characterization {
         // Drain the QD sweep.
-        while let Some(Reverse(c)) = self.outstanding.pop() {
+        while let Some(c) = self.outstanding.pop_front() {
             let qd = self.outstanding.len() as u32 + 1;
-            self.qd_time_ns[qd_bucket(qd)] += u128::from(c - self.sweep_ns);
+            self.qd_time_ns[qd_bucket(qd)] += c - self.sweep_ns;
             self.sweep_ns = c;
         }
         let total: u64 = self.counts.iter().sum();
@@ -592,13 +952,9 @@ impl Characterizer {
         let duration_ns = self.first_issue_ns.map_or(0, |f| self.last_event_ns - f);
         let have = self.with_completion > 0;
         let busy_ns = have.then(|| self.busy[0].total());
-        let busy_time_total: u128 = self.qd_time_ns.iter().sum();
+        let busy_time_total: u64 = self.qd_time_ns.iter().sum();
         if let Some(b) = busy_ns {
-            assert_eq!(
-                busy_time_total,
-                u128::from(b),
-                "QD sweep and interval union disagree"
-            );
+            assert_eq!(busy_time_total, b, "QD sweep and interval union disagree");
         }
         let qd = have.then(|| {
             let busy = busy_ns.unwrap_or(0);
@@ -672,19 +1028,77 @@ pub fn characterize_file_with_progress(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Characterization, TraceError> {
-    let mut reader = TraceReader::open_columns(path, Columns::NoNames)?;
+    let mut reader = TraceReader::open_columns(path, Columns::NoStream)?;
     let total = reader.num_rows();
     let mut c = Characterizer::new();
-    let mut batch = Vec::new();
     let mut done = 0u64;
-    while reader.next_batch(&mut batch)? {
-        for r in &batch {
-            c.push(r);
-        }
-        done += batch.len() as u64;
+    while let Some(b) = reader.next_columns()? {
+        c.push_columns(&b);
+        done += b.len() as u64;
         progress(done, total);
     }
     Ok(c.finish())
+}
+
+impl Characterizer {
+    /// Pushes every row of a checked batch (the reader guarantees non-negative values),
+    /// in one tight loop per completion layout.
+    pub fn push_columns(&mut self, b: &ColumnBatch) {
+        let n = b.len();
+        let (issue, off, len, ops) = (
+            &b.issue_ns[..n],
+            &b.offset_bytes[..n],
+            &b.len_bytes[..n],
+            &b.ops[..n],
+        );
+        let zeros;
+        let dev: &[u32] = match &b.device_slots {
+            Some(d) => &d[..n],
+            None => {
+                zeros = vec![0u32; n];
+                &zeros
+            }
+        };
+        match &b.complete_ns {
+            None => {
+                for i in 0..n {
+                    self.push_parts(
+                        ops[i],
+                        off[i] as u64,
+                        len[i] as u64,
+                        issue[i] as u64,
+                        None,
+                        dev[i] as usize,
+                    );
+                }
+            }
+            Some(c) if c.null_count() == 0 => {
+                let cv = &c.values()[..n];
+                for i in 0..n {
+                    self.push_parts(
+                        ops[i],
+                        off[i] as u64,
+                        len[i] as u64,
+                        issue[i] as u64,
+                        Some(cv[i] as u64),
+                        dev[i] as usize,
+                    );
+                }
+            }
+            Some(_) => {
+                for i in 0..n {
+                    self.push_parts(
+                        ops[i],
+                        off[i] as u64,
+                        len[i] as u64,
+                        issue[i] as u64,
+                        b.complete_at(i),
+                        dev[i] as usize,
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn secs(ns: u64) -> String {
@@ -905,6 +1319,30 @@ mod tests {
     }
 
     #[test]
+    fn sequential_is_per_device() {
+        use crate::model::DeviceId;
+        let on = |d: u32, op, off, t| IoRecord {
+            device: Some(DeviceId(d)),
+            ..io(op, off, 4096, t, None)
+        };
+        // Two devices interleaved, each reading sequentially: every I/O after each
+        // device's first is sequential. Across devices the offsets are unrelated.
+        let c = run(&[
+            on(0, Op::Read, 0, 0),
+            on(1, Op::Read, 1 << 30, 1),
+            on(0, Op::Read, 4096, 2),
+            on(1, Op::Read, (1 << 30) + 4096, 3),
+            io(Op::Read, 8192, 4096, 4, None), // no device: its own sequence
+            on(0, Op::Read, 8192, 5),
+            on(1, Op::Write, 0, 6),
+            on(0, Op::Write, 4096, 7), // first write on device 0
+        ]);
+        assert_eq!(c.sequential_ios, 3);
+        assert!(close(c.sequential_read_pct, 50.0));
+        assert!(close(c.sequential_write_pct, 0.0));
+    }
+
+    #[test]
     fn counts_bytes_sizes_and_footprint() {
         let c = run(&[
             io(Op::Read, 0, 4096, 0, None),
@@ -934,7 +1372,7 @@ mod tests {
 
     #[test]
     fn footprint_matches_naive_union_across_merges() {
-        let mut f = Footprint::default();
+        let mut f = IntervalSet::with_max_intervals(FOOTPRINT_MAX_INTERVALS);
         let mut naive = vec![false; 1 << 20];
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for _ in 0..200_000 {
@@ -949,7 +1387,8 @@ mod tests {
                 .for_each(|b| *b = true);
         }
         let want = naive.iter().filter(|&&b| b).count() as u64;
-        assert_eq!(f.finish(), (want, 1));
+        let (set, g) = f.finish();
+        assert_eq!((set.iter().map(|(s, e)| e - s).sum::<u64>(), g), (want, 1));
     }
 
     #[test]
@@ -970,17 +1409,100 @@ mod tests {
     }
 
     #[test]
-    fn footprint_coarsens_to_bound_memory() {
-        let mut f = Footprint::with_max_intervals(4);
+    fn interval_set_coarsens_to_bound_memory() {
+        let mut f = IntervalSet::with_max_intervals(4);
         for i in 0..100u64 {
             f.add(i * 8192, i * 8192 + 4096);
         }
-        let (bytes, g) = f.finish();
+        let (set, g) = f.finish();
         // 100 disjoint 4K ranges 4K apart: at 4K granularity still 100 ranges; at 8K
         // they merge into one.
         assert_eq!(g, 8192);
-        assert_eq!(bytes, 100 * 8192);
-        assert!(f.set.len() <= 4);
+        assert!(set.len() <= 4);
+        assert_eq!(set.iter().map(|(s, e)| e - s).sum::<u64>(), 100 * 8192);
+    }
+
+    /// Naive union over a byte array, for ranges below 4 MiB.
+    fn naive_union(ranges: &[(u64, u64)]) -> u64 {
+        let mut bytes = vec![false; 4 << 20];
+        for &(s, e) in ranges {
+            bytes[s as usize..e as usize]
+                .iter_mut()
+                .for_each(|b| *b = true);
+        }
+        bytes.iter().filter(|&&b| b).count() as u64
+    }
+
+    #[test]
+    fn footprint_bitmap_and_interval_set_combine_exactly() {
+        // Mixed alignment: 4K-aligned (bitmap), 512-aligned (refines the bitmap),
+        // byte-granular (interval set), overlapping each other.
+        for (max_pages, seed) in [
+            (FOOTPRINT_MAX_PAGES, 7u64),
+            (2, 11),
+            (FOOTPRINT_MAX_PAGES, 13),
+        ] {
+            let mut f = Footprint::with_limits(max_pages, FOOTPRINT_MAX_INTERVALS);
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut ranges = Vec::new();
+            for i in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let (s, l) = match (i + seed) % 3 {
+                    0 => ((x % 1000) * 4096, ((x >> 20) % 8 + 1) * 4096),
+                    // Only late in the run for one seed: refinement after many 4K ranges.
+                    1 if seed != 13 || i > 15_000 => ((x % 8000) * 512, ((x >> 20) % 16 + 1) * 512),
+                    _ => (x % 4_000_000, (x >> 30) % 5000),
+                };
+                f.add(s, s + l);
+                ranges.push((s, s + l));
+            }
+            // Max page budget 2: refinement to 512 B would need 8 pages, so the
+            // 512-aligned ranges stay exact in the interval set instead.
+            assert_eq!(
+                f.finish(),
+                (naive_union(&ranges), 1),
+                "max_pages {max_pages}"
+            );
+        }
+    }
+
+    #[test]
+    fn footprint_refines_losslessly_and_handles_far_ranges() {
+        let mut f = Footprint::default();
+        f.add(0, 4096);
+        f.add(8192, 12288);
+        assert_eq!(f.unit_shift, 12);
+        f.add(3584, 8704); // 512-aligned: unit becomes 512 B
+        assert_eq!(f.unit_shift, 9);
+        f.add(100, 9000); // unaligned, inside
+        f.add(1 << 62, (1 << 62) + 4096); // past the page directory
+        f.add(1 << 40, (1 << 40) + (1 << 35)); // longer than a bitmap range
+        assert_eq!(f.finish(), (12288 + 4096 + (1 << 35), 1));
+    }
+
+    #[test]
+    fn footprint_bitmap_coarsens_past_its_page_budget() {
+        let mut f = Footprint::with_limits(2, FOOTPRINT_MAX_INTERVALS);
+        // A 4K-unit page covers 1 GiB: three pages exceed the budget of 2.
+        for g in 0..3u64 {
+            f.add(g << 30, (g << 30) + 4096);
+        }
+        let (bytes, gran) = f.finish();
+        // 8K units: pages of 2 GiB, still 2 > 1; 16K units: one page.
+        assert_eq!(gran, 16384);
+        assert_eq!(bytes, 3 * 16384);
+        assert!(f.pages <= 1);
+    }
+
+    #[test]
+    fn bit_spread_and_compact_are_inverse() {
+        for x in [0u32, 1, 0x8000_0001, 0xDEAD_BEEF, u32::MAX] {
+            assert_eq!(compact_bits(spread_bits(x)), x);
+            assert_eq!(spread_bits(x).count_ones(), 2 * x.count_ones());
+        }
+        assert_eq!(compact_bits(0b0110), 0b11);
     }
 
     #[test]

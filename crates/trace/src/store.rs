@@ -35,7 +35,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use std::fs::File;
 use std::io::BufWriter;
@@ -173,21 +173,32 @@ pub struct TraceWriter {
     rows: u64,
 }
 
+/// Writer settings, chosen by measurement (`trace_bench encodings`, see
+/// docs/trace-format.md "Encodings"): the integer columns are encoded so that zstd has
+/// little left to remove (delta bit-packing for times and offsets, a dictionary for
+/// lengths and ops), and are stored without zstd, which there saved under 8% of the
+/// file but tripled decode time; the name columns (stream, device) stay zstd.
+/// Statistics per column chunk only (readers use row-group statistics; page indexes
+/// cost write time and bytes).
 fn writer_properties() -> WriterProperties {
-    let dict_cols = [COL_OP, COL_STREAM, COL_DEVICE];
     let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(1).expect("zstd level 1"),
         ))
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
         .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_created_by(format!("storbench {}", env!("CARGO_PKG_VERSION")));
-    for c in dict_cols {
+    for c in [COL_OP, COL_LEN, COL_STREAM, COL_DEVICE] {
         b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
     }
-    // Times grow monotonically (issue order): delta encoding makes them small before zstd.
-    for c in [COL_ISSUE, COL_COMPLETE] {
+    // Times grow (issue order) and offsets often run sequentially: delta bit-packing
+    // stores the small differences.
+    for c in [COL_ISSUE, COL_COMPLETE, COL_OFFSET] {
         b = b.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
+    }
+    for c in [COL_ISSUE, COL_COMPLETE, COL_OFFSET, COL_LEN, COL_OP] {
+        b = b.set_column_compression(ColumnPath::from(c), Compression::UNCOMPRESSED);
     }
     b.build()
 }
@@ -429,8 +440,47 @@ impl TraceWriter {
 pub enum Columns {
     /// Every column.
     All,
-    /// Skip `stream` and `device` (records get `None`): faster, e.g. for characterize.
+    /// Skip `stream` and `device` (records get `None`): faster.
     NoNames,
+    /// Skip `stream` only (characterize judges sequentiality per device).
+    NoStream,
+}
+
+/// One decoded batch, column by column: what tight loops (characterize) run over
+/// without building an [`IoRecord`] per row. Checked like records: times and offsets
+/// are non-negative, `offset + len` fits, a known completion is not before its issue.
+pub struct ColumnBatch {
+    pub issue_ns: ScalarBuffer<i64>,
+    /// Completion times; null where unknown (null slots hold arbitrary values).
+    pub complete_ns: Option<Int64Array>,
+    pub offset_bytes: ScalarBuffer<i64>,
+    pub len_bytes: ScalarBuffer<i64>,
+    pub ops: Vec<Op>,
+    /// Per row: 0 for no device, else the reader's device id + 1 (None when the
+    /// column was not read or is absent).
+    pub device_slots: Option<Vec<u32>>,
+    /// As `device_slots`, for streams.
+    pub stream_slots: Option<Vec<u32>>,
+}
+
+impl ColumnBatch {
+    pub fn len(&self) -> usize {
+        self.issue_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.issue_ns.is_empty()
+    }
+
+    /// The completion of row `i`, when known.
+    #[inline]
+    pub fn complete_at(&self, i: usize) -> Option<u64> {
+        match &self.complete_ns {
+            None => None,
+            Some(c) if c.is_null(i) => None,
+            Some(c) => Some(c.value(i) as u64),
+        }
+    }
 }
 
 /// Reads a Parquet trace as a stream of bounded batches of [`IoRecord`]s.
@@ -500,6 +550,7 @@ impl TraceReader {
         let (opt_stream, opt_device) = match columns {
             Columns::All => (find(COL_STREAM), find(COL_DEVICE)),
             Columns::NoNames => (None, None),
+            Columns::NoStream => (None, find(COL_DEVICE)),
         };
         wanted.extend(opt_stream);
         wanted.extend(opt_device);
@@ -573,34 +624,96 @@ impl TraceReader {
     /// Returns false, with `out` empty, at the end of the trace.
     pub fn next_batch(&mut self, out: &mut Vec<IoRecord>) -> Result<bool, TraceError> {
         out.clear();
+        let Some(b) = self.next_columns()? else {
+            return Ok(false);
+        };
+        out.reserve(b.len());
+        let slot = |s: &Option<Vec<u32>>, i: usize| s.as_ref().and_then(|v| v[i].checked_sub(1));
+        for i in 0..b.len() {
+            out.push(IoRecord {
+                issue_ns: b.issue_ns[i] as u64,
+                complete_ns: b.complete_at(i),
+                offset_bytes: b.offset_bytes[i] as u64,
+                len_bytes: b.len_bytes[i] as u64,
+                op: b.ops[i],
+                stream: slot(&b.stream_slots, i).map(StreamId),
+                device: slot(&b.device_slots, i).map(DeviceId),
+            });
+        }
+        Ok(true)
+    }
+
+    /// The next batch (at most [`BATCH_ROWS`] rows) as checked columns; None at the end.
+    pub fn next_columns(&mut self) -> Result<Option<ColumnBatch>, TraceError> {
         loop {
             let batch = match self.reader.next() {
-                None => return Ok(false),
+                None => return Ok(None),
                 Some(b) => b.map_err(|e| TraceError::arrow(&self.path, e))?,
             };
             if batch.num_rows() == 0 {
                 continue;
             }
-            self.decode(&batch, out)?;
-            return Ok(true);
+            return self.decode(&batch).map(Some);
         }
     }
 
-    fn decode(&mut self, batch: &RecordBatch, out: &mut Vec<IoRecord>) -> Result<(), TraceError> {
-        let n = batch.num_rows();
+    fn decode(&mut self, batch: &RecordBatch) -> Result<ColumnBatch, TraceError> {
         let path = self.path.clone();
-        let issue = int_values(&path, COL_ISSUE, batch.column(self.idx.issue), false)?;
-        let offset = int_values(&path, COL_OFFSET, batch.column(self.idx.offset), false)?;
-        let len = int_values(&path, COL_LEN, batch.column(self.idx.len), false)?;
-        let complete_col = self.idx.complete.map(|i| batch.column(i));
-        let complete = match complete_col {
-            Some(c) => Some(int_values(&path, COL_COMPLETE, c, true)?),
+        let issue = int_column(&path, COL_ISSUE, batch.column(self.idx.issue), false)?;
+        let offset = int_column(&path, COL_OFFSET, batch.column(self.idx.offset), false)?;
+        let len = int_column(&path, COL_LEN, batch.column(self.idx.len), false)?;
+        let complete = match self.idx.complete.map(|i| batch.column(i)) {
+            Some(c) if c.null_count() == c.len() => None,
+            Some(c) => {
+                let values = int_column(&path, COL_COMPLETE, c, true)?;
+                Some(Int64Array::new(values, c.logical_nulls()))
+            }
             None => None,
         };
-        let complete_nulls = complete_col.and_then(|c| c.logical_nulls());
+        let issue_v: &[i64] = &issue;
+        // Both are >= 0: the sum overflows exactly when it wraps negative.
+        let overflow = offset
+            .iter()
+            .zip(len.iter())
+            .fold(0i64, |a, (&o, &l)| a | o.wrapping_add(l));
+        if overflow < 0 {
+            let row = (0..offset.len())
+                .find(|&i| offset[i].checked_add(len[i]).is_none())
+                .expect("an overflowing row exists");
+            return Err(TraceError::schema(
+                &path,
+                format!(
+                    "offset_bytes {} + len_bytes {} overflows",
+                    offset[row], len[row]
+                ),
+            ));
+        }
+        if let Some(c) = &complete {
+            let cv: &[i64] = c.values();
+            let before = match c.nulls() {
+                None => issue_v.iter().zip(cv).any(|(&i, &c)| c < i),
+                Some(nb) => issue_v
+                    .iter()
+                    .zip(cv)
+                    .enumerate()
+                    .any(|(r, (&i, &c))| c < i && nb.is_valid(r)),
+            };
+            if before {
+                let row = (0..cv.len())
+                    .find(|&r| cv[r] < issue_v[r] && c.is_valid(r))
+                    .expect("a row completing before its issue exists");
+                return Err(TraceError::schema(
+                    &path,
+                    format!(
+                        "row with complete_ns {} before issue_ns {}",
+                        cv[row], issue_v[row]
+                    ),
+                ));
+            }
+        }
         let ops = op_values(&path, batch.column(self.idx.op))?;
-        let streams = match self.idx.stream {
-            Some(i) => Some(name_ids(
+        let stream_slots = match self.idx.stream {
+            Some(i) => Some(name_slots(
                 &path,
                 COL_STREAM,
                 batch.column(i),
@@ -609,8 +722,8 @@ impl TraceReader {
             )?),
             None => None,
         };
-        let devices = match self.idx.device {
-            Some(i) => Some(name_ids(
+        let device_slots = match self.idx.device {
+            Some(i) => Some(name_slots(
                 &path,
                 COL_DEVICE,
                 batch.column(i),
@@ -619,45 +732,15 @@ impl TraceReader {
             )?),
             None => None,
         };
-        out.reserve(n);
-        for row in 0..n {
-            let issue_ns = issue[row];
-            let complete_ns = match (&complete, &complete_nulls) {
-                (Some(c), Some(nb)) if nb.is_null(row) => {
-                    let _ = c;
-                    None
-                }
-                (Some(c), _) => Some(c[row]),
-                (None, _) => None,
-            };
-            if let Some(c) = complete_ns {
-                if c < issue_ns {
-                    return Err(TraceError::schema(
-                        &path,
-                        format!("row with complete_ns {c} before issue_ns {issue_ns}"),
-                    ));
-                }
-            }
-            if offset[row].checked_add(len[row]).is_none() {
-                return Err(TraceError::schema(
-                    &path,
-                    format!(
-                        "offset_bytes {} + len_bytes {} overflows",
-                        offset[row], len[row]
-                    ),
-                ));
-            }
-            out.push(IoRecord {
-                issue_ns,
-                complete_ns,
-                offset_bytes: offset[row],
-                len_bytes: len[row],
-                op: ops[row],
-                stream: streams.as_ref().and_then(|s| s[row].map(StreamId)),
-                device: devices.as_ref().and_then(|d| d[row].map(DeviceId)),
-            });
-        }
-        Ok(())
+        Ok(ColumnBatch {
+            issue_ns: issue,
+            complete_ns: complete,
+            offset_bytes: offset,
+            len_bytes: len,
+            ops,
+            device_slots,
+            stream_slots,
+        })
     }
 }
 
@@ -671,45 +754,55 @@ fn is_string_like(t: &DataType) -> bool {
     }
 }
 
-/// Values of an integer column as u64 (negative values are an error; nulls read as 0
-/// and are only allowed when `nullable`).
-fn int_values<'a>(
+/// Values of an integer column as i64, all valid ones >= 0 (negative or, for UInt64
+/// columns, values above i64::MAX are an error; nulls are only allowed when `nullable`,
+/// and null slots may hold anything).
+fn int_column(
     path: &Path,
     name: &str,
-    col: &'a ArrayRef,
+    col: &ArrayRef,
     nullable: bool,
-) -> Result<std::borrow::Cow<'a, [u64]>, TraceError> {
+) -> Result<ScalarBuffer<i64>, TraceError> {
     if !nullable && col.null_count() > 0 {
         return Err(TraceError::schema(
             path,
             format!("column `{name}` has nulls"),
         ));
     }
+    let negative = || {
+        TraceError::schema(
+            path,
+            format!("column `{name}` has negative values (or values above 2^63)"),
+        )
+    };
     if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
         let vals: &[i64] = a.values();
-        // Null slots may hold anything: check only valid ones.
-        let negative = match a.nulls() {
-            None => vals.iter().any(|&v| v < 0),
+        let bad = match a.nulls() {
+            // OR of all values: negative iff any value is (vectorises).
+            None => vals.iter().fold(0i64, |x, &v| x | v) < 0,
             Some(nb) => vals
                 .iter()
                 .enumerate()
                 .any(|(i, &v)| v < 0 && nb.is_valid(i)),
         };
-        if negative {
-            return Err(TraceError::schema(
-                path,
-                format!("column `{name}` has negative values"),
-            ));
+        if bad {
+            return Err(negative());
         }
-        // Every valid value is >= 0; null slots are never read as values.
-        let as_u64: Vec<u64> = vals.iter().map(|&v| v as u64).collect();
-        return Ok(std::borrow::Cow::Owned(as_u64));
+        return Ok(a.values().clone());
     }
     if let Some(a) = col
         .as_any()
         .downcast_ref::<arrow_array::PrimitiveArray<UInt64Type>>()
     {
-        return Ok(std::borrow::Cow::Borrowed(&a.values()[..]));
+        let mut out = Vec::with_capacity(a.len());
+        for (i, &v) in a.values().iter().enumerate() {
+            match i64::try_from(v) {
+                Ok(v) => out.push(v),
+                Err(_) if a.is_null(i) => out.push(0),
+                Err(_) => return Err(negative()),
+            }
+        }
+        return Ok(ScalarBuffer::from(out));
     }
     Err(TraceError::schema(
         path,
@@ -774,14 +867,19 @@ fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
     Ok(out)
 }
 
-/// Per-row global name ids for a stream/device column, interning names into `names`.
-fn name_ids(
+/// Per-row name slots for a stream/device column: 0 for null, else the global name
+/// id + 1 (names interned into `names`).
+fn name_slots(
     path: &Path,
     name: &str,
     col: &ArrayRef,
     names: &mut Names,
     scratch: &mut Vec<Option<u32>>,
-) -> Result<Vec<Option<u32>>, TraceError> {
+) -> Result<Vec<u32>, TraceError> {
+    let slot = |id: u32| {
+        id.checked_add(1)
+            .ok_or_else(|| TraceError::schema(path, format!("column `{name}`: too many names")))
+    };
     if let Some(d) = col.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
         let values = d.values();
         scratch.clear();
@@ -791,7 +889,7 @@ fn name_ids(
         let nulls = d.logical_nulls();
         for (row, &k) in d.keys().values().iter().enumerate() {
             if nulls.as_ref().is_some_and(|nb| nb.is_null(row)) {
-                out.push(None);
+                out.push(0);
                 continue;
             }
             let k = usize::try_from(k)
@@ -804,18 +902,21 @@ fn name_ids(
                     let s = string_at(values, k).ok_or_else(|| {
                         TraceError::schema(path, format!("column `{name}`: bad dictionary value"))
                     })?;
-                    let id = names.intern(s);
+                    let id = slot(names.intern(s))?;
                     scratch[k] = Some(id);
                     id
                 }
             };
-            out.push(Some(id));
+            out.push(id);
         }
         return Ok(out);
     }
     let mut out = Vec::with_capacity(col.len());
     for i in 0..col.len() {
-        out.push(string_at(col, i).map(|s| names.intern(s)));
+        out.push(match string_at(col, i) {
+            Some(s) => slot(names.intern(s))?,
+            None => 0,
+        });
     }
     Ok(out)
 }

@@ -353,3 +353,73 @@ fn ftrace_kernel_flush_sequence() {
     assert!(i.summary.dropped.is_empty(), "{:?}", i.summary.dropped);
     assert_eq!(n(&i.summary.ignored, "ending a flush sequence"), 1);
 }
+
+/// A reader handing out at most 7 bytes per read, as a pipe may.
+struct Trickle(std::io::Cursor<Vec<u8>>);
+impl std::io::Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(7);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn stdin_stream_detects_format_and_imports_the_same_records_as_the_file() {
+    use storbench_trace::formats::import_stream;
+    // A long input too: detection stops after its sample and the rest still imports.
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long_msr.csv");
+    let mut text = String::new();
+    for i in 0..5000u64 {
+        text += &format!(
+            "{},hm,1,Read,{},4096,10\n",
+            128166372003061629 + i * 100,
+            i * 4096
+        );
+    }
+    std::fs::write(&long, &text).unwrap();
+    for f in [
+        "ftrace_messy.txt",
+        "blkparse.txt",
+        "fio_v3.log",
+        "msr.csv",
+        "spc.csv",
+    ] {
+        let from_file = run(f, ImportOptions::default());
+        let out = dir.path().join(format!("{f}.parquet"));
+        let data = std::fs::read(fixture(f)).unwrap();
+        let s = import_stream(
+            Path::new("<stdin>"),
+            Box::new(Trickle(std::io::Cursor::new(data))),
+            &out,
+            &ImportOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(s.format, from_file.summary.format, "{f}");
+        assert_eq!(s.lines, from_file.summary.lines, "{f}");
+        let (meta, recs, _, _) = read_all(&out).unwrap();
+        assert_eq!(meta.source_file.as_deref(), Some("<stdin>"));
+        let k: Vec<_> = recs.iter().map(key).collect();
+        let want: Vec<_> = from_file.recs.iter().map(key).collect();
+        assert_eq!(k, want, "{f}");
+    }
+    let out = dir.path().join("long.parquet");
+    let s = import_stream(
+        Path::new("<stdin>"),
+        Box::new(Trickle(std::io::Cursor::new(text.into_bytes()))),
+        &out,
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!((s.format.as_str(), s.records, s.lines), ("msr", 5000, 5000));
+    // Undetectable input names the stream and says to give --format.
+    let e = import_stream(
+        Path::new("<stdin>"),
+        Box::new(std::io::Cursor::new(b"hello\nworld\n".to_vec())),
+        &out,
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("<stdin>: cannot tell"), "{e}");
+    assert!(e.to_string().contains("--format"), "{e}");
+}

@@ -1,16 +1,18 @@
 //! `storbench import IN -o OUT.parquet [--format F] [--device MAJ,MIN] [--device-id N]
-//! [--volume N] [--skip-bad-lines]`
+//! [--volume N] [--skip-bad-lines]`; IN `-` reads stdin (format given, or detected from
+//! the first lines).
 
 use super::UserError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use storbench_trace::formats::{import, Format, ImportOptions};
+use storbench_trace::formats::{import, import_stream, Format, ImportOptions};
 use storbench_trace::TraceError;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Trace to import (text: fio iolog, ftrace, blkparse, MSR, Alibaba, Tencent, SPC, storbench CSV)
+    /// Trace to import (text: fio iolog, ftrace, blkparse, MSR, Alibaba, Tencent, SPC,
+    /// storbench CSV); `-` reads stdin (e.g. `cat /sys/kernel/tracing/trace_pipe | ...`)
     pub input: PathBuf,
     /// Parquet trace to write
     #[arg(short = 'o', long = "output")]
@@ -74,18 +76,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         skip_bad_lines: args.skip_bad_lines,
         progress: Some(Arc::new(AtomicU64::new(0))),
     };
-    // Progress bar on a terminal (indicatif hides it when stderr is not one).
-    let total = std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0);
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(total),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "importing {bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-        )
-        .expect("static template"),
-    );
+    let stdin = args.input.as_os_str() == "-";
+    // Progress bar on a terminal (indicatif hides it when stderr is not one); stdin has
+    // no known length, so it shows bytes and rate only.
+    let total = if stdin {
+        None
+    } else {
+        Some(std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0))
+    };
+    let bar =
+        indicatif::ProgressBar::with_draw_target(total, indicatif::ProgressDrawTarget::stderr());
+    let template = if stdin {
+        "importing stdin {spinner} {bytes} {bytes_per_sec}"
+    } else {
+        "importing {bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}"
+    };
+    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("static template"));
     let done = Arc::new(AtomicBool::new(false));
     let counter = opts.progress.clone().expect("set above");
     let result = std::thread::scope(|s| {
@@ -95,7 +101,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
         });
-        let r = import(&args.input, &args.output, &opts);
+        let r = if stdin {
+            import_stream(
+                std::path::Path::new("<stdin>"),
+                Box::new(std::io::stdin()),
+                &args.output,
+                &opts,
+            )
+        } else {
+            import(&args.input, &args.output, &opts)
+        };
         done.store(true, Ordering::Relaxed);
         r
     });

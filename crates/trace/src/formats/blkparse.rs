@@ -45,17 +45,17 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         return Ok(Line::Summary);
     }
     let mut f = fields_ws(t);
-    let dev_tok = f.next().ok_or(("dev", "missing".to_owned()))?;
+    let dev_tok = f.next().ok_or_else(|| ("dev", "missing".to_owned()))?;
     let (major, minor) =
         parse_dev(dev_tok).ok_or_else(|| ("dev", format!("not MAJ,MIN: {}", show(dev_tok))))?;
-    let cpu = f.next().ok_or(("cpu", "missing".to_owned()))?;
+    let cpu = f.next().ok_or_else(|| ("cpu", "missing".to_owned()))?;
     parse_u64(cpu).ok_or_else(|| ("cpu", format!("not a number: {}", show(cpu))))?;
-    let seq = f.next().ok_or(("seq", "missing".to_owned()))?;
+    let seq = f.next().ok_or_else(|| ("seq", "missing".to_owned()))?;
     parse_u64(seq).ok_or_else(|| ("seq", format!("not a number: {}", show(seq))))?;
-    let ts = f.next().ok_or(("time", "missing".to_owned()))?;
+    let ts = f.next().ok_or_else(|| ("time", "missing".to_owned()))?;
     let ts_ns = parse_secs_ns(ts).ok_or_else(|| ("time", format!("not seconds: {}", show(ts))))?;
-    let _pid = f.next().ok_or(("pid", "missing".to_owned()))?;
-    let action = f.next().ok_or(("action", "missing".to_owned()))?;
+    let _pid = f.next().ok_or_else(|| ("pid", "missing".to_owned()))?;
+    let action = f.next().ok_or_else(|| ("action", "missing".to_owned()))?;
     let complete = match action {
         b"D" => false,
         b"C" => true,
@@ -64,7 +64,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         }
         a => return Err(("action", format!("not an action letter: {}", show(a)))),
     };
-    let rwbs_tok = f.next().ok_or(("rwbs", "missing".to_owned()))?;
+    let rwbs_tok = f.next().ok_or_else(|| ("rwbs", "missing".to_owned()))?;
     let rwbs = rwbs::parse(rwbs_tok)
         .ok_or_else(|| ("rwbs", format!("not RWBS letters: {}", show(rwbs_tok))))?;
     let mut sector = 0;
@@ -76,11 +76,11 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         Some(sector_tok) => {
             sector = parse_u64(sector_tok)
                 .ok_or_else(|| ("sector", format!("not a number: {}", show(sector_tok))))?;
-            let plus = f.next().ok_or(("nsectors", "missing".to_owned()))?;
+            let plus = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
             if plus != b"+" {
                 return Err(("nsectors", format!("expected `+`: {}", show(plus))));
             }
-            let n_tok = f.next().ok_or(("nsectors", "missing".to_owned()))?;
+            let n_tok = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
             nsectors = parse_u64(n_tok)
                 .ok_or_else(|| ("nsectors", format!("not a number: {}", show(n_tok))))?;
         }

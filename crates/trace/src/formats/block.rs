@@ -24,6 +24,8 @@ pub struct BlockImporter {
     pairer: Pairer,
     base_ns: Option<u64>,
     last_dev: Option<(u32, u32, crate::model::DeviceId)>,
+    /// The last issuing process seen and its id (a one-entry cache).
+    last_stream: Option<(Vec<u8>, crate::model::StreamId)>,
 }
 
 /// Pairing key of zero-length flushes (their printed sector is meaningless).
@@ -38,6 +40,7 @@ impl BlockImporter {
             pairer: Pairer::new(),
             base_ns: None,
             last_dev: None,
+            last_stream: None,
         }
     }
 
@@ -166,7 +169,16 @@ impl BlockImporter {
         };
         rec.device = Some(dev);
         if !ev.tail.is_empty() {
-            rec.stream = Some(sink.writer.intern_stream(&String::from_utf8_lossy(ev.tail)));
+            // Consecutive I/Os mostly come from the same process: skip the hash lookup.
+            let id = match &self.last_stream {
+                Some((name, id)) if name.as_slice() == ev.tail => *id,
+                _ => {
+                    let id = sink.writer.intern_stream(&String::from_utf8_lossy(ev.tail));
+                    self.last_stream = Some((ev.tail.to_vec(), id));
+                    id
+                }
+            };
+            rec.stream = Some(id);
         }
         let sector = if op == Op::Flush && ev.nsectors == 0 {
             FLUSH_SECTOR

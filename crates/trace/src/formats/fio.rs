@@ -52,7 +52,7 @@ pub fn parse_line(line: &[u8], version: u8) -> Result<Line<'_>, (&'static str, S
     let mut ts_us = None;
     if version == 3 {
         let sp = memchr::memchr2(b' ', b'\t', rest)
-            .ok_or(("timestamp", "line has one field".to_owned()))?;
+            .ok_or_else(|| ("timestamp", "line has one field".to_owned()))?;
         let ts = &rest[..sp];
         ts_us = Some(parse_u64(ts).ok_or_else(|| ("timestamp", format!("not µs: {}", show(ts))))?);
         rest = super::lines::trim(&rest[sp..]);

@@ -58,42 +58,44 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     };
     let ts_tok = fields_ws(&line[..pos])
         .last()
-        .ok_or(("timestamp", "missing".to_owned()))?;
+        .ok_or_else(|| ("timestamp", "missing".to_owned()))?;
     let ts_ns = parse_secs_ns(ts_tok)
         .ok_or_else(|| ("timestamp", format!("not seconds: {}", show(ts_tok))))?;
     let mut f = fields_ws(rest);
-    let dev_tok = f.next().ok_or(("dev", "missing".to_owned()))?;
+    let dev_tok = f.next().ok_or_else(|| ("dev", "missing".to_owned()))?;
     let (major, minor) =
         parse_dev(dev_tok).ok_or_else(|| ("dev", format!("not MAJ,MIN: {}", show(dev_tok))))?;
-    let rwbs_tok = f.next().ok_or(("rwbs", "missing".to_owned()))?;
+    let rwbs_tok = f.next().ok_or_else(|| ("rwbs", "missing".to_owned()))?;
     let rwbs = rwbs::parse(rwbs_tok)
         .ok_or_else(|| ("rwbs", format!("not RWBS letters: {}", show(rwbs_tok))))?;
     if !complete {
-        let bytes = f.next().ok_or(("bytes", "missing".to_owned()))?;
+        let bytes = f.next().ok_or_else(|| ("bytes", "missing".to_owned()))?;
         parse_u64(bytes).ok_or_else(|| ("bytes", format!("not a number: {}", show(bytes))))?;
     }
     // (CMD): one or more tokens from "(" to ")".
-    let cmd = f.next().ok_or(("cmd", "missing".to_owned()))?;
+    let cmd = f.next().ok_or_else(|| ("cmd", "missing".to_owned()))?;
     if !cmd.starts_with(b"(") {
         return Err(("cmd", format!("expected (...): {}", show(cmd))));
     }
     let mut tok = cmd;
     let mut guard = 0;
     while !tok.ends_with(b")") {
-        tok = f.next().ok_or(("cmd", "unterminated (...)".to_owned()))?;
+        tok = f
+            .next()
+            .ok_or_else(|| ("cmd", "unterminated (...)".to_owned()))?;
         guard += 1;
         if guard > 64 {
             return Err(("cmd", "too long".to_owned()));
         }
     }
-    let sector_tok = f.next().ok_or(("sector", "missing".to_owned()))?;
+    let sector_tok = f.next().ok_or_else(|| ("sector", "missing".to_owned()))?;
     let sector = parse_u64(sector_tok)
         .ok_or_else(|| ("sector", format!("not a number: {}", show(sector_tok))))?;
-    let plus = f.next().ok_or(("nsectors", "missing".to_owned()))?;
+    let plus = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
     if plus != b"+" {
         return Err(("nsectors", format!("expected `+`: {}", show(plus))));
     }
-    let n_tok = f.next().ok_or(("nsectors", "missing".to_owned()))?;
+    let n_tok = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
     let nsectors =
         parse_u64(n_tok).ok_or_else(|| ("nsectors", format!("not a number: {}", show(n_tok))))?;
     // Tail: the last [...] of the line (comm for issues, error for completions); may
@@ -101,7 +103,8 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     let tail = {
         let t = super::lines::trim(rest);
         if t.ends_with(b"]") {
-            let open = memchr::memrchr(b'[', t).ok_or(("comm", "unbalanced ]".to_owned()))?;
+            let open =
+                memchr::memrchr(b'[', t).ok_or_else(|| ("comm", "unbalanced ]".to_owned()))?;
             &t[open + 1..t.len() - 1]
         } else {
             &[][..]

@@ -19,6 +19,9 @@ pub struct LineReader {
     bytes_read: u64,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     progress_reported: u64,
+    /// Bytes of the line last returned straight from the read buffer, consumed on the
+    /// next call (the line borrowed them until then).
+    pending_consume: usize,
 }
 
 impl LineReader {
@@ -37,6 +40,7 @@ impl LineReader {
             bytes_read: 0,
             progress: None,
             progress_reported: 0,
+            pending_consume: 0,
         }
     }
 
@@ -61,10 +65,40 @@ impl LineReader {
         Ok(self.next_line()?.map(|l| (n, l)))
     }
 
+    fn count_bytes(&mut self, n: usize) {
+        self.bytes_read += n as u64;
+        if let Some(p) = &self.progress {
+            if self.bytes_read - self.progress_reported >= 1 << 20 {
+                p.store(self.bytes_read, std::sync::atomic::Ordering::Relaxed);
+                self.progress_reported = self.bytes_read;
+            }
+        }
+    }
+
     /// The next line without its `\n` / `\r\n`, or None at the end.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>, TraceError> {
-        self.buf.clear();
+        if self.pending_consume > 0 {
+            self.inner.consume(self.pending_consume);
+            self.pending_consume = 0;
+        }
         self.truncated = false;
+        // Fast path: the whole line is in the read buffer; hand it out without a copy.
+        let avail = self
+            .inner
+            .fill_buf()
+            .map_err(|e| TraceError::io(&self.path, "read", e))?;
+        if avail.is_empty() {
+            return Ok(None);
+        }
+        if let Some(i) = memchr::memchr(b'\n', avail) {
+            self.pending_consume = i + 1;
+            self.count_bytes(i + 1);
+            self.line_no += 1;
+            let line = &self.inner.buffer()[..i];
+            return Ok(Some(line.strip_suffix(b"\r").unwrap_or(line)));
+        }
+        // A line across the buffer's end (or the last line, without newline): copy.
+        self.buf.clear();
         // Read at most MAX_LINE_BYTES + 1 so a line without newline cannot grow unbounded.
         let n = (&mut self.inner)
             .take(MAX_LINE_BYTES as u64 + 1)
@@ -73,13 +107,7 @@ impl LineReader {
         if n == 0 {
             return Ok(None);
         }
-        self.bytes_read += n as u64;
-        if let Some(p) = &self.progress {
-            if self.bytes_read - self.progress_reported >= 1 << 20 {
-                p.store(self.bytes_read, std::sync::atomic::Ordering::Relaxed);
-                self.progress_reported = self.bytes_read;
-            }
-        }
+        self.count_bytes(n);
         self.line_no += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
@@ -227,6 +255,31 @@ mod tests {
         assert_eq!(parse_secs_ns(b"1.x"), None);
         assert_eq!(parse_secs_ns(b"1."), None);
         assert_eq!(parse_secs_ns(b"."), None);
+    }
+
+    #[test]
+    fn line_reader_matches_split_across_buffer_boundaries() {
+        // ~3 MiB of lines of varied length (some CRLF, one overlong): lines cross the
+        // 1 MiB read buffer's end and take the copying path.
+        let mut data = Vec::new();
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        for i in 0..60_000usize {
+            let line: Vec<u8> = std::iter::repeat_n(b'a' + (i % 26) as u8, i % 97).collect();
+            data.extend_from_slice(&line);
+            data.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+            want.push(line);
+        }
+        data.extend_from_slice(&vec![b'x'; MAX_LINE_BYTES + 10]);
+        data.extend_from_slice(b"\nlast");
+        let mut r = LineReader::from_reader(Path::new("x"), Box::new(std::io::Cursor::new(data)));
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(r.next_line().unwrap(), Some(&w[..]), "line {}", i + 1);
+        }
+        let e = r.next_line().unwrap_err();
+        assert_eq!(e.line(), Some(60_001));
+        assert_eq!(r.next_line().unwrap(), Some(&b"last"[..]));
+        assert_eq!(r.next_line().unwrap(), None);
+        assert_eq!(r.line_no(), 60_002);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::store::TraceWriter;
 use lines::LineReader;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BinaryHeap};
+use std::io::Read as _;
 use std::path::Path;
 
 /// A text format storbench imports.
@@ -122,13 +123,13 @@ pub struct ImportSummary {
 
 impl ImportSummary {
     pub fn note_drop(&mut self, reason: &str) {
-        *self.dropped.entry(reason.to_owned()).or_default() += 1;
+        bump(&mut self.dropped, reason);
     }
     pub fn note_reclassify(&mut self, reason: &str) {
-        *self.reclassified.entry(reason.to_owned()).or_default() += 1;
+        bump(&mut self.reclassified, reason);
     }
     pub fn note_ignore(&mut self, reason: &str) {
-        *self.ignored.entry(reason.to_owned()).or_default() += 1;
+        bump(&mut self.ignored, reason);
     }
 
     /// Human summary, one fact per line.
@@ -174,6 +175,17 @@ impl ImportSummary {
                     v.to_string(),
                 );
             }
+        }
+    }
+}
+
+/// Counts one more `reason`; allocates the key only the first time (this runs per line).
+#[inline]
+fn bump(m: &mut BTreeMap<String, u64>, reason: &str) {
+    match m.get_mut(reason) {
+        Some(n) => *n += 1,
+        None => {
+            m.insert(reason.to_owned(), 1);
         }
     }
 }
@@ -313,24 +325,78 @@ impl Ctx<'_> {
     }
 }
 
+/// Lines looked at to detect a format, and the most bytes read for them.
+const DETECT_LINES: usize = 64;
+const DETECT_BYTES: usize = 1 << 20;
+
+fn undetected(path: &Path) -> TraceError {
+    TraceError::Format {
+        path: path.to_path_buf(),
+        message: format!(
+            "cannot tell the trace format from its first lines; give --format (one of {})",
+            Format::names()
+        ),
+    }
+}
+
 /// Detects the format from the first non-empty, non-comment lines.
 pub fn detect(path: &Path) -> Result<Format, TraceError> {
     let mut lr = LineReader::open(path)?;
     let mut sample: Vec<String> = Vec::new();
-    while sample.len() < 64 {
+    while sample.len() < DETECT_LINES {
         let Some(line) = lr.next_line()? else { break };
         let s = String::from_utf8_lossy(line).trim().to_owned();
         if !s.is_empty() {
             sample.push(s);
         }
     }
-    detect_lines(&sample).ok_or_else(|| TraceError::Format {
-        path: path.to_path_buf(),
-        message: format!(
-            "cannot tell the trace format from its first lines; give --format (one of {})",
-            Format::names()
-        ),
-    })
+    detect_lines(&sample).ok_or_else(|| undetected(path))
+}
+
+/// Detects the format of a stream (stdin) from its first lines; returns it with a
+/// reader that yields the whole input again (the sample read, then the rest).
+pub fn detect_reader(
+    name: &Path,
+    mut reader: Box<dyn std::io::Read>,
+) -> Result<(Format, Box<dyn std::io::Read>), TraceError> {
+    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut eof = false;
+    // Read until enough non-empty lines, the byte bound, or the end.
+    loop {
+        let complete = match memchr::memrchr(b'\n', &buf) {
+            Some(i) => &buf[..i],
+            None => &[][..],
+        };
+        let lines = complete
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.trim_ascii().is_empty())
+            .count();
+        if lines >= DETECT_LINES || buf.len() >= DETECT_BYTES || eof {
+            break;
+        }
+        let n = match reader.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(TraceError::io(name, "read", e)),
+        };
+        eof = n == 0;
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    // The last line counts only when the input ended (it may be cut otherwise).
+    let upto = if eof {
+        buf.len()
+    } else {
+        memchr::memrchr(b'\n', &buf).unwrap_or(0)
+    };
+    let sample: Vec<String> = buf[..upto]
+        .split(|&b| b == b'\n')
+        .map(|l| String::from_utf8_lossy(l).trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .take(DETECT_LINES)
+        .collect();
+    let format = detect_lines(&sample).ok_or_else(|| undetected(name))?;
+    Ok((format, Box::new(std::io::Cursor::new(buf).chain(reader))))
 }
 
 /// Format detection on sample lines (trimmed, non-empty).
@@ -404,8 +470,8 @@ pub fn import(
     import_lines(input, lr, output, opts, format)
 }
 
-/// Imports from any reader (`name` is used in errors and metadata); for fuzzing and
-/// for stdin.
+/// Imports from any reader (`name` is used in errors and metadata) in a known format;
+/// for fuzzing.
 pub fn import_reader(
     name: &Path,
     reader: Box<dyn std::io::Read>,
@@ -420,6 +486,21 @@ pub fn import_reader(
         opts,
         format,
     )
+}
+
+/// Imports from a stream such as stdin (`name` is used in errors and metadata); the
+/// format is `opts.format`, or detected from the first lines.
+pub fn import_stream(
+    name: &Path,
+    reader: Box<dyn std::io::Read>,
+    output: &Path,
+    opts: &ImportOptions,
+) -> Result<ImportSummary, TraceError> {
+    let (format, reader) = match opts.format {
+        Some(f) => (f, reader),
+        None => detect_reader(name, reader)?,
+    };
+    import_reader(name, reader, output, opts, format)
 }
 
 /// Runs one import; on failure removes the half-written output (it has no Parquet

@@ -20,7 +20,7 @@ pub struct Row<'a> {
 
 pub fn parse_line(line: &[u8]) -> Result<Row<'_>, (&'static str, String)> {
     let mut f = fields_csv(line);
-    let mut next = |name: &'static str| f.next().ok_or((name, "missing".to_owned()));
+    let mut next = |name: &'static str| f.next().ok_or_else(|| (name, "missing".to_owned()));
     let num = |name: &'static str, s: &[u8]| {
         parse_u64(s).ok_or_else(|| (name, format!("not a number: {}", show(s))))
     };
