@@ -1,20 +1,19 @@
 //! Writes the traces bench/engine_fio.sh replays: a Poisson arrival process at a given
 //! rate with bursts (every `burst_every` I/Os, `burst_len` I/Os arrive back to back),
-//! 4 KB random reads over a span, as a storbench Parquet trace and, optionally, the same
-//! I/Os as a fio iolog v3 for fio's `read_iolog`.
+//! 4 KB random reads over a span, as a storbench Parquet trace. fio gets the same I/Os
+//! through `storbench export --format fio-iolog-v3` (one iolog writer, in the trace crate).
 //!
-//! usage: bench_trace OUT.parquet IOS RATE_IOPS SPAN_BYTES [FIO_IOLOG DEVICE]
+//! usage: bench_trace OUT.parquet IOS RATE_IOPS SPAN_BYTES
 
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::io::Write;
 use std::path::Path;
 use storbench_trace::{IoRecord, Op, TraceMeta, TraceWriter};
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    if a.len() != 5 && a.len() != 7 {
-        eprintln!("usage: bench_trace OUT.parquet IOS RATE_IOPS SPAN_BYTES [FIO_IOLOG DEVICE]");
+    if a.len() != 5 {
+        eprintln!("usage: bench_trace OUT.parquet IOS RATE_IOPS SPAN_BYTES");
         std::process::exit(2);
     }
     let out = Path::new(&a[1]);
@@ -33,15 +32,6 @@ fn main() {
         },
     )
     .expect("create trace");
-    let mut fio = if a.len() == 7 {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&a[5]).expect("create iolog"));
-        writeln!(f, "fio version 3 iolog").unwrap();
-        writeln!(f, "0 {} add", a[6]).unwrap();
-        writeln!(f, "0 {} open", a[6]).unwrap();
-        Some(f)
-    } else {
-        None
-    };
     let burst_every = 1000u64;
     let burst_len = 32u64;
     let mut t_ns = 0f64;
@@ -55,13 +45,6 @@ fn main() {
         let off = ((rng.next_u64() as u128 * blocks as u128) >> 64) as u64 * 4096;
         let rec = IoRecord::new(Op::Read, off, 4096, t_ns as u64);
         w.write(&rec).expect("write");
-        if let Some(f) = fio.as_mut() {
-            writeln!(f, "{} {} read {} 4096", t_ns as u64 / 1_000_000, a[6], off).unwrap();
-        }
-    }
-    if let Some(f) = fio.as_mut() {
-        writeln!(f, "{} {} close", t_ns as u64 / 1_000_000, a[6]).unwrap();
-        f.flush().unwrap();
     }
     w.finish().expect("finish");
     eprintln!(

@@ -4,7 +4,7 @@
 
 use crate::backend::threads::Threads;
 use crate::backend::uring::Uring;
-use crate::backend::{Backend, BufferPool, Clock, TrimMode, BUFFER_ALIGN};
+use crate::backend::{Backend, BufferPool, Clock, TrimMode, Wait, BUFFER_ALIGN};
 use crate::safety::WriteGate;
 use crate::target::{Completion, IoRequest, Target, TargetError, TargetInfo};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -102,9 +102,10 @@ impl RealTarget {
         self.pool.slot_bytes()
     }
 
-    fn reap(&mut self, out: &mut Vec<Completion>) -> Result<usize, TargetError> {
+    /// Stamp and push what the backend has posted (no system call).
+    fn harvest(&mut self, out: &mut Vec<Completion>) -> Result<usize, TargetError> {
         self.scratch.clear();
-        self.backend.poll(&mut self.scratch)?;
+        self.backend.harvest(&mut self.scratch)?;
         if self.scratch.is_empty() {
             return Ok(0);
         }
@@ -167,35 +168,49 @@ impl Target for RealTarget {
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
             self.slack_set = true;
         }
+        // Each step is one `enter` (submission of what is queued and the wait, one
+        // system call) and one harvest. Far from a deadline the wait sleeps in the
+        // kernel until a completion or until SPIN_NS before the deadline; closer than
+        // that it polls without blocking (spins), so the deadline is met on time.
         let mut got = 0usize;
         loop {
-            got += self.reap(out)?;
-            if min_complete > 0 && got >= min_complete {
+            let now = self.clock.now_ns();
+            let need = min_complete.saturating_sub(got);
+            let remaining = deadline_ns.map(|d| d.saturating_sub(now));
+            let last_step = (min_complete > 0 && need == 0)
+                || remaining == Some(0)
+                || (min_complete == 0 && deadline_ns.is_none());
+            let wait = match remaining {
+                _ if last_step => Wait::No,
+                Some(r) if r <= SPIN_NS => {
+                    std::hint::spin_loop();
+                    Wait::No
+                }
+                _ => {
+                    let timeout_ns = remaining.map(|r| r - SPIN_NS);
+                    if self.backend.in_flight() == 0 {
+                        // Nothing can complete: sleep towards the deadline.
+                        match timeout_ns {
+                            Some(t) => std::thread::sleep(std::time::Duration::from_nanos(t)),
+                            None => panic!(
+                                "advance({min_complete}, None) with nothing in flight would wait forever"
+                            ),
+                        }
+                        continue;
+                    }
+                    Wait::For {
+                        nr: need.max(1),
+                        timeout_ns,
+                    }
+                }
+            };
+            self.backend.enter(wait)?;
+            got += self.harvest(out)?;
+            if last_step || (min_complete > 0 && got >= min_complete) {
                 return Ok(());
             }
-            let now = self.clock.now_ns();
-            let remaining = match deadline_ns {
-                Some(d) if now >= d => return Ok(()),
-                Some(d) => Some(d - now),
-                None if min_complete == 0 => return Ok(()),
-                None => None,
-            };
-            if let Some(r) = remaining {
-                if r <= SPIN_NS {
-                    std::hint::spin_loop();
-                    continue;
-                }
-            }
-            let sleep = remaining.map(|r| r - SPIN_NS);
-            if self.backend.in_flight() > 0 {
-                self.backend.wait(sleep)?;
-            } else {
-                match sleep {
-                    Some(s) => std::thread::sleep(std::time::Duration::from_nanos(s)),
-                    None => panic!(
-                        "advance({min_complete}, None) with nothing in flight would wait forever"
-                    ),
-                }
+            if deadline_ns.is_some_and(|d| self.clock.now_ns() >= d) {
+                return Ok(());
             }
         }
     }
@@ -207,8 +222,14 @@ impl Drop for RealTarget {
         let mut sink = Vec::new();
         while self.backend.in_flight() > 0 {
             sink.clear();
-            if self.backend.wait(Some(100_000_000)).is_err()
-                || self.backend.poll(&mut sink).is_err()
+            if self
+                .backend
+                .enter(Wait::For {
+                    nr: 1,
+                    timeout_ns: Some(100_000_000),
+                })
+                .is_err()
+                || self.backend.harvest(&mut sink).is_err()
             {
                 break;
             }

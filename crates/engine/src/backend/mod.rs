@@ -216,15 +216,31 @@ pub unsafe fn do_sync(
     }
 }
 
+/// How long [`Backend::enter`] may block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Hand queued I/O to the kernel and let finished work post its completions;
+    /// never block.
+    No,
+    /// As [`Wait::No`], then block until at least `nr` completions are available or
+    /// `timeout_ns` has passed (`None`: no time limit).
+    For { nr: usize, timeout_ns: Option<u64> },
+}
+
 /// What a backend does; [`crate::real::RealTarget`] adds the clock and the stamping.
+///
+/// The hot path is one [`Backend::enter`] (one system call: submission and waiting
+/// together) followed by one [`Backend::harvest`] (no system call) per engine step.
 pub trait Backend: Send {
-    /// Queue a batch (may be handed to the kernel only at the next `poll`/`wait`).
+    /// Queue a batch. It reaches the kernel at the next `enter` (sooner only when the
+    /// queue is full).
     fn submit(&mut self, reqs: &[IoRequest], pool: &BufferPool) -> Result<(), TargetError>;
-    /// Push every completion available now (non-blocking): (slot, result).
-    fn poll(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError>;
-    /// Block until a completion may be available or `timeout_ns` passed.
-    fn wait(&mut self, timeout_ns: Option<u64>) -> Result<(), TargetError>;
-    /// I/Os submitted and not yet returned by `poll`.
+    /// Submit what is queued and wait as `wait` says, in one system call where the
+    /// backend can. Spurious early returns are allowed (the caller loops).
+    fn enter(&mut self, wait: Wait) -> Result<(), TargetError>;
+    /// Push every completion already posted (no system call): (slot, result).
+    fn harvest(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError>;
+    /// I/Os submitted and not yet returned by `harvest`.
     fn in_flight(&self) -> usize;
     /// `io_uring` or `threads`.
     fn name(&self) -> &'static str;

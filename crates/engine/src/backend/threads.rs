@@ -5,7 +5,7 @@
 //! Bounds: the job queue holds at most the target's `max_in_flight` jobs (the engine
 //! never has more in flight); the completion queue likewise.
 
-use super::{do_sync, io_err, Backend, BufferPool, TrimMode};
+use super::{do_sync, io_err, Backend, BufferPool, TrimMode, Wait};
 use crate::target::{IoRequest, TargetError};
 use std::os::fd::RawFd;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -30,7 +30,7 @@ unsafe impl Send for SendPtr {}
 pub struct Threads {
     jobs: Option<Sender<Job>>,
     done: Receiver<(u32, Result<u64, i32>)>,
-    /// A completion taken by `wait` and not yet handed out by `poll`.
+    /// A completion taken by `enter` and not yet handed out by `harvest`.
     stash: Option<(u32, Result<u64, i32>)>,
     workers: Vec<JoinHandle<()>>,
     in_flight: usize,
@@ -90,7 +90,7 @@ impl Backend for Threads {
         Ok(())
     }
 
-    fn poll(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError> {
+    fn harvest(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError> {
         if let Some(c) = self.stash.take() {
             out.push(c);
             self.in_flight -= 1;
@@ -109,7 +109,11 @@ impl Backend for Threads {
         }
     }
 
-    fn wait(&mut self, timeout_ns: Option<u64>) -> Result<(), TargetError> {
+    fn enter(&mut self, wait: Wait) -> Result<(), TargetError> {
+        // Jobs reach the workers when submitted; only waiting is left to do here.
+        let Wait::For { timeout_ns, .. } = wait else {
+            return Ok(());
+        };
         if self.stash.is_some() {
             return Ok(());
         }

@@ -1,16 +1,17 @@
-//! io_uring backend: registered (fixed) buffers, a registered file, batched submission
-//! (the SQEs of a batch enter the kernel with the next wait, one system call for
-//! submission and reaping), and the setup flags that lower per-I/O cost where the
-//! kernel has them (SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN), falling back step by
-//! step when it refuses them.
+//! io_uring backend: registered (fixed) buffers with READ_FIXED/WRITE_FIXED, a
+//! registered file, batched submission and reaping (the SQEs of a batch enter the
+//! kernel with the next [`Backend::enter`], which also waits: one `io_uring_enter` per
+//! engine step), and the setup flags that lower per-I/O cost where the kernel has them
+//! (SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN), falling back step by step when it
+//! refuses them.
 //!
 //! TRIM on a block device goes to a one-thread helper (BLKDISCARD is synchronous); on
 //! a file it is an io_uring fallocate(PUNCH_HOLE). Flush is an io_uring fdatasync.
 
 use super::threads::Threads;
-use super::{io_err, Backend, BufferPool, TrimMode};
+use super::{io_err, Backend, BufferPool, TrimMode, Wait};
 use crate::target::{IoRequest, TargetError};
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
 use std::os::fd::RawFd;
 use storbench_trace::Op;
 
@@ -29,9 +30,9 @@ pub struct Uring {
     trim: TrimMode,
     /// BLKDISCARD helper (block devices only), created on the first TRIM.
     helper: Option<Threads>,
+    /// I/Os pushed to the ring (handed to the kernel or still queued) and not yet
+    /// harvested. Bounded by the ring size.
     in_ring: usize,
-    /// SQEs pushed but not yet handed to the kernel.
-    unsubmitted: usize,
 }
 
 /// Setup flag sets tried in order; the first the kernel accepts wins.
@@ -102,7 +103,6 @@ impl Uring {
             trim,
             helper: None,
             in_ring: 0,
-            unsubmitted: 0,
         })
     }
 
@@ -160,32 +160,57 @@ impl Uring {
         e.user_data(u64::from(r.slot))
     }
 
-    fn flush_sq(&mut self, want: usize, timeout_ns: Option<u64>) -> Result<(), TargetError> {
+    /// One `io_uring_enter`: submit every queued SQE and, when `want > 0`, wait until
+    /// `want` completions are posted or `timeout_ns` passes. GETEVENTS also runs the
+    /// deferred completion work (DEFER_TASKRUN, COOP_TASKRUN), so it is set whenever
+    /// something is in the ring.
+    fn enter_ring(&mut self, want: usize, timeout_ns: Option<u64>) -> Result<(), TargetError> {
         self.ensure_enabled()?;
+        let to_submit = self.ring.submission().len();
+        let mut flags = EnterFlags::empty();
+        if want > 0 || (self.enter_to_reap && self.in_ring > 0) {
+            flags |= EnterFlags::GETEVENTS;
+        }
+        if to_submit == 0 && flags.is_empty() {
+            return Ok(());
+        }
+        let want = u32::try_from(want).expect("want is bounded by the ring size");
+        let to_submit = u32::try_from(to_submit).expect("SQ length fits u32");
         let res = match timeout_ns {
-            Some(t) => {
+            Some(t) if want > 0 => {
                 let ts = types::Timespec::new()
                     .sec(t / 1_000_000_000)
                     .nsec((t % 1_000_000_000) as u32);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(want, &args)
+                // SAFETY: `args` is the io_uring_getevents_arg EXT_ARG expects, alive for
+                // the call; the SQEs being submitted reference slot buffers and the
+                // registered file, alive until their completions are harvested.
+                unsafe {
+                    self.ring.submitter().enter(
+                        to_submit,
+                        want,
+                        (flags | EnterFlags::EXT_ARG).bits(),
+                        Some(&args),
+                    )
+                }
             }
-            None => self.ring.submitter().submit_and_wait(want),
+            // SAFETY: as above, with no argument.
+            _ => unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(to_submit, want, flags.bits(), None)
+            },
         };
         match res {
-            Ok(n) => {
-                assert!(n <= self.unsubmitted);
-                self.unsubmitted -= n;
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(e)
                 if matches!(
                     e.raw_os_error(),
                     Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
                 ) =>
             {
-                // Timed out or interrupted: what was submitted left the SQ anyway.
-                self.unsubmitted = self.ring.submission().len();
+                // Timed out, interrupted, or the CQ needs reaping first: the caller
+                // harvests and enters again; unsubmitted SQEs stay queued.
                 Ok(())
             }
             Err(e) => Err(io_err("io_uring_enter", e)),
@@ -207,80 +232,64 @@ impl Backend for Uring {
             let e = self.sqe(r, pool);
             loop {
                 // SAFETY: the SQE references a slot buffer and the registered file,
-                // both alive until this slot's completion is reaped.
+                // both alive until this slot's completion is harvested.
                 let pushed = unsafe { self.ring.submission().push(&e) }.is_ok();
                 if pushed {
                     break;
                 }
                 // SQ full (a batch larger than the ring): hand it to the kernel.
-                self.flush_sq(0, None)?;
+                self.enter_ring(0, None)?;
             }
-            self.unsubmitted += 1;
             self.in_ring += 1;
         }
         Ok(())
     }
 
-    fn poll(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError> {
-        // Queued SQEs go to the kernel; with DEFER_TASKRUN or COOP_TASKRUN completions
-        // are posted only when this task enters the kernel, so an empty CQ with I/O in
-        // flight needs an enter (GETEVENTS runs the deferred work).
-        let run_task_work = self.enter_to_reap
-            && self.in_ring > self.unsubmitted
-            && self.ring.completion().is_empty();
-        if self.unsubmitted > 0 {
-            self.flush_sq(0, None)?;
-        } else if run_task_work {
-            self.ensure_enabled()?;
-            // SAFETY: a plain io_uring_enter with GETEVENTS, nothing to submit, no argument.
-            let r = unsafe {
-                self.ring.submitter().enter::<libc::sigset_t>(
-                    0,
-                    0,
-                    io_uring::EnterFlags::GETEVENTS.bits(),
-                    None,
-                )
-            };
-            if let Err(e) = r {
-                if !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN)) {
-                    return Err(io_err("io_uring_enter", e));
+    fn enter(&mut self, wait: Wait) -> Result<(), TargetError> {
+        let helper_busy = self.helper.as_ref().is_some_and(|h| h.in_flight() > 0);
+        match wait {
+            Wait::No => {
+                if let Some(h) = self.helper.as_mut() {
+                    h.enter(Wait::No)?;
                 }
+                self.enter_ring(0, None)
+            }
+            Wait::For { nr, timeout_ns } => {
+                if self.in_ring == 0 {
+                    if helper_busy {
+                        let h = self.helper.as_mut().expect("helper is busy");
+                        return h.enter(wait);
+                    }
+                    if let Some(t) = timeout_ns {
+                        std::thread::sleep(std::time::Duration::from_nanos(t));
+                    }
+                    return Ok(());
+                }
+                // While a TRIM is on the helper thread, wake up often to look at it.
+                let timeout = if helper_busy {
+                    Some(timeout_ns.map_or(HELPER_POLL_NS, |t| t.min(HELPER_POLL_NS)))
+                } else {
+                    timeout_ns
+                };
+                self.enter_ring(nr.clamp(1, self.in_ring), timeout)
             }
         }
+    }
+
+    fn harvest(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError> {
         let mut cq = self.ring.completion();
-        cq.sync();
         for cqe in &mut cq {
             let slot = u32::try_from(cqe.user_data()).expect("user_data is a slot");
             let r = cqe.result();
             out.push((slot, if r < 0 { Err(-r) } else { Ok(r as u64) }));
+            assert!(self.in_ring > 0, "completion with nothing in the ring");
             self.in_ring -= 1;
         }
         drop(cq);
         if let Some(h) = self.helper.as_mut() {
-            h.poll(out)?;
+            h.harvest(out)?;
         }
         Ok(())
-    }
-
-    fn wait(&mut self, timeout_ns: Option<u64>) -> Result<(), TargetError> {
-        let helper_busy = self.helper.as_ref().is_some_and(|h| h.in_flight() > 0);
-        if self.in_ring == 0 {
-            if let Some(h) = self.helper.as_mut() {
-                if h.in_flight() > 0 {
-                    return h.wait(timeout_ns);
-                }
-            }
-            if let Some(t) = timeout_ns {
-                std::thread::sleep(std::time::Duration::from_nanos(t));
-            }
-            return Ok(());
-        }
-        let timeout = if helper_busy {
-            Some(timeout_ns.map_or(HELPER_POLL_NS, |t| t.min(HELPER_POLL_NS)))
-        } else {
-            timeout_ns
-        };
-        self.flush_sq(1, timeout)
     }
 
     fn in_flight(&self) -> usize {
