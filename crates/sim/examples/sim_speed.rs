@@ -89,7 +89,7 @@ fn main() {
     let gb = ssd.config().capacity_bytes as f64 / 1e9;
     let mem_mb = (rss1.saturating_sub(rss0)) as f64 / 1024.0;
     println!("spec                     {spec}");
-    println!("precondition (fast)      {precond_s:.2} s wall, fill + 1.5x capacity of 4K writes");
+    println!("precondition (direct)    {precond_s:.2} s wall, fill + 1.5x capacity of 4K writes");
     println!("host I/Os                {ios}");
     println!("WA                       {:.2}", c.wa);
     println!("wall time                {wall:.2} s");

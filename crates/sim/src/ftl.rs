@@ -1276,7 +1276,9 @@ impl Ftl {
     /// (under uniform writes which LBA sits where is exchangeable). Counters of the
     /// random phase are the model's scaled by span / model span. The big drive's
     /// valid total is then made exact (every LBA mapped once). Returns false, changing
-    /// nothing, if unsupported (SLC cache); the drive must be purged.
+    /// nothing, if unsupported (SLC cache) or not worth it (a drive of fewer than twice
+    /// the model's blocks: replaying its writes is as fast and exact); the drive must
+    /// be purged.
     pub fn direct_steady_state(&mut self, span: u64, writes: u64, seed: u64) -> bool {
         assert!(span >= 1 && span <= self.user_units);
         assert!(self.is_purged(), "direct_steady_state needs a purged drive");
@@ -1297,25 +1299,30 @@ impl Ftl {
         // rest of the dies' open blocks. That unwritten space W depends on the dies and
         // the reserve (with few free blocks many dies have no open block), not on the
         // drive's size, so it is measured in the model and the model's span chosen so
-        // that (blocks x spb - W) / span match: one calibration run from a guess, then
-        // the run that is used (a second calibration only if the first moved far).
+        // that (blocks x spb - W) / span match: a short calibration run (fill + at most
+        // one span of writes) from a guess, then the run that is used.
         let bpd_s = (MODEL_BLOCKS / dies).max(reserve.div_ceil(dies) + 8);
-        let n_s = n_big.min(bpd_s * dies);
+        let n_s = bpd_s * dies;
+        if 2 * n_s > n_big {
+            // The model would be most of the drive: replaying the writes costs no more
+            // and is exact.
+            return false;
+        }
         let (spb64, upb64) = (self.spb as u64, upb as u64);
         let mut w_est = (reserve * spb64) as f64 + dies as f64 * spb64 as f64 / 2.0;
         let mut mcfg = self.cfg.clone();
         mcfg.seed = self.cfg.seed ^ seed.rotate_left(17);
         let mut run = None;
-        for attempt in 0..3 {
-            let u_s = if n_s == n_big {
-                span
-            } else {
-                let big = (n_big * spb64) as f64 - w_est;
-                let small = (n_s * spb64) as f64 - w_est;
-                ((small * span as f64 / big).round() as u64)
-                    .clamp(1, (n_s - reserve - dies - 2) * upb64)
-            };
-            let w_s = ((writes as f64 * u_s as f64 / span as f64).round() as u64).max(1);
+        for attempt in 0..2 {
+            let last = attempt == 1;
+            let big = (n_big * spb64) as f64 - w_est;
+            let small = (n_s * spb64) as f64 - w_est;
+            let u_s = ((small * span as f64 / big).round() as u64)
+                .clamp(1, (n_s - reserve - dies - 2) * upb64);
+            let mut w_s = ((writes as f64 * u_s as f64 / span as f64).round() as u64).max(1);
+            if !last {
+                w_s = w_s.min(u_s);
+            }
             let mut m = Ftl::with_geometry(&mcfg, (n_s / dies) as u32, u_s);
             if !m.direct_fill(u_s) {
                 return false;
@@ -1332,13 +1339,12 @@ impl Ftl {
                     w_n += 1;
                 }
             }
-            let w_meas = if w_n > 0 { w_sum / w_n as f64 } else { w_est };
-            let moved = (w_meas - w_est).abs() / (n_s * spb64) as f64;
-            w_est = w_meas;
-            let md = m.c.since(&after_fill);
-            run = Some((m, u_s, md));
-            // Settled when the guess was within 0.02% of the model's pages.
-            if n_s == n_big || (attempt > 0 && moved < 2e-4) {
+            if w_n > 0 {
+                w_est = w_sum / w_n as f64;
+            }
+            if last {
+                let md = m.c.since(&after_fill);
+                run = Some((m, u_s, md));
                 break;
             }
         }

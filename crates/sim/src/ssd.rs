@@ -183,7 +183,8 @@ impl SimSsd {
     /// ([`Precondition::Direct`]): a sequential fill exactly as the writes would leave
     /// it, a steady state of uniform random writes drawn from a scaled-down model
     /// drive that runs the same process (see `Ftl::direct_steady_state`). Drives the
-    /// direct way cannot build (an SLC cache) fall back to [`SimSsd::replay_state`]
+    /// direct way cannot build (an SLC cache), and steady states of drives too small
+    /// to gain from the model (under 4096 blocks), fall back to [`SimSsd::replay_state`]
     /// ([`Precondition::Replay`]). The clock does not move and no idle time passes (no
     /// background GC or SLC folding), as with back-to-back honest I/O.
     pub fn fast_state(&mut self, state: State) -> Result<Precondition, SimError> {

@@ -66,7 +66,7 @@ fn direct_sequential_fill_is_the_slow_fill_exactly() {
 }
 
 /// Steady state: the direct state is drawn from a model drive (2048 blocks here,
-/// against 4,608 blocks on the drive) and its random streams differ from the slow
+/// against 4,608 blocks on the drive; smaller drives are replayed) and its random streams differ from the slow
 /// way's, so the agreement is statistical. Tolerances: the WA of the 1 x span measured
 /// phase varies by about +-1.5% between random streams on this drive (slow-way runs
 /// with other seeds), so WA agrees within 3%; IOPS follow from WA (GC work per host
@@ -130,6 +130,21 @@ fn direct_steady_state_agrees_with_the_slow_way() {
 }
 
 #[test]
+fn small_drives_replay_their_steady_state_exactly() {
+    let spec = "sim:client-7op,capacity=128m";
+    let (mut a, mut b) = (open_spec(spec).unwrap(), open_spec(spec).unwrap());
+    let st = State::SteadyStateRandom {
+        span_fraction: 0.9,
+        writes_multiple: 2.0,
+        seed: 3,
+    };
+    assert_eq!(a.fast_state(st).unwrap(), Precondition::Replay);
+    b.replay_state(st).unwrap();
+    assert_eq!(a.counters(), b.counters());
+    assert_eq!(a.mapping_digest(), b.mapping_digest());
+}
+
+#[test]
 fn slc_drives_fall_back_to_replay_and_match_it() {
     let spec = "sim:tlc-slc,capacity=256m,slc_static=16m,slc_dynamic=32m";
     let mut a = open_spec(spec).unwrap();
@@ -149,13 +164,18 @@ fn slc_drives_fall_back_to_replay_and_match_it() {
 #[test]
 fn fast_state_is_deterministic_and_seeded() {
     let go = |seed: u64| {
-        let mut ssd = open_spec("sim:client-7op,capacity=1g,victim=cost-benefit").unwrap();
-        ssd.fast_state(State::SteadyStateRandom {
-            span_fraction: 0.8,
-            writes_multiple: 2.0,
-            seed,
-        })
+        let mut ssd = open_spec(
+            "sim:client-7op,capacity=1g,channels=2,dies=2,page=4k,pages_per_block=64,victim=cost-benefit",
+        )
         .unwrap();
+        let how = ssd
+            .fast_state(State::SteadyStateRandom {
+                span_fraction: 0.8,
+                writes_multiple: 2.0,
+                seed,
+            })
+            .unwrap();
+        assert_eq!(how, Precondition::Direct);
         let c = ssd.check();
         assert_eq!(c.valid, (ssd.config().user_units() as f64 * 0.8) as u64);
         let units = ssd.config().user_units();
