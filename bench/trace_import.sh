@@ -17,23 +17,24 @@ for F in msr fio-iolog-v3 blkparse ftrace; do
   $BIN gen-text "$F" "$IN" "$N"
   LINES=$(wc -l <"$IN")
   cat "$IN" >/dev/null   # warm the page cache for both
-  T0=$(date +%s.%N)
-  taskset -c 0 "$BIN" import "$IN" "$WORK/out.parquet" "$F" 2>"$WORK/imp.err"
-  T1=$(date +%s.%N)
+  # CPU seconds (user + system) beside wall: the machine is shared.
+  /usr/bin/time -f "%e %U %S" -o "$WORK/ours.t" taskset -c 0 "$BIN" import "$IN" "$WORK/out.parquet" "$F" 2>"$WORK/imp.err"
   case $F in
     msr) PROG='BEGIN{FS=","} {n[$4]++; b[$4]+=$6} END{for(k in n) print k, n[k], b[k]}';;
     fio-iolog-v3) PROG='NF==5 {n[$3]++; b[$3]+=$5} END{for(k in n) print k, n[k], b[k]}';;
     blkparse) PROG='$6=="D" {n[$7]++; b[$7]+=$10*512} END{for(k in n) print k, n[k], b[k]}';;
     ftrace) PROG='/block_rq_issue:/ {n[$7]++; b[$7]+=$8} END{for(k in n) print k, n[k], b[k]}';;
   esac
-  taskset -c 0 "$AWK" "$PROG" "$IN" >"$WORK/awk.out"
-  T2=$(date +%s.%N)
-  python3 - "$F" "$LINES" "$T0" "$T1" "$T2" "$(cat "$WORK/imp.err")" "$AWK" <<'PY'
+  /usr/bin/time -f "%e %U %S" -o "$WORK/awk.t" taskset -c 0 "$AWK" "$PROG" "$IN" >"$WORK/awk.out"
+  python3 - "$F" "$LINES" "$(cat "$WORK/ours.t")" "$(cat "$WORK/awk.t")" "$AWK" <<'PY'
 import sys
-f, lines, t0, t1, t2, err, awk = sys.argv[1:]
-lines = int(lines); ours = float(t1) - float(t0); peer = float(t2) - float(t1)
-print(f"{f:13s} {lines:>10,} lines: storbench import {lines/ours/1e6:5.2f} M lines/s ({ours:.2f} s, incl. Parquet write); "
-      f"{awk.split('/')[-1]} count {lines/peer/1e6:5.2f} M lines/s; ratio {peer/ours:.2f}  (target >= 2 M lines/s)")
+f, lines, ours, peer, awk = sys.argv[1:]
+lines = int(lines)
+ow, ou, os_ = map(float, ours.split()); pw, pu, ps = map(float, peer.split())
+oc, pc = max(ou + os_, 1e-3), max(pu + ps, 1e-3)
+print(f"{f:13s} {lines:>10,} lines: storbench import {lines/ow/1e6:5.2f} M lines/s wall, {lines/oc/1e6:5.2f} M lines per CPU-s "
+      f"(incl. Parquet write); {awk.split('/')[-1]} count {lines/pw/1e6:5.2f} M lines/s wall, {lines/pc/1e6:5.2f} M per CPU-s; "
+      f"CPU ratio storbench/awk {pc/oc:.2f}  (target >= 2 M lines/s per core)")
 PY
   cat "$WORK/awk.out" | sed 's/^/    awk: /'
   grep -E 'import:' "$WORK/imp.err" | sed 's/^/    /'

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Peer computations for bench/trace_characterize.sh: the same core figures storbench
-characterize reports (counts, bytes, sequential, busy time), over the same Parquet.
+characterize reports (counts, bytes, sequential per device and direction, busy time),
+over the same Parquet.
 usage: trace_peer.py duckdb|pandas TRACE.parquet
 Prints one JSON line, then `peer-seconds S` (query time, excluding interpreter start)."""
 import json, sys, time
@@ -15,8 +16,8 @@ if engine == "duckdb":
     con.execute("set preserve_insertion_order=false")
     q = f"""
     with t as (
-      select op, issue_ns, complete_ns, offset_bytes, len_bytes,
-             lag(offset_bytes + len_bytes) over (partition by op order by file_row_number) as prev_end,
+      select op, device, issue_ns, complete_ns, offset_bytes, len_bytes,
+             lag(offset_bytes + len_bytes) over (partition by device, op order by file_row_number) as prev_end,
              max(complete_ns) over (order by file_row_number rows between unbounded preceding and 1 preceding) as run_end,
              file_row_number
       from read_parquet('{path}', file_row_number=true)
@@ -43,10 +44,11 @@ if engine == "duckdb":
 elif engine == "pandas":
     import numpy as np
     import pandas as pd
-    df = pd.read_parquet(path, columns=["issue_ns", "complete_ns", "offset_bytes", "len_bytes", "op"])
+    df = pd.read_parquet(path, columns=["issue_ns", "complete_ns", "offset_bytes", "len_bytes", "op", "device"])
     op = df["op"].astype(str)
+    dev = df["device"].astype(str)  # null devices group together, as in storbench
     end = df["offset_bytes"] + df["len_bytes"]
-    prev_end = end.groupby(op).shift(1)
+    prev_end = end.groupby([dev, op]).shift(1)
     seq = int(((df["offset_bytes"] == prev_end) & op.isin(["read", "write"])).sum())
     c = df["complete_ns"].to_numpy()
     i = df["issue_ns"].to_numpy()
