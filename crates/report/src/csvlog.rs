@@ -34,10 +34,33 @@ fn file_stem(phase: &str) -> String {
 }
 
 /// Write the three fio-style logs of one phase; returns their paths (iops, bw, lat).
+/// Window `i` starts at `t_s` whole seconds.
 pub fn write_fio_csv_logs(
     dir: &Path,
     phase: &str,
     series: &[SecondSample],
+) -> Result<Vec<PathBuf>, ReportError> {
+    write_logs(dir, phase, series, |_, s| s.t_s * 1000)
+}
+
+/// [`write_fio_csv_logs`] with each window's start given, in ms since the phase start
+/// (procedures checkpointed in chunks have a short window at each chunk end, so their
+/// windows are not back to back whole seconds).
+pub fn write_fio_csv_logs_timed(
+    dir: &Path,
+    phase: &str,
+    series: &[SecondSample],
+    start_ms: &[u64],
+) -> Result<Vec<PathBuf>, ReportError> {
+    assert_eq!(series.len(), start_ms.len(), "one start time per window");
+    write_logs(dir, phase, series, |i, _| start_ms[i])
+}
+
+fn write_logs(
+    dir: &Path,
+    phase: &str,
+    series: &[SecondSample],
+    start_ms: impl Fn(usize, &SecondSample) -> u64,
 ) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
     // ddir, ios, bytes, latency mean (µs)
@@ -67,8 +90,8 @@ pub fn write_fio_csv_logs(
         .filter(|d| series.iter().any(|s| (d.1)(s) > 0))
         .collect();
     let (mut iops, mut bw, mut lat) = (String::new(), String::new(), String::new());
-    for s in series {
-        let end_ms = s.t_s * 1000 + s.window_ns / 1_000_000;
+    for (i, s) in series.iter().enumerate() {
+        let end_ms = start_ms(i, s) + s.window_ns / 1_000_000;
         let window_s = s.window_ns as f64 / 1e9;
         for d in &used {
             let ios = (d.1)(s);

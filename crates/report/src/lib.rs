@@ -16,8 +16,11 @@ pub mod images;
 pub mod result;
 pub mod series;
 
-pub use csvlog::write_fio_csv_logs;
+pub use csvlog::{write_fio_csv_logs, write_fio_csv_logs_timed};
 pub use result::{
     read_result, write_result, PhaseResult, ReportError, RunResult, RESULT_FILE, SCHEMA_VERSION,
 };
-pub use series::{read_series, write_series, write_series_all, IoLogWriter, IOS_FILE, SERIES_FILE};
+pub use series::{
+    read_series, write_phase_series, write_series, write_series_all, IoLogWriter, IOS_FILE,
+    SERIES_FILE,
+};

@@ -48,9 +48,9 @@ const U64_COLS: [U64Col; 11] = [
     ("busy_ns", |s| s.busy_ns, |s, v| s.busy_ns = v),
 ];
 
-/// Float columns, after the integer ones. `iops`, `mb_per_s` are derived (written for
-/// convenience, recomputed on read).
-const F64_COLS: [F64Col; 9] = [
+/// Float columns, after the integer ones. `iops`, `*_iops`, `*mb_per_s` are derived
+/// (written for convenience, recomputed on read).
+const F64_COLS: [F64Col; 11] = [
     (
         "latency_us_mean",
         |s| s.latency_us_mean,
@@ -76,10 +76,14 @@ const F64_COLS: [F64Col; 9] = [
     ("read_iops", SecondSample::read_iops, |_, _| {}),
     ("write_iops", SecondSample::write_iops, |_, _| {}),
     ("mb_per_s", SecondSample::mb_per_s, |_, _| {}),
+    ("read_mb_per_s", SecondSample::read_mb_per_s, |_, _| {}),
+    ("write_mb_per_s", SecondSample::write_mb_per_s, |_, _| {}),
 ];
 
-fn schema() -> Arc<Schema> {
-    let mut fields = vec![Field::new("phase", DataType::Utf8, false)];
+/// The columns of a series file: `phase` (series.parquet) or `t_ms` (a per-phase file)
+/// first, then the sample's columns.
+fn schema(first: (&str, DataType)) -> Arc<Schema> {
+    let mut fields = vec![Field::new(first.0, first.1, false)];
     fields.extend(
         U64_COLS
             .iter()
@@ -93,6 +97,12 @@ fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(fields))
 }
 
+/// The first column of one batch: the phase name, or each window's start in ms.
+enum First<'a> {
+    Phase(&'a str),
+    StartMs(&'a [u64]),
+}
+
 fn pq_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
     ReportError::Parquet {
         path: path.to_path_buf(),
@@ -100,9 +110,12 @@ fn pq_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
     }
 }
 
-/// Write `path` with these phases' series, atomically.
-fn write_file(path: &Path, phases: &[(String, Vec<SecondSample>)]) -> Result<(), ReportError> {
-    let schema = schema();
+/// Write `path` with these batches of rows, atomically.
+fn write_file(
+    path: &Path,
+    schema: Arc<Schema>,
+    batches: &[(First<'_>, &[SecondSample])],
+) -> Result<(), ReportError> {
     let tmp = tmp_path(path);
     let file = std::fs::File::create(&tmp).map_err(|e| ReportError::io(&tmp, "create", e))?;
     let props = WriterProperties::builder()
@@ -113,13 +126,21 @@ fn write_file(path: &Path, phases: &[(String, Vec<SecondSample>)]) -> Result<(),
         .build();
     let mut w =
         ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| pq_err(&tmp, e))?;
-    for (phase, rows) in phases {
+    for (first, rows) in batches {
         if rows.is_empty() {
             continue;
         }
-        let mut cols: Vec<ArrayRef> = vec![Arc::new(StringArray::from_iter_values(
-            std::iter::repeat_n(phase.as_str(), rows.len()),
-        ))];
+        let first: ArrayRef = match first {
+            First::Phase(phase) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                *phase,
+                rows.len(),
+            ))),
+            First::StartMs(t) => {
+                assert_eq!(t.len(), rows.len(), "one start time per window");
+                Arc::new(UInt64Array::from_iter_values(t.iter().copied()))
+            }
+        };
+        let mut cols = vec![first];
         for c in &U64_COLS {
             cols.push(Arc::new(UInt64Array::from_iter_values(
                 rows.iter().map(c.1),
@@ -232,7 +253,35 @@ pub fn write_series_all(
             None => phases.push((name.to_owned(), rows.to_vec())),
         }
     }
-    write_file(&path, &phases)
+    let batches: Vec<(First<'_>, &[SecondSample])> = phases
+        .iter()
+        .map(|(n, rows)| (First::Phase(n), rows.as_slice()))
+        .collect();
+    write_file(&path, schema(("phase", DataType::Utf8)), &batches)
+}
+
+/// Write one phase's series to its own file `path` (atomic), with a `t_ms` column
+/// first: each window's start in ms since the phase began. Procedures checkpointed in
+/// chunks have a short window at each chunk end, so their windows are not back to back
+/// whole seconds; `t_ms` keeps the exact times (series.parquet numbers windows 0, 1, 2).
+pub fn write_phase_series(
+    path: &Path,
+    series: &[SecondSample],
+    start_ms: &[u64],
+) -> Result<(), ReportError> {
+    assert_eq!(series.len(), start_ms.len(), "one start time per window");
+    assert!(
+        start_ms.windows(2).all(|w| w[0] <= w[1]),
+        "window starts ascend"
+    );
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
+    }
+    write_file(
+        path,
+        schema(("t_ms", DataType::UInt64)),
+        &[(First::StartMs(start_ms), series)],
+    )
 }
 
 /// Replace (or add) one phase's series in `DIR/series.parquet` (checkpoints).

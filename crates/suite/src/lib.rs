@@ -10,7 +10,6 @@ pub mod phase;
 pub mod procedure;
 pub mod purge;
 pub mod season;
-pub mod series;
 pub mod state;
 pub mod targets;
 pub mod trimcheck;

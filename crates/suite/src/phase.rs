@@ -238,6 +238,29 @@ pub struct PhaseRecord {
     pub wall_ms: u64,
 }
 
+impl PhaseRecord {
+    /// The record of a phase that drives no I/O through the engine (purge, idle),
+    /// started at `t0`.
+    fn without_io(plan: &PhasePlan, segments: u32, t0: Instant) -> PhaseRecord {
+        PhaseRecord {
+            name: plan.name.clone(),
+            title: plan.title.clone(),
+            work: plan.work.clone(),
+            time_limit_ns: None,
+            metrics: PhaseMetrics::default(),
+            purge: None,
+            ios_issued: 0,
+            folded_ios: 0,
+            aligned_ios: 0,
+            ended: "source-done".into(),
+            chunks: 0,
+            segments,
+            fidelity: None,
+            wall_ms: t0.elapsed().as_millis() as u64,
+        }
+    }
+}
+
 /// One per-second row of a phase's series: the window start in ms since the phase
 /// began (summed over chunks and resumes) and the engine's sample.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -347,91 +370,6 @@ impl Source for Counted<'_> {
     }
     fn trace_avg_qd(&self) -> Option<f64> {
         self.inner.trace_avg_qd()
-    }
-}
-
-/// Merge the aggregates of two consecutive chunks of one phase (`b` after `a`).
-pub fn merge_metrics(a: &PhaseMetrics, b: &PhaseMetrics) -> PhaseMetrics {
-    use storbench_metrics::data_rate_mb_per_s;
-    let lat = |x: &storbench_metrics::LatencyStats, y: &storbench_metrics::LatencyStats| {
-        x.merged(y).expect("histograms of one build merge")
-    };
-    let add_vec = |x: &[u64], y: &[u64]| -> Vec<u64> {
-        let n = x.len().max(y.len());
-        (0..n)
-            .map(|i| x.get(i).copied().unwrap_or(0) + y.get(i).copied().unwrap_or(0))
-            .collect()
-    };
-    let time_ns_by_qd = add_vec(&a.qd.time_ns_by_qd, &b.qd.time_ns_by_qd);
-    let submits_by_qd = add_vec(&a.qd.submits_by_qd, &b.qd.submits_by_qd);
-    let busy_ns = a.busy_ns + b.busy_ns;
-    let weighted: f64 = time_ns_by_qd
-        .iter()
-        .enumerate()
-        .skip(1)
-        .map(|(q, &t)| q as f64 * t as f64)
-        .sum();
-    let submits: u64 = submits_by_qd.iter().sum();
-    let elapsed_ns = a.elapsed_ns + b.elapsed_ns;
-    let read_bytes = a.read_bytes + b.read_bytes;
-    let write_bytes = a.write_bytes + b.write_bytes;
-    let busy_read_ns = a.busy_read_ns + b.busy_read_ns;
-    let busy_write_ns = a.busy_write_ns + b.busy_write_ns;
-    let ios = a.read_ios
-        + b.read_ios
-        + a.write_ios
-        + b.write_ios
-        + a.trim_ios
-        + b.trim_ios
-        + a.flush_ios
-        + b.flush_ios;
-    PhaseMetrics {
-        start_ns: a.start_ns,
-        end_ns: b.end_ns,
-        elapsed_ns,
-        read_ios: a.read_ios + b.read_ios,
-        write_ios: a.write_ios + b.write_ios,
-        trim_ios: a.trim_ios + b.trim_ios,
-        flush_ios: a.flush_ios + b.flush_ios,
-        read_bytes,
-        write_bytes,
-        trim_bytes: a.trim_bytes + b.trim_bytes,
-        errors: a.errors + b.errors,
-        unfinished_ios: b.unfinished_ios,
-        busy_ns,
-        busy_read_ns,
-        busy_write_ns,
-        busy_trim_ns: a.busy_trim_ns + b.busy_trim_ns,
-        busy_flush_ns: a.busy_flush_ns + b.busy_flush_ns,
-        data_rate_mb_per_s: data_rate_mb_per_s(read_bytes + write_bytes, busy_ns),
-        read_rate_mb_per_s: data_rate_mb_per_s(read_bytes, busy_read_ns),
-        write_rate_mb_per_s: data_rate_mb_per_s(write_bytes, busy_write_ns),
-        iops: if elapsed_ns == 0 {
-            0.0
-        } else {
-            ios as f64 / (elapsed_ns as f64 / 1e9)
-        },
-        service: lat(&a.service, &b.service),
-        service_read: lat(&a.service_read, &b.service_read),
-        service_write: lat(&a.service_write, &b.service_write),
-        service_trim: lat(&a.service_trim, &b.service_trim),
-        service_flush: lat(&a.service_flush, &b.service_flush),
-        qd: storbench_metrics::QdStats {
-            mean_over_busy: if busy_ns == 0 {
-                0.0
-            } else {
-                weighted / busy_ns as f64
-            },
-            max: a.qd.max.max(b.qd.max),
-            submitted_at_qd1_pct: if submits == 0 {
-                0.0
-            } else {
-                100.0 * submits_by_qd.get(1).copied().unwrap_or(0) as f64 / submits as f64
-            },
-            time_ns_by_qd,
-            submits_by_qd,
-        },
-        series: Vec::new(),
     }
 }
 
@@ -655,27 +593,10 @@ impl Runner<'_> {
                 context: format!("phase {}: purge", plan.name),
                 source: e,
             })?;
-            let rec = PhaseRecord {
-                name: plan.name.clone(),
-                title: plan.title.clone(),
-                work: plan.work.clone(),
-                time_limit_ns: None,
-                metrics: PhaseMetrics::default(),
+            return self.store(PhaseRecord {
                 purge: Some(purge),
-                ios_issued: 0,
-                folded_ios: 0,
-                aligned_ios: 0,
-                ended: "source-done".into(),
-                chunks: 0,
-                segments,
-                fidelity: None,
-                wall_ms: t0.elapsed().as_millis() as u64,
-            };
-            self.rd.finish_phase(
-                &plan.name,
-                serde_json::to_value(&rec).expect("record serializes"),
-            )?;
-            return Ok(rec);
+                ..PhaseRecord::without_io(plan, segments, t0)
+            });
         }
 
         if let Work::Idle { duration_ns } = plan.work {
@@ -686,30 +607,15 @@ impl Runner<'_> {
                     source: e,
                 }
             })?;
-            let rec = PhaseRecord {
-                name: plan.name.clone(),
-                title: plan.title.clone(),
-                work: plan.work.clone(),
+            return self.store(PhaseRecord {
                 time_limit_ns: Some(duration_ns),
                 metrics: PhaseMetrics {
                     elapsed_ns: duration_ns,
                     ..PhaseMetrics::default()
                 },
-                purge: None,
-                ios_issued: 0,
-                folded_ios: 0,
-                aligned_ios: 0,
                 ended: "time-limit".into(),
-                chunks: 0,
-                segments,
-                fidelity: None,
-                wall_ms: t0.elapsed().as_millis() as u64,
-            };
-            self.rd.finish_phase(
-                &plan.name,
-                serde_json::to_value(&rec).expect("record serializes"),
-            )?;
-            return Ok(rec);
+                ..PhaseRecord::without_io(plan, segments, t0)
+            });
         }
         let mut partial: Partial = match &cp {
             Some(c) if !c.carry.is_null() => {
@@ -810,12 +716,10 @@ impl Runner<'_> {
                 issued: issued.clone(),
                 base_issued: partial.ios_issued,
             };
-            let outcome =
-                run_phase(self.target.target(), &mut counted, &opts, &mut obs).map_err(|e| {
-                    SuiteError::Engine {
-                        phase: plan.name.clone(),
-                        source: e,
-                    }
+            let mut outcome = run_phase(self.target.target(), &mut counted, &opts, &mut obs)
+                .map_err(|e| SuiteError::Engine {
+                    phase: plan.name.clone(),
+                    source: e,
                 })?;
             let steady_hit = obs.steady_hit;
             iops = std::mem::take(&mut obs.iops);
@@ -829,14 +733,15 @@ impl Runner<'_> {
                     first_error: outcome.first_error.clone().unwrap_or_default(),
                 });
             }
-            partial.metrics = Some(match &partial.metrics {
-                Some(m) => merge_metrics(m, &outcome.metrics),
-                None => {
-                    let mut m = outcome.metrics.clone();
-                    m.series.clear();
-                    m
-                }
-            });
+            // The chunk's per-second rows are in the journal; the carry holds aggregates.
+            let mut chunk = std::mem::take(&mut outcome.metrics);
+            chunk.series.clear();
+            match &mut partial.metrics {
+                Some(m) => m
+                    .append(&chunk)
+                    .expect("service-time histograms of one build merge"),
+                None => partial.metrics = Some(chunk),
+            }
             partial.ios_issued += issued.get();
             partial.folded_ios += outcome.folded_ios;
             partial.aligned_ios += outcome.aligned_ios;
@@ -896,8 +801,13 @@ impl Runner<'_> {
             fidelity: partial.fidelity,
             wall_ms: partial.wall_ms,
         };
+        self.store(rec)
+    }
+
+    /// Mark the phase done with this record in the run state.
+    fn store(&mut self, rec: PhaseRecord) -> Result<PhaseRecord, SuiteError> {
         self.rd.finish_phase(
-            &plan.name,
+            &rec.name,
             serde_json::to_value(&rec).expect("record serializes"),
         )?;
         Ok(rec)

@@ -265,6 +265,21 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), Sta
 }
 
 impl RunDir {
+    /// The run in `dir` (locked by `lock`), with its journal directory; saves `state`.
+    fn open(dir: &Path, state: RunState, lock: File) -> Result<RunDir, StateError> {
+        let jdir = dir.join(JOURNAL_DIR);
+        fs::create_dir_all(&jdir).map_err(io_err(&jdir, "creating the journal directory"))?;
+        let mut rd = RunDir {
+            dir: dir.to_owned(),
+            state,
+            _lock: lock,
+            checkpoint_interval: Duration::from_secs(60),
+            last_save: Instant::now(),
+        };
+        rd.save()?;
+        Ok(rd)
+    }
+
     /// Start a new run in `dir` (created if missing). Fails if `dir` holds a run.
     pub fn create(dir: &Path, state: RunState) -> Result<RunDir, StateError> {
         fs::create_dir_all(dir).map_err(io_err(dir, "creating the run directory"))?;
@@ -279,17 +294,7 @@ impl RunDir {
             Err(StateError::Missing { .. }) => {}
             Err(e) => return Err(e),
         }
-        let jdir = dir.join(JOURNAL_DIR);
-        fs::create_dir_all(&jdir).map_err(io_err(&jdir, "creating the journal directory"))?;
-        let mut rd = RunDir {
-            dir: dir.to_owned(),
-            state,
-            _lock: lock,
-            checkpoint_interval: Duration::from_secs(60),
-            last_save: Instant::now(),
-        };
-        rd.save()?;
-        Ok(rd)
+        RunDir::open(dir, state, lock)
     }
 
     /// Reopen the run in `dir` to continue it.
@@ -309,17 +314,7 @@ impl RunDir {
             });
         }
         state.resumes += 1;
-        let jdir = dir.join(JOURNAL_DIR);
-        fs::create_dir_all(&jdir).map_err(io_err(&jdir, "creating the journal directory"))?;
-        let mut rd = RunDir {
-            dir: dir.to_owned(),
-            state,
-            _lock: lock,
-            checkpoint_interval: Duration::from_secs(60),
-            last_save: Instant::now(),
-        };
-        rd.save()?;
-        Ok(rd)
+        RunDir::open(dir, state, lock)
     }
 
     pub fn dir(&self) -> &Path {

@@ -67,7 +67,11 @@ fn spare_area_raises_steady_state_iops_by_half_or_more() {
     assert_eq!(first.len(), 5, "time_ms,value,ddir,bs,offset");
     assert_eq!(first[0], "1000");
     assert_eq!(first[2], "1");
-    let pq = storbench_suite::series::read_iops(&d.join("series/random-write.parquet")).unwrap();
+    let pq = storbench_report::html::load::read_parquet_f64(
+        &d.join("series/random-write.parquet"),
+        "iops",
+    )
+    .unwrap();
     // Every window, the short last one (the drain after the time limit) included.
     assert_eq!(pq.len(), 41);
     assert!((pq[20] - full.iops_per_s[20]).abs() < 1e-9);
