@@ -106,6 +106,8 @@ fn report_compare_and_images_from_result_dirs() {
             images.join(format!("{id}.svg")).is_file(),
             "{id}.svg missing"
         );
+        let png = std::fs::read(images.join(format!("{id}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}.png is a PNG");
     }
     assert!(page.contains("Drive A (25% spare area)"));
     assert!(
@@ -125,6 +127,14 @@ fn report_compare_and_images_from_result_dirs() {
     ]));
     assert!(text.contains("Drive A  Default             1000"), "{text}");
     assert!(text.contains("Drive A  25% spare area      3000"), "{text}");
+    // The whole terminal output, pinned: a change to the table shows in review.
+    let all = ok(&storbench(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+        dirs[2].to_str().unwrap(),
+    ]));
+    insta::assert_snapshot!("compare_cli_output", all);
 }
 
 #[test]

@@ -13,7 +13,7 @@ pub struct Args {
     /// Where to write the self-contained HTML report
     #[arg(short, long, default_value = "report.html", value_name = "FILE")]
     pub output: PathBuf,
-    /// Also write every chart as SVG (and PNG) and every table as Markdown and CSV here
+    /// Also write every chart as SVG and PNG and every table as Markdown and CSV here
     #[arg(long, value_name = "DIR")]
     pub images: Option<PathBuf>,
 }
@@ -69,8 +69,8 @@ pub fn write_report(runs: &[RunView], output: &Path, images: Option<&Path>) -> a
         let w =
             storbench_report::images::write_images(dir, &html::charts(runs), &html::tables(runs))?;
         eprintln!("images: {} files in {}", w.files.len(), dir.display());
-        if let Some(why) = w.png_skipped {
-            eprintln!("note: no PNG files: {why}");
+        for warning in &w.warnings {
+            eprintln!("warning: {warning}");
         }
     }
     Ok(())
