@@ -1,0 +1,468 @@
+//! `storbench run` and `storbench replay` end to end, on the built binary: result.json
+//! fields against what was asked (op counts, bytes, completeness), series.parquet,
+//! interruption by SIGTERM/SIGINT (results written, marked incomplete), and bad input
+//! (clear message, exit status 2). Loop-device cases skip without root.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn storbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args(args)
+        .output()
+        .expect("run storbench")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "storbench failed: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn result(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("result.json")).expect("result.json written");
+    serde_json::from_str(&text).expect("result.json is JSON")
+}
+
+fn metrics(r: &Value) -> &Value {
+    &r["phases"][0]["metrics"]
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{v} is not an unsigned integer"))
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+/// A storbench Parquet trace from (issue_ns, offset, len, op) rows, through `import`.
+fn make_trace(dir: &Path, name: &str, rows: &[(u64, u64, u64, &str)]) -> PathBuf {
+    let csv = dir.join(format!("{name}.csv"));
+    let mut text = String::from("issue_ns,complete_ns,offset_bytes,len_bytes,op,stream,device\n");
+    for (t, off, len, op) in rows {
+        text.push_str(&format!("{t},,{off},{len},{op},,\n"));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let parquet = dir.join(format!("{name}.parquet"));
+    ok(&storbench(&[
+        "import",
+        path_str(&csv),
+        "--format",
+        "csv",
+        "-o",
+        path_str(&parquet),
+    ]));
+    parquet
+}
+
+#[test]
+fn run_on_a_file_writes_the_asked_ios_and_complete_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("target.dat");
+    let out = tmp.path().join("fill");
+    // Without --time or --bytes: one pass over the span, 8 MiB in 64 KiB writes.
+    let stdout = ok(&storbench(&[
+        "run",
+        "--target",
+        path_str(&file),
+        "--size",
+        "8m",
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--qd",
+        "4",
+        "-o",
+        path_str(&out),
+    ]));
+    assert!(stdout.contains("results:"), "{stdout}");
+    let r = result(&out);
+    assert_eq!(r["complete"], Value::Bool(true));
+    assert_eq!(r["procedure"], "run");
+    assert_eq!(r["target"]["kind"], "file");
+    assert_eq!(u(&r["target"]["capacity_bytes"]), 8 << 20);
+    let m = metrics(&r);
+    assert_eq!(u(&m["write_ios"]), 128);
+    assert_eq!(u(&m["write_bytes"]), 8 << 20);
+    assert_eq!(u(&m["read_ios"]), 0);
+    assert_eq!(u(&m["errors"]), 0);
+    assert_eq!(u(&r["phases"][0]["info"]["submitted_ios"]), 128);
+    assert!(out.join("series.parquet").is_file());
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 8 << 20);
+
+    // Random reads of the file storbench created, limited by bytes.
+    let out2 = tmp.path().join("read");
+    ok(&storbench(&[
+        "run",
+        "--target",
+        path_str(&file),
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--bytes",
+        "1m",
+        "-o",
+        path_str(&out2),
+    ]));
+    let r = result(&out2);
+    assert_eq!(r["complete"], Value::Bool(true));
+    let m = metrics(&r);
+    assert_eq!(u(&m["read_ios"]), 256);
+    assert_eq!(u(&m["read_bytes"]), 1 << 20);
+    assert_eq!(u(&m["write_ios"]), 0);
+    assert!(m["qd"]["max"]
+        .as_u64()
+        .is_some_and(|q| (1..=8).contains(&q)));
+    assert!(out2.join("series.parquet").is_file());
+}
+
+#[test]
+fn replay_on_a_file_replays_every_trace_io() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 300 I/Os: reads and writes of 4 KiB and 16 KiB over 4 MiB, 10 µs apart.
+    let rows: Vec<(u64, u64, u64, &str)> = (0..300u64)
+        .map(|i| {
+            let len = if i % 3 == 0 { 16384 } else { 4096 };
+            let op = if i % 4 == 0 { "write" } else { "read" };
+            (i * 10_000, (i * 7919 % 1000) * 4096, len, op)
+        })
+        .collect();
+    let (mut reads, mut writes, mut read_bytes, mut write_bytes) = (0u64, 0u64, 0u64, 0u64);
+    for (_, _, len, op) in &rows {
+        if *op == "read" {
+            reads += 1;
+            read_bytes += len;
+        } else {
+            writes += 1;
+            write_bytes += len;
+        }
+    }
+    let trace = make_trace(tmp.path(), "mix", &rows);
+    let file = tmp.path().join("target.dat");
+    for mode in ["fixed-qd", "queue-depth", "timed"] {
+        let out = tmp.path().join(format!("replay-{mode}"));
+        ok(&storbench(&[
+            "replay",
+            path_str(&trace),
+            "--target",
+            path_str(&file),
+            "--size",
+            "8m",
+            "--mode",
+            mode,
+            "--qd",
+            "4",
+            "--log-ios",
+            "-o",
+            path_str(&out),
+        ]));
+        let r = result(&out);
+        assert_eq!(r["complete"], Value::Bool(true), "{mode}");
+        assert_eq!(u(&r["trace"]["ios"]), 300, "{mode}");
+        let m = metrics(&r);
+        assert_eq!(u(&m["read_ios"]), reads, "{mode}");
+        assert_eq!(u(&m["write_ios"]), writes, "{mode}");
+        assert_eq!(u(&m["read_bytes"]), read_bytes, "{mode}");
+        assert_eq!(u(&m["write_bytes"]), write_bytes, "{mode}");
+        assert_eq!(u(&m["errors"]), 0, "{mode}");
+        let f = &r["phases"][0]["info"]["fidelity"];
+        assert_eq!(f["mode"], mode);
+        assert!(out.join("series.parquet").is_file(), "{mode}");
+        assert!(out.join("ios.parquet").is_file(), "{mode}");
+        if mode == "timed" {
+            // The trace spans 2.99 ms; a timed replay cannot finish sooner.
+            assert!(u(&m["elapsed_ns"]) >= 2_990_000, "{}", m["elapsed_ns"]);
+            assert!(f["issue_error_ns_p50"].is_u64(), "{f}");
+            assert!(f["drift_ns"].is_i64(), "{f}");
+        } else {
+            assert!(m["qd"]["max"].as_u64().is_some_and(|q| q <= 4), "{mode}");
+        }
+    }
+}
+
+/// Start a long run, wait until it is running (its result directory exists: made
+/// after the signal handler is installed), send `signal`, and check it drained and
+/// wrote results marked incomplete.
+fn interrupted(signal: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("target.dat");
+    let out = tmp.path().join("res");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args([
+            "run",
+            "--target",
+            path_str(&file),
+            "--size",
+            "16m",
+            "--rw",
+            "randrw:50",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--time",
+            "60s",
+            "-o",
+            path_str(&out),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn storbench");
+    let t0 = Instant::now();
+    while !out.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "storbench never started running"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("storbench exited early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = child.id().to_string();
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("wait for storbench");
+    assert!(
+        t0.elapsed() < Duration::from_secs(50),
+        "a {signal} did not stop the run"
+    );
+    let stdout = ok(&output);
+    assert!(stdout.contains("INTERRUPTED"), "{stdout}");
+    let r = result(&out);
+    assert_eq!(r["complete"], Value::Bool(false), "{signal}");
+    assert_eq!(r["phases"][0]["info"]["complete"], Value::Bool(false));
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap_or("").contains("interrupted")),
+        "{}",
+        r["notes"]
+    );
+    let m = metrics(&r);
+    // Drained: everything submitted completed, and some I/O ran.
+    let done = u(&m["read_ios"]) + u(&m["write_ios"]) + u(&m["errors"]);
+    assert_eq!(done, u(&r["phases"][0]["info"]["submitted_ios"]));
+    assert!(done > 0);
+    assert!(u(&m["elapsed_ns"]) < 50_000_000_000);
+    assert!(out.join("series.parquet").is_file());
+}
+
+#[test]
+fn sigterm_writes_results_marked_incomplete() {
+    interrupted("TERM");
+}
+
+#[test]
+fn sigint_writes_results_marked_incomplete() {
+    interrupted("INT");
+}
+
+fn assert_user_error(out: &Output, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "expected a user error (exit 2), got {}\nstderr:\n{stderr}",
+        out.status
+    );
+    for n in needles {
+        assert!(stderr.contains(n), "stderr lacks {n:?}:\n{stderr}");
+    }
+}
+
+#[test]
+fn bad_input_gives_a_clear_error_and_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("target.dat");
+    let out = tmp.path().join("res");
+    let missing = tmp.path().join("no-such-trace.parquet");
+    let r = storbench(&[
+        "replay",
+        path_str(&missing),
+        "--target",
+        path_str(&file),
+        "-o",
+        path_str(&out),
+    ]);
+    assert_user_error(&r, &["no-such-trace.parquet", "does not exist", "hint:"]);
+    assert!(!out.exists(), "no results for a failed start");
+
+    for bs in ["4x", "0"] {
+        let r = storbench(&[
+            "run",
+            "--target",
+            path_str(&file),
+            "--size",
+            "1m",
+            "--bs",
+            bs,
+            "-o",
+            path_str(&out),
+        ]);
+        assert_user_error(&r, &["--bs", bs]);
+    }
+    let r = storbench(&[
+        "run",
+        "--target",
+        path_str(&file),
+        "--size",
+        "1m",
+        "--rw",
+        "sideways",
+        "-o",
+        path_str(&out),
+    ]);
+    assert_user_error(&r, &["--rw sideways", "hint:"]);
+
+    let trace = make_trace(tmp.path(), "t", &[(0, 0, 4096, "read")]);
+    let r = storbench(&[
+        "replay",
+        path_str(&trace),
+        "--target",
+        path_str(&file),
+        "--size",
+        "1m",
+        "--mode",
+        "sometimes",
+        "-o",
+        path_str(&out),
+    ]);
+    assert_user_error(&r, &["--mode sometimes", "hint:"]);
+
+    // Not a Parquet trace: fails naming the file.
+    let junk = tmp.path().join("junk.parquet");
+    std::fs::write(&junk, "this is not parquet\n").unwrap();
+    let r = storbench(&[
+        "replay",
+        path_str(&junk),
+        "--target",
+        path_str(&file),
+        "--size",
+        "1m",
+        "-o",
+        path_str(&out),
+    ]);
+    assert!(!r.status.success());
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("junk.parquet"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
+
+/// A loop device over a file, detached on drop.
+struct Loop {
+    dev: String,
+    _img: tempfile::TempDir,
+}
+
+impl Loop {
+    fn new(size_mb: u64) -> Option<Loop> {
+        // `id -u` prints 0 for root.
+        let uid = Command::new("id").arg("-u").output().ok()?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            eprintln!("skipped: not root (loop devices need root)");
+            return None;
+        }
+        let img_dir = tempfile::tempdir().ok()?;
+        let img = img_dir.path().join("loop.img");
+        let f = std::fs::File::create(&img).ok()?;
+        f.set_len(size_mb << 20).ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show", path_str(&img)])
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Loop {
+                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                _img: img_dir,
+            }),
+            Ok(o) => {
+                eprintln!(
+                    "skipped: losetup failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: losetup unavailable: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn run_and_replay_on_a_loop_device() {
+    let Some(lo) = Loop::new(16) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("read");
+    ok(&storbench(&[
+        "run",
+        "--target",
+        &lo.dev,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--bytes",
+        "4m",
+        "-o",
+        path_str(&out),
+    ]));
+    let r = result(&out);
+    assert_eq!(r["complete"], Value::Bool(true));
+    assert_eq!(r["target"]["kind"], "block-device");
+    assert_eq!(u(&r["target"]["capacity_bytes"]), 16 << 20);
+    assert_eq!(u(&metrics(&r)["read_ios"]), 1024);
+    assert_eq!(u(&metrics(&r)["read_bytes"]), 4 << 20);
+
+    // A read-only trace replays on the device without any --destroy-data.
+    let rows: Vec<(u64, u64, u64, &str)> = (0..100u64)
+        .map(|i| (i * 20_000, (i * 37 % 4096) * 4096, 4096, "read"))
+        .collect();
+    let trace = make_trace(tmp.path(), "reads", &rows);
+    let out = tmp.path().join("timed");
+    ok(&storbench(&[
+        "replay",
+        path_str(&trace),
+        "--target",
+        &lo.dev,
+        "--mode",
+        "timed",
+        "-o",
+        path_str(&out),
+    ]));
+    let r = result(&out);
+    assert_eq!(r["complete"], Value::Bool(true));
+    assert_eq!(u(&metrics(&r)["read_ios"]), 100);
+    assert!(u(&metrics(&r)["elapsed_ns"]) >= 99 * 20_000);
+}
