@@ -28,6 +28,11 @@ pub struct BlockImporter {
     last_stream: Option<(Vec<u8>, crate::model::StreamId)>,
 }
 
+/// How far back in time a later line's issue may be stamped (per-CPU clocks, events
+/// merged from per-CPU buffers) and still be written in exact issue order without
+/// relying on the sink's reorder window.
+const SKEW_ALLOWANCE_NS: u64 = 10_000_000;
+
 /// Pairing key of zero-length flushes (their printed sector is meaningless).
 const FLUSH_SECTOR: u64 = u64::MAX;
 
@@ -107,6 +112,11 @@ impl BlockImporter {
                         ctx.summary.note_reclassify("requests completed with an error status (kept)");
                     }
                     sink.push(rec)?;
+                    // Nothing still to come was issued before the oldest pending issue
+                    // or (captures are printed in time order) before now: write out
+                    // what precedes both, less an allowance for per-CPU clock skew.
+                    let w = self.pairer.oldest_pending_issue_ns().unwrap_or(t).min(t);
+                    sink.release_upto(w.saturating_sub(SKEW_ALLOWANCE_NS))?;
                 }
                 Completed::Partial => {}
                 // The request that asked for a flush completes after the flush the

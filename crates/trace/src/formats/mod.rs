@@ -253,6 +253,19 @@ impl<'w> Sink<'w> {
         self.push(rec)
     }
 
+    /// Writes out every held record issued at or before `t_ns` (the caller knows no
+    /// later record will be issued before it): keeps the reorder heap small, so each
+    /// record costs a few heap levels instead of a walk through a full window.
+    pub fn release_upto(&mut self, t_ns: u64) -> Result<(), TraceError> {
+        while let Some(std::cmp::Reverse((t, _, _))) = self.heap.peek() {
+            if *t > t_ns {
+                break;
+            }
+            self.pop_one()?;
+        }
+        Ok(())
+    }
+
     fn pop_one(&mut self) -> Result<(), TraceError> {
         let Some(std::cmp::Reverse((_, _, Rec(mut rec)))) = self.heap.pop() else {
             return Ok(());

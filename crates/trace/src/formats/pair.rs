@@ -14,7 +14,7 @@
 //! - merges happen before issue, so issued requests already are the merged ones.
 
 use crate::model::IoRecord;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// Bound on pending issues; above it the oldest half is written out without completion.
 pub const MAX_PENDING: usize = 1 << 16;
@@ -33,7 +33,17 @@ pub struct Pairer {
     count: usize,
     seq: u64,
     max_pending: usize,
+    /// Issues in sequence order from the oldest still pending: (issue ns, pending?).
+    /// Entry i has sequence number `order_base + i`. Gives the oldest pending issue
+    /// time (how far the importer may write out completed records) in O(1); bounded by
+    /// [`ORDER_BOUND`] (past it the oldest entries are forgotten: their records then
+    /// rely on the sink's reorder window, as every record did before).
+    order: VecDeque<(u64, bool)>,
+    order_base: u64,
 }
+
+/// Bound on [`Pairer`]'s issue-order queue (entries of 16 bytes).
+pub const ORDER_BOUND: usize = 1 << 18;
 
 /// What a completion matched.
 #[derive(Debug, PartialEq)]
@@ -86,17 +96,30 @@ impl Pairer {
     ) -> (bool, Vec<IoRecord>) {
         let seq = self.seq;
         self.seq += 1;
+        if self.order.is_empty() {
+            self.order_base = seq;
+        }
+        self.order.push_back((rec.issue_ns, true));
+        if self.order.len() > ORDER_BOUND {
+            self.order.pop_front();
+            self.order_base += 1;
+        }
         let list = self.pending.entry((dev, sector)).or_default();
         let mut replaced = false;
+        let mut dead = None;
         if let Some(p) = list
             .iter_mut()
             .find(|p| p.nsectors == nsectors && nsectors > 0)
         {
+            dead = Some(p.seq & !PARTIAL_BIT);
             *p = Pending { nsectors, seq, rec };
             replaced = true;
         } else {
             list.push(Pending { nsectors, seq, rec });
             self.count += 1;
+        }
+        if let Some(d) = dead {
+            self.retire(d);
         }
         let evicted = if self.count > self.max_pending {
             self.evict_oldest_half()
@@ -104,6 +127,26 @@ impl Pairer {
             Vec::new()
         };
         (replaced, evicted)
+    }
+
+    /// Marks issue `seq` no longer pending and drops retired entries at the front.
+    fn retire(&mut self, seq: u64) {
+        if let Some(i) = seq.checked_sub(self.order_base) {
+            if let Some(e) = self.order.get_mut(i as usize) {
+                e.1 = false;
+            }
+        }
+        while let Some(&(_, false)) = self.order.front() {
+            self.order.pop_front();
+            self.order_base += 1;
+        }
+    }
+
+    /// Issue time of the oldest request still pending (None when none is tracked):
+    /// every record this pairer has yet to complete was issued at or after it, give
+    /// or take clock skew between CPUs.
+    pub fn oldest_pending_issue_ns(&self) -> Option<u64> {
+        self.order.front().map(|&(t, _)| t)
     }
 
     fn evict_oldest_half(&mut self) -> Vec<IoRecord> {
@@ -129,6 +172,9 @@ impl Pairer {
         });
         self.count -= out.len();
         out.sort_unstable_by_key(|(s, _)| *s);
+        for &(seq, _) in &out {
+            self.retire(seq);
+        }
         out.into_iter().map(|(_, r)| r).collect()
     }
 
@@ -151,6 +197,7 @@ impl Pairer {
                 self.pending.remove(&key);
             }
             self.count -= 1;
+            self.retire(p.seq & !PARTIAL_BIT);
             let mut rec = p.rec;
             let note = if t_ns < rec.issue_ns {
                 rec.complete_ns = Some(rec.issue_ns);
@@ -196,6 +243,7 @@ impl Pairer {
             .flat_map(|(_, l)| l.into_iter().map(|p| (p.seq & !PARTIAL_BIT, p.rec)))
             .collect();
         self.count = 0;
+        self.order.clear();
         all.sort_unstable_by_key(|(s, _)| *s);
         all.into_iter().map(|(_, r)| r).collect()
     }
@@ -209,6 +257,37 @@ const PARTIAL_BIT: u64 = 1 << 63;
 mod tests {
     use super::*;
     use crate::model::Op;
+
+    #[test]
+    fn oldest_pending_issue_follows_completions_requeues_and_evictions() {
+        let mut p = Pairer::with_max_pending(4);
+        let r = |t| IoRecord::new(Op::Read, 0, 4096, t);
+        assert_eq!(p.oldest_pending_issue_ns(), None);
+        p.issue(1, 0, 8, r(10));
+        p.issue(1, 8, 8, r(20));
+        p.issue(1, 16, 8, r(30));
+        assert_eq!(p.oldest_pending_issue_ns(), Some(10));
+        // Completing a younger one leaves the oldest.
+        assert!(matches!(p.complete(1, 8, 8, 40), Completed::Done(..)));
+        assert_eq!(p.oldest_pending_issue_ns(), Some(10));
+        // Completing the oldest skips the already completed one.
+        assert!(matches!(p.complete(1, 0, 8, 41), Completed::Done(..)));
+        assert_eq!(p.oldest_pending_issue_ns(), Some(30));
+        // A requeue of the pending request: the earlier issue no longer holds it back.
+        p.issue(1, 16, 8, r(50));
+        assert_eq!(p.oldest_pending_issue_ns(), Some(50));
+        // A partial completion keeps the request pending.
+        assert_eq!(p.complete(1, 16, 4, 55), Completed::Partial);
+        assert_eq!(p.oldest_pending_issue_ns(), Some(50));
+        // Eviction past the bound retires the evicted issues.
+        for i in 0..4 {
+            p.issue(2, i * 8, 8, r(60 + i));
+        }
+        assert_eq!(p.len(), 3, "5 pending > 4: the oldest half went out");
+        assert_eq!(p.oldest_pending_issue_ns(), Some(61));
+        p.drain();
+        assert_eq!(p.oldest_pending_issue_ns(), None);
+    }
 
     #[test]
     fn pairs_exact_partial_and_unmatched() {
