@@ -9,7 +9,8 @@
 //! - [`Pacing::QueueDepth`]: keep the source's order; issue an I/O once the number in
 //!   flight is below its `trace_qd` (the in-flight count it had in the trace, itself
 //!   included), or `default_qd` when the source has none. Idle time disappears.
-//! - [`Pacing::Timed`]: issue each I/O at `at_ns / speed` after the phase start, with gaps
+//! - [`Pacing::Timed`]: issue each I/O at `at_ns / speed` after the first I/O (which is
+//!   due when the source hands it over, so opening the source is not lateness), with gaps
 //!   between consecutive trace issue times longer than `max_idle_ns` cut to that length
 //!   (gaps measured in trace time, before dividing by speed). I/Os due together go in
 //!   one submission; the target sleeps then spins towards each deadline.
@@ -216,14 +217,29 @@ fn fold_align(offset: u64, len: u64, span: u64, lbs: u64) -> (u64, u64, bool, bo
 struct Schedule {
     speed: f64,
     max_idle_ns: Option<u64>,
-    start_ns: u64,
+    /// Target time the first I/O is due: when the source handed it over (so opening
+    /// the source and decoding its first batch is not counted as lateness). Set by
+    /// the first [`Schedule::due`].
+    start_ns: Option<u64>,
     prev_at_ns: Option<u64>,
     /// Trace time since the first I/O with idle gaps cut.
     cut_trace_ns: u64,
 }
 
 impl Schedule {
-    fn due(&mut self, at_ns: u64) -> u64 {
+    fn new(speed: f64, max_idle_ns: Option<u64>) -> Schedule {
+        Schedule {
+            speed,
+            max_idle_ns,
+            start_ns: None,
+            prev_at_ns: None,
+            cut_trace_ns: 0,
+        }
+    }
+
+    /// Due time of an I/O issued at `at_ns` in the trace; `now_ns` is read only for
+    /// the first I/O, which anchors the schedule.
+    fn due(&mut self, at_ns: u64, now_ns: impl FnOnce() -> u64) -> u64 {
         if let Some(prev) = self.prev_at_ns {
             let gap = at_ns.saturating_sub(prev);
             let gap = match self.max_idle_ns {
@@ -233,7 +249,8 @@ impl Schedule {
             self.cut_trace_ns += gap;
         }
         self.prev_at_ns = Some(self.prev_at_ns.map_or(at_ns, |p| p.max(at_ns)));
-        self.start_ns + (self.cut_trace_ns as f64 / self.speed) as u64
+        let start = *self.start_ns.get_or_insert_with(now_ns);
+        start + (self.cut_trace_ns as f64 / self.speed) as u64
     }
 }
 
@@ -307,13 +324,7 @@ pub fn run_phase(
     let mut batch: Vec<IoRequest> = Vec::with_capacity(max_in_flight);
     let mut reaped: Vec<Completion> = Vec::with_capacity(max_in_flight);
     let mut schedule = match opts.pacing {
-        Pacing::Timed { speed, max_idle_ns } => Some(Schedule {
-            speed,
-            max_idle_ns,
-            start_ns,
-            prev_at_ns: None,
-            cut_trace_ns: 0,
-        }),
+        Pacing::Timed { speed, max_idle_ns } => Some(Schedule::new(speed, max_idle_ns)),
         _ => None,
     };
     let mut issue_err = if schedule.is_some() {
@@ -381,7 +392,7 @@ pub fn run_phase(
                             };
                             let due_ns = match schedule.as_mut() {
                                 Some(s) => match io.at_ns {
-                                    Some(at) => s.due(at),
+                                    Some(at) => s.due(at, || target.now_ns()),
                                     None => {
                                         return Err(EngineError::Invalid(
                                             "timed pacing needs a source with issue times \
@@ -608,7 +619,11 @@ pub fn run_phase(
             if let (Some(due), Some(act)) = (last_due_ns, last_issue_ns) {
                 let drift = act as i64 - due as i64;
                 fidelity.drift_ns = Some(drift);
-                let sched = due - start_ns;
+                let sched = due
+                    - schedule
+                        .as_ref()
+                        .and_then(|s| s.start_ns)
+                        .unwrap_or(start_ns);
                 if sched > 0 {
                     fidelity.drift_pct = Some(drift as f64 * 100.0 / sched as f64);
                 }
@@ -684,16 +699,11 @@ mod tests {
 
     #[test]
     fn schedule_cuts_idle_and_scales() {
-        let mut s = Schedule {
-            speed: 2.0,
-            max_idle_ns: Some(1000),
-            start_ns: 50,
-            prev_at_ns: None,
-            cut_trace_ns: 0,
-        };
-        assert_eq!(s.due(10_000), 50);
-        assert_eq!(s.due(10_400), 250);
-        assert_eq!(s.due(1_000_000), 750); // gap cut to 1000 -> +500
-        assert_eq!(s.due(1_000_000), 750);
+        let mut s = Schedule::new(2.0, Some(1000));
+        // The first I/O anchors the schedule at the time it is handed over.
+        assert_eq!(s.due(10_000, || 50), 50);
+        assert_eq!(s.due(10_400, || unreachable!("read once")), 250);
+        assert_eq!(s.due(1_000_000, || 0), 750); // gap cut to 1000 -> +500
+        assert_eq!(s.due(1_000_000, || 0), 750);
     }
 }
