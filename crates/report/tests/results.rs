@@ -6,8 +6,8 @@ use std::path::Path;
 use storbench_engine::{TargetInfo, TargetKind};
 use storbench_metrics::{PhaseMetrics, Recorder, SecondSample};
 use storbench_report::{
-    read_result, read_series, write_fio_csv_logs, write_result, write_series, IoLogWriter,
-    PhaseResult, ReportError, RunResult, SCHEMA_VERSION,
+    read_result, read_series, write_fio_csv_logs, write_fio_csv_logs_timed, write_phase_series,
+    write_result, write_series, IoLogWriter, PhaseResult, ReportError, RunResult, SCHEMA_VERSION,
 };
 use storbench_trace::{IoRecord, Op, TraceMeta};
 
@@ -159,6 +159,64 @@ fn fio_logs_have_known_lines() {
         read(2),
         "1000, 100000, 0, 0, 0\n1000, 2000000, 1, 0, 0\n2000, 100000, 0, 0, 0\n2000, 2000000, 1, 0, 0\n"
     );
+}
+
+/// A phase run in two checkpoint chunks: the first chunk ends with a short window, so
+/// window starts are 0, 1000, 1500 ms (not 0, 1, 2 s): the logs and the per-phase
+/// Parquet file carry the exact times.
+#[test]
+fn timed_logs_and_phase_series_keep_exact_window_starts() {
+    use arrow_array::{Array, UInt64Array};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let dir = tempfile::tempdir().unwrap();
+    let full = phase(2).series;
+    let mut s = vec![full[0], full[1], full[0]];
+    s[1].window_ns = 500 * MS; // the short window at the first chunk's end
+    for (i, w) in s.iter_mut().enumerate() {
+        w.t_s = i as u64;
+    }
+    let starts = [0, 1000, 1500];
+    let paths = write_fio_csv_logs_timed(dir.path(), "rw", &s, &starts).unwrap();
+    let iops = std::fs::read_to_string(&paths[0]).unwrap();
+    let ends: Vec<&str> = iops
+        .lines()
+        .map(|l| l.split(", ").next().unwrap())
+        .collect();
+    assert_eq!(ends, ["1000", "1000", "1500", "1500", "2500", "2500"]);
+    // 2 reads in a 0.5 s window are 4 IOPS
+    assert!(iops.contains("1500, 4, 0, 0, 0\n"), "{iops}");
+    assert!(
+        iops.ends_with("2500, 1, 0, 0, 0\n2500, 1, 1, 0, 0\n"),
+        "{iops}"
+    );
+    // the untimed writer numbers windows by t_s, which is off by 500 ms here
+    let untimed = write_fio_csv_logs(dir.path(), "rw2", &s).unwrap();
+    assert!(std::fs::read_to_string(&untimed[0])
+        .unwrap()
+        .ends_with("3000, 1, 0, 0, 0\n3000, 1, 1, 0, 0\n"));
+
+    let path = dir.path().join("series/rw.parquet");
+    write_phase_series(&path, &s, &starts).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect();
+    assert_eq!(batches[0].schema().field(0).name(), "t_ms");
+    let t = batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<UInt64Array>()
+        .unwrap();
+    assert_eq!(t.values().to_vec(), starts);
+    let iops_col = storbench_report::html::load::read_parquet_f64(&path, "iops").unwrap();
+    assert_eq!(
+        iops_col,
+        s.iter().map(SecondSample::iops).collect::<Vec<_>>()
+    );
+    assert_eq!(iops_col[1], 6.0, "3 completions in 0.5 s");
 }
 
 #[test]

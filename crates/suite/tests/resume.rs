@@ -125,6 +125,27 @@ fn kill_9_mid_phase_then_resume() {
     // inside the kept chunks plus the resumed segment).
     let row_writes: u64 = rows_after.iter().map(|r| r.s.write_ios).sum();
     assert_eq!(row_writes, m.write_ios);
+    assert_eq!(
+        m.end_ns - m.start_ns,
+        m.elapsed_ns,
+        "chunks append end to end"
+    );
+    // The fio-style log has one write line per row, at the row's exact end time
+    // (chunks end in short windows, so these are not whole seconds).
+    let log = std::fs::read_to_string(dir.join("random-write_iops.1.log")).unwrap();
+    let ends: Vec<u64> = log
+        .lines()
+        .map(|l| l.split(", ").next().unwrap().parse().unwrap())
+        .collect();
+    let want: Vec<u64> = rows_after
+        .iter()
+        .map(|r| r.t_ms + r.s.window_ns / 1_000_000)
+        .collect();
+    assert_eq!(ends, want);
+    assert!(
+        ends.iter().any(|e| e % 1000 != 0),
+        "some chunk ended mid-second"
+    );
     let s: ConsistencySummary = serde_json::from_value(r.summary).unwrap();
     assert!(s.scores.unwrap().avg > 0.0);
     eprintln!(
