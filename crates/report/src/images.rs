@@ -1,5 +1,6 @@
 //! `--images DIR`: each chart as SVG (rendered here, deterministic: same data, same
-//! bytes), and every table as Markdown and CSV, for articles.
+//! bytes) and as PNG (that SVG rasterized at 2x by [`png`], labels in a built-in font,
+//! also deterministic), and every table as Markdown and CSV, for articles.
 //!
 //! The layout follows `assets/chart.js` (the page's renderer), so the images look like
 //! the page's charts without the buttons: every series is drawn.
