@@ -125,6 +125,17 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
             },
         ),
         (
+            "wear levelling",
+            if c.wear_leveling {
+                format!(
+                    "dynamic (least-worn free block) + static (cold data moves when the erase-count spread exceeds {})",
+                    c.wl_threshold
+                )
+            } else {
+                "none".to_string()
+            },
+        ),
+        (
             "compression",
             if c.compress {
                 "inline, 1 KiB granularity"
