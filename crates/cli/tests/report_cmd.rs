@@ -6,25 +6,9 @@
 mod chromium;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn storbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_storbench"))
-        .args(args)
-        .output()
-        .expect("run storbench")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "storbench failed: {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::{ok, storbench};
 
 const TARGET: &str = r#"{"kind":"sim","name":"sim:client-7op","capacity_bytes":1073741824,
     "logical_block_bytes":4096,"rotational":false,"discard":true,"model":MODEL,

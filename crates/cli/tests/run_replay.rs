@@ -8,23 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn storbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_storbench"))
-        .args(args)
-        .output()
-        .expect("run storbench")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "storbench failed: {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::{ok, storbench};
 
 fn result(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("result.json")).expect("result.json written");
