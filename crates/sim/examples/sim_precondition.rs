@@ -7,63 +7,17 @@
 //! usage: sim_precondition [SPEC] [WRITES_MULTIPLE] [PHASE_IOS]
 
 use std::time::Instant;
-use storbench_engine::{Completion, DataKind, IoRequest, Target};
+use storbench_engine::Target;
 use storbench_sim::{open_spec, SimSsd, State};
-use storbench_trace::Op;
 
-/// CPU time of this thread (ns): the machine may be shared.
-fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-fn rss_mib() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .unwrap_or(0.0)
-        / 1024.0
-}
+mod common;
+use common::{cpu_ns, random_writes, rss_kib};
 
 /// `n` uniformly random 4 KiB writes at QD32: (WA, simulated IOPS).
 fn phase(ssd: &mut SimSsd, n: u64) -> (f64, f64) {
-    let units = ssd.config().user_units();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut free: Vec<u32> = (0..32).collect();
-    let mut out: Vec<Completion> = Vec::with_capacity(32);
-    let mut batch: Vec<IoRequest> = Vec::with_capacity(32);
     let before = ssd.counters();
     let t0 = ssd.now_ns();
-    let (mut sub, mut done) = (0u64, 0u64);
-    while done < n {
-        batch.clear();
-        while sub < n {
-            let Some(slot) = free.pop() else { break };
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            batch.push(IoRequest {
-                slot,
-                op: Op::Write,
-                offset_bytes: (x % units) * 4096,
-                len_bytes: 4096,
-                data: DataKind::Random,
-            });
-            sub += 1;
-        }
-        if !batch.is_empty() {
-            ssd.submit(&batch).unwrap();
-        }
-        out.clear();
-        ssd.advance(1, None, &mut out).unwrap();
-        for c in &out {
-            free.push(c.slot);
-            done += 1;
-        }
-    }
+    random_writes(ssd, n, 32);
     let wa = ssd.counters().since(&before).wa;
     (wa, n as f64 / ((ssd.now_ns() - t0) as f64 / 1e9))
 }
@@ -101,15 +55,15 @@ fn main() {
         let mut cpu = [0.0f64; 2];
         for (i, way) in ["direct", "replay"].into_iter().enumerate() {
             let mut ssd = open_spec(&spec).unwrap_or_else(|e| panic!("{e}"));
-            let (c0, t0) = (cpu_ns(), Instant::now());
+            let (c0, t0) = (cpu_ns().unwrap_or(0), Instant::now());
             if way == "direct" {
                 ssd.fast_state(st).unwrap();
             } else {
                 ssd.replay_state(st).unwrap();
             }
-            cpu[i] = (cpu_ns() - c0) as f64 / 1e9;
+            cpu[i] = (cpu_ns().unwrap_or(0) - c0) as f64 / 1e9;
             let wall = t0.elapsed().as_secs_f64();
-            let rss = rss_mib();
+            let rss = rss_kib().unwrap_or(0) as f64 / 1024.0;
             let state_wa = ssd.counters().wa;
             let (wa, iops) = phase(&mut ssd, phase_ios);
             println!(

@@ -5,22 +5,11 @@
 //! usage: sim_speed [SPEC] [IOS]
 
 use std::time::Instant;
-use storbench_engine::{Completion, DataKind, IoRequest, Target};
+use storbench_engine::Target;
 use storbench_sim::{open_spec, State};
-use storbench_trace::Op;
 
-fn rss_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// CPU time of this thread (ns), from /proc/self/schedstat: the machine may be shared,
-/// so wall time alone understates the simulator's speed.
-fn cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
-}
+mod common;
+use common::{cpu_ns, random_writes, rss_kib};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -42,43 +31,11 @@ fn main() {
     .unwrap();
     let precond_s = t0.elapsed().as_secs_f64();
     let rss1 = rss_kib().unwrap_or(0);
-    let units = ssd.config().user_units();
-    let qd = 32usize;
-    let mut free: Vec<u32> = (0..qd as u32).collect();
-    let mut out: Vec<Completion> = Vec::with_capacity(qd);
-    let mut batch: Vec<IoRequest> = Vec::with_capacity(qd);
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let before = ssd.counters();
-    let (mut submitted, mut done) = (0u64, 0u64);
     let v0 = ssd.now_ns();
     let t1 = Instant::now();
     let cpu0 = cpu_ns();
-    while done < ios {
-        batch.clear();
-        while submitted < ios {
-            let Some(slot) = free.pop() else { break };
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            batch.push(IoRequest {
-                slot,
-                op: Op::Write,
-                offset_bytes: (x % units) * 4096,
-                len_bytes: 4096,
-                data: DataKind::Random,
-            });
-            submitted += 1;
-        }
-        if !batch.is_empty() {
-            ssd.submit(&batch).unwrap();
-        }
-        out.clear();
-        ssd.advance(1, None, &mut out).unwrap();
-        for c in &out {
-            free.push(c.slot);
-            done += 1;
-        }
-    }
+    random_writes(&mut ssd, ios, 32);
     let wall = t1.elapsed().as_secs_f64();
     let cpu = match (cpu0, cpu_ns()) {
         (Some(a), Some(b)) => (b - a) as f64 / 1e9,
