@@ -31,6 +31,12 @@ pub enum ReportError {
     },
     #[error("{path}: {message}")]
     Parquet { path: PathBuf, message: String },
+    #[error("{path}: field `{field}`: {message}")]
+    Field {
+        path: PathBuf,
+        field: String,
+        message: String,
+    },
     #[error("{path}: {message}\n  hint: {hint}")]
     Invalid {
         path: PathBuf,
@@ -47,6 +53,16 @@ impl ReportError {
             path: path.to_path_buf(),
             op,
             source,
+        }
+    }
+
+    /// A JSON (de)serialization error, located by line and column where serde knows them.
+    pub(crate) fn json(path: &Path, e: &serde_json::Error) -> Self {
+        ReportError::Json {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
         }
     }
 }
@@ -177,12 +193,8 @@ pub fn write_result(dir: &Path, r: &RunResult) -> Result<(), ReportError> {
     if !updates.is_empty() {
         crate::series::write_series_all(dir, &updates)?;
     }
-    let mut json = serde_json::to_vec_pretty(r).map_err(|e| ReportError::Json {
-        path: dir.join(RESULT_FILE),
-        line: 0,
-        column: 0,
-        message: e.to_string(),
-    })?;
+    let mut json =
+        serde_json::to_vec_pretty(r).map_err(|e| ReportError::json(&dir.join(RESULT_FILE), &e))?;
     json.push(b'\n');
     write_atomic(&dir.join(RESULT_FILE), &json)
 }
@@ -192,12 +204,7 @@ pub fn write_result(dir: &Path, r: &RunResult) -> Result<(), ReportError> {
 pub fn read_result(dir: &Path) -> Result<RunResult, ReportError> {
     let path = dir.join(RESULT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| ReportError::io(&path, "read", e))?;
-    let mut r: RunResult = serde_json::from_str(&text).map_err(|e| ReportError::Json {
-        path: path.clone(),
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })?;
+    let mut r: RunResult = serde_json::from_str(&text).map_err(|e| ReportError::json(&path, &e))?;
     if r.schema_version > SCHEMA_VERSION {
         return Err(ReportError::Invalid {
             path,

@@ -11,38 +11,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use storbench_engine::target::TargetInfo;
 
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("reading {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: line {line}, column {column}: {message}")]
-    Json {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    #[error("{path}: field `{field}`: {message}")]
-    Field {
-        path: PathBuf,
-        field: String,
-        message: String,
-    },
-}
-
-pub const RESULT_FILE: &str = "result.json";
+pub use crate::result::RESULT_FILE;
+use crate::ReportError;
 
 /// Reads `dir/result.json` (and, when needed, its series) into a view.
-pub fn load(dir: &Path) -> Result<(RunView, String), LoadError> {
+pub fn load(dir: &Path) -> Result<(RunView, String), ReportError> {
     let path = dir.join(RESULT_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|source| LoadError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(&path).map_err(|e| ReportError::io(&path, "read", e))?;
     let view = from_json(&text, &path, dir)?;
     Ok((view, text))
 }
@@ -92,14 +67,9 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 
 /// Builds a view from the text of a result.json. `path` names the file in errors;
 /// `dir` is where series files are looked for.
-pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, LoadError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| LoadError::Json {
-        path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })?;
-    let field_err = |field: &str, message: String| LoadError::Field {
+pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| ReportError::json(path, &e))?;
+    let field_err = |field: &str, message: String| ReportError::Field {
         path: path.to_path_buf(),
         field: field.to_string(),
         message,
@@ -182,11 +152,7 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, LoadErr
                 iops = read_parquet_f64(&p, "iops")?;
             } else if dir.join(crate::series::SERIES_FILE).is_file() {
                 // One file for every phase (RunResult layout): full 1-second windows only.
-                let all = crate::series::read_series(dir).map_err(|e| LoadError::Field {
-                    path: dir.join(crate::series::SERIES_FILE),
-                    field: "random-write".to_string(),
-                    message: e.to_string(),
-                })?;
+                let all = crate::series::read_series(dir)?;
                 if let Some((_, ss)) = all.into_iter().find(|(name, _)| name == "random-write") {
                     iops = ss
                         .iter()
@@ -417,18 +383,15 @@ fn health_view(v: &Value) -> HealthView {
 }
 
 /// Reads one Float64 column of a Parquet file.
-pub fn read_parquet_f64(path: &Path, column: &str) -> Result<Vec<f64>, LoadError> {
+pub fn read_parquet_f64(path: &Path, column: &str) -> Result<Vec<f64>, ReportError> {
     use arrow_array::{Array, Float64Array};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-    let bad = |m: String| LoadError::Field {
+    let bad = |m: String| ReportError::Field {
         path: path.to_path_buf(),
         field: column.to_string(),
         message: m,
     };
-    let file = std::fs::File::open(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = std::fs::File::open(path).map_err(|e| ReportError::io(path, "open", e))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| bad(e.to_string()))?
         .build()
@@ -597,20 +560,14 @@ mod tests {
 /// The result directories under `path`: `path` itself when it holds a result.json,
 /// otherwise its immediate subdirectories that do (sorted by name), so the output
 /// directory of `storbench demo` or of several runs can be given as one argument.
-pub fn discover(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+pub fn discover(path: &Path) -> Result<Vec<PathBuf>, ReportError> {
     if path.join(RESULT_FILE).is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let rd = std::fs::read_dir(path).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let rd = std::fs::read_dir(path).map_err(|e| ReportError::io(path, "list", e))?;
     let mut out = Vec::new();
     for e in rd {
-        let e = e.map_err(|source| LoadError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let e = e.map_err(|e| ReportError::io(path, "list", e))?;
         let p = e.path();
         if p.join(RESULT_FILE).is_file() {
             out.push(p);
