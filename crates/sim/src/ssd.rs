@@ -57,7 +57,12 @@ pub struct SimSsd {
     wb_ring: Vec<u64>,
     wb_idx: usize,
     last_prog_done: u64,
-    heap: BinaryHeap<Reverse<(u64, u64, u32, u64)>>,
+    /// Pending completions: (complete time, key, slot, length). All four are u64 so an
+    /// entry has no padding: with a u32 slot the heap's sift read 8 bytes over a 4-byte
+    /// store, store forwarding failed, and every submit waited for the store buffer to
+    /// drain (which holds the FTL's cache-missing mapping stores). (time, key) is
+    /// unique, so the other fields never decide the order.
+    heap: BinaryHeap<Reverse<(u64, u64, u64, u64)>>,
     seq: u64,
     qd: usize,
     unit_ch_ns: u64,
@@ -432,6 +437,7 @@ impl SimSsd {
 
     fn reap_into(&mut self, out: &mut Vec<Completion>, got: &mut usize) {
         while let Some(&Reverse((tc, key, slot, len))) = self.heap.peek() {
+            let slot = slot as u32;
             if tc > self.now_ns {
                 break;
             }
@@ -483,7 +489,7 @@ impl Target for SimSsd {
             // records failure (the only failure is an out-of-range request).
             let key = (self.seq << 1) | u64::from(!ok);
             let len = if r.op == Op::Flush { 0 } else { r.len_bytes };
-            self.heap.push(Reverse((tc, key, r.slot, len)));
+            self.heap.push(Reverse((tc, key, u64::from(r.slot), len)));
         }
         Ok(())
     }
