@@ -44,29 +44,46 @@ fn parse_action(a: &[u8]) -> Option<Option<Op>> {
     })
 }
 
+/// Position of the first space or tab.
+#[inline]
+fn find_blank(s: &[u8]) -> Option<usize> {
+    s.iter().position(|&b| b == b' ' || b == b'\t')
+}
+
+/// Position of the last space or tab.
+#[inline]
+fn rfind_blank(s: &[u8]) -> Option<usize> {
+    s.iter().rposition(|&b| b == b' ' || b == b'\t')
+}
+
 /// Parses one non-header line of the given version.
 pub fn parse_line(line: &[u8], version: u8) -> Result<Line<'_>, (&'static str, String)> {
     // Rightmost fields first: file names may contain spaces.
-    let mut toks: Vec<&[u8]> = Vec::with_capacity(6);
     let mut rest = super::lines::trim(line);
     let mut ts_us = None;
     if version == 3 {
-        let sp = memchr::memchr2(b' ', b'\t', rest)
-            .ok_or_else(|| ("timestamp", "line has one field".to_owned()))?;
+        let sp = find_blank(rest).ok_or_else(|| ("timestamp", "line has one field".to_owned()))?;
         let ts = &rest[..sp];
         ts_us = Some(parse_u64(ts).ok_or_else(|| ("timestamp", format!("not µs: {}", show(ts))))?);
         rest = super::lines::trim(&rest[sp..]);
     }
     // Up to 3 fields from the right: [action, offset, len] or [action] or [wait, usec].
-    for _ in 0..3 {
-        let Some(sp) = memchr::memrchr2(b' ', b'\t', rest) else {
+    let mut right: [&[u8]; 3] = [&[]; 3];
+    let mut k = 0;
+    while k < 3 {
+        let Some(sp) = rfind_blank(rest) else {
             break;
         };
-        toks.push(&rest[sp + 1..]);
+        right[k] = &rest[sp + 1..];
         rest = super::lines::trim(&rest[..sp]);
+        k += 1;
     }
-    toks.push(rest);
-    toks.reverse();
+    let mut toks: [&[u8]; 4] = [&[]; 4];
+    toks[0] = rest;
+    for j in 0..k {
+        toks[1 + j] = right[k - 1 - j];
+    }
+    let toks = &toks[..k + 1];
     // toks: [file?, ..., action, a, b] with the file possibly holding spaces.
     // Find the action from the right.
     let n = toks.len();

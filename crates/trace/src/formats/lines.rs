@@ -150,6 +150,18 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
+    if s.len() <= 19 {
+        // Up to 19 digits cannot overflow: no checked arithmetic per digit.
+        let mut v: u64 = 0;
+        for &b in s {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(d);
+        }
+        return Some(v);
+    }
     let mut v: u64 = 0;
     for &b in s {
         let d = b.wrapping_sub(b'0');
@@ -195,21 +207,119 @@ pub fn parse_secs_ns(s: &[u8]) -> Option<u64> {
     secs.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
-/// Splits on ASCII whitespace (runs count as one separator).
+/// Splits on spaces and tabs (runs count as one separator).
 #[inline]
-pub fn fields_ws(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|b| *b == b' ' || *b == b'\t')
-        .filter(|f| !f.is_empty())
+pub fn fields_ws(line: &[u8]) -> FieldsWs<'_> {
+    FieldsWs { s: line, i: 0 }
+}
+
+/// Iterator of [`fields_ws`]: a cursor over the line, one pass, no allocation.
+#[derive(Clone, Debug)]
+pub struct FieldsWs<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+#[inline]
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+impl<'a> FieldsWs<'a> {
+    /// What follows the last field returned (starting with its separator).
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        &self.s[self.i..]
+    }
+}
+
+impl<'a> Iterator for FieldsWs<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let s = self.s;
+        let mut i = self.i;
+        while i < s.len() && is_blank(s[i]) {
+            i += 1;
+        }
+        if i == s.len() {
+            self.i = i;
+            return None;
+        }
+        let start = i;
+        while i < s.len() && !is_blank(s[i]) {
+            i += 1;
+        }
+        self.i = i;
+        Some(&s[start..i])
+    }
+}
+
+/// The last whitespace-separated field of `s` (None when `s` is blank).
+#[inline]
+pub fn last_field_ws(s: &[u8]) -> Option<&[u8]> {
+    let mut end = s.len();
+    while end > 0 && is_blank(s[end - 1]) {
+        end -= 1;
+    }
+    if end == 0 {
+        return None;
+    }
+    let mut start = end;
+    while start > 0 && !is_blank(s[start - 1]) {
+        start -= 1;
+    }
+    Some(&s[start..end])
 }
 
 /// Splits a CSV line on commas (no quoting: none of the trace CSVs quote) and trims spaces.
 #[inline]
-pub fn fields_csv(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|b| *b == b',').map(trim)
+pub fn fields_csv(line: &[u8]) -> FieldsCsv<'_> {
+    FieldsCsv {
+        s: line,
+        done: false,
+    }
+}
+
+/// Iterator of [`fields_csv`].
+#[derive(Clone, Debug)]
+pub struct FieldsCsv<'a> {
+    s: &'a [u8],
+    done: bool,
+}
+
+impl<'a> Iterator for FieldsCsv<'a> {
+    type Item = &'a [u8];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.done {
+            return None;
+        }
+        let s = self.s;
+        let mut i = 0;
+        while i < s.len() && s[i] != b',' {
+            i += 1;
+        }
+        if i == s.len() {
+            self.done = true;
+            self.s = &s[i..];
+        } else {
+            self.s = &s[i + 1..];
+        }
+        Some(trim(&s[..i]))
+    }
 }
 
 #[inline]
 pub fn trim(s: &[u8]) -> &[u8] {
+    // Fast path: nothing to trim (the usual case for machine-written traces).
+    match (s.first(), s.last()) {
+        (None, _) => return s,
+        (Some(a), Some(z)) if !a.is_ascii_whitespace() && !z.is_ascii_whitespace() => return s,
+        _ => {}
+    }
     let start = s
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -247,6 +357,13 @@ mod tests {
         assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_u64(b"18446744073709551616"), None);
         assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(
+            parse_u64(b"9999999999999999999"),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(parse_u64(b"99999999999999999999"), None);
+        assert_eq!(parse_u64(b"00000000000000000001"), Some(1));
+        assert_eq!(parse_u64(b"1a"), None);
         assert_eq!(parse_u64(b""), None);
         assert_eq!(parse_secs_ns(b"1234.567890"), Some(1_234_567_890_000));
         assert_eq!(parse_secs_ns(b"0.000000001"), Some(1));
@@ -255,6 +372,38 @@ mod tests {
         assert_eq!(parse_secs_ns(b"1.x"), None);
         assert_eq!(parse_secs_ns(b"1."), None);
         assert_eq!(parse_secs_ns(b"."), None);
+    }
+
+    #[test]
+    fn whitespace_fields_match_split_and_filter() {
+        for line in [
+            &b""[..],
+            b"   ",
+            b"a",
+            b" a  b\tc ",
+            b"\t\tx\t y  z",
+            b"  8,0    3        4     0.000009466   697  D  WS 3417048 + 8 [k]",
+        ] {
+            let want: Vec<&[u8]> = line
+                .split(|b| *b == b' ' || *b == b'\t')
+                .filter(|f| !f.is_empty())
+                .collect();
+            let got: Vec<&[u8]> = fields_ws(line).collect();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(line));
+            assert_eq!(last_field_ws(line), want.last().copied());
+        }
+        for line in [&b""[..], b",", b"a", b" a , b,,c ", b"1,2,3,"] {
+            let want: Vec<&[u8]> = line.split(|b| *b == b',').map(trim).collect();
+            let got: Vec<&[u8]> = fields_csv(line).collect();
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(line));
+        }
+        let mut f = fields_ws(b"a b  c");
+        f.next();
+        assert_eq!(f.rest(), b" b  c");
+        assert_eq!(trim(b" x "), b"x");
+        assert_eq!(trim(b"x"), b"x");
+        assert_eq!(trim(b" "), b"");
+        assert_eq!(trim(b""), b"");
     }
 
     #[test]

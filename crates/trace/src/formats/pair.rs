@@ -15,6 +15,85 @@
 
 use crate::model::IoRecord;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Hasher for the (device, sector) keys: a multiply-rotate per word (FxHash's mix).
+/// Keys come from the trace being imported, so the worst case is a slow import of a
+/// crafted file, never a wrong one; SipHash cost a tenth of block import time.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        // hashbrown takes its control bits from the top: fold the low bits in.
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+type KeyMap<V> = HashMap<(u64, u64), V, BuildHasherDefault<KeyHasher>>;
+
+/// The requests pending at one (device, sector): nearly always one, kept inline
+/// (no allocation per request).
+#[derive(Clone, Debug)]
+enum PendList {
+    One(Pending),
+    Many(Vec<Pending>),
+}
+
+impl PendList {
+    #[inline]
+    fn as_slice(&self) -> &[Pending] {
+        match self {
+            PendList::One(p) => std::slice::from_ref(p),
+            PendList::Many(v) => v,
+        }
+    }
+
+    #[inline]
+    fn as_mut_slice(&mut self) -> &mut [Pending] {
+        match self {
+            PendList::One(p) => std::slice::from_mut(p),
+            PendList::Many(v) => v,
+        }
+    }
+
+    fn push(&mut self, p: Pending) {
+        match self {
+            PendList::One(a) => *self = PendList::Many(vec![*a, p]),
+            PendList::Many(v) => v.push(p),
+        }
+    }
+
+    /// Removes entry `i` (order of the rest kept); None when the list is now empty.
+    fn remove(self, i: usize) -> (Pending, Option<PendList>) {
+        match self {
+            PendList::One(p) => {
+                assert_eq!(i, 0);
+                (p, None)
+            }
+            PendList::Many(mut v) => {
+                let p = v.remove(i);
+                let rest = match v.len() {
+                    0 => None,
+                    1 => Some(PendList::One(v[0])),
+                    _ => Some(PendList::Many(v)),
+                };
+                (p, rest)
+            }
+        }
+    }
+}
 
 /// Bound on pending issues; above it the oldest half is written out without completion.
 pub const MAX_PENDING: usize = 1 << 16;
@@ -29,7 +108,7 @@ struct Pending {
 #[derive(Default)]
 pub struct Pairer {
     /// (device key, start sector) -> requests pending there (usually one).
-    pending: HashMap<(u64, u64), Vec<Pending>>,
+    pending: KeyMap<PendList>,
     count: usize,
     seq: u64,
     max_pending: usize,
@@ -104,19 +183,29 @@ impl Pairer {
             self.order.pop_front();
             self.order_base += 1;
         }
-        let list = self.pending.entry((dev, sector)).or_default();
         let mut replaced = false;
         let mut dead = None;
-        if let Some(p) = list
-            .iter_mut()
-            .find(|p| p.nsectors == nsectors && nsectors > 0)
-        {
-            dead = Some(p.seq & !PARTIAL_BIT);
-            *p = Pending { nsectors, seq, rec };
-            replaced = true;
-        } else {
-            list.push(Pending { nsectors, seq, rec });
-            self.count += 1;
+        let new = Pending { nsectors, seq, rec };
+        match self.pending.entry((dev, sector)) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(PendList::One(new));
+                self.count += 1;
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let list = e.get_mut();
+                if let Some(p) = list
+                    .as_mut_slice()
+                    .iter_mut()
+                    .find(|p| p.nsectors == nsectors && nsectors > 0)
+                {
+                    dead = Some(p.seq & !PARTIAL_BIT);
+                    *p = new;
+                    replaced = true;
+                } else {
+                    list.push(new);
+                    self.count += 1;
+                }
+            }
         }
         if let Some(d) = dead {
             self.retire(d);
@@ -153,22 +242,35 @@ impl Pairer {
         let mut seqs: Vec<u64> = self
             .pending
             .values()
-            .flatten()
+            .flat_map(PendList::as_slice)
             .map(|p| p.seq & !PARTIAL_BIT)
             .collect();
         let mid = seqs.len() / 2;
         let (_, &mut cut, _) = seqs.select_nth_unstable(mid);
         let mut out = Vec::new();
         self.pending.retain(|_, list| {
-            list.retain(|p| {
+            let mut keep: Vec<Pending> = Vec::new();
+            for p in list.as_slice() {
                 if p.seq & !PARTIAL_BIT < cut {
                     out.push((p.seq & !PARTIAL_BIT, p.rec));
-                    false
                 } else {
+                    keep.push(*p);
+                }
+            }
+            if keep.len() == list.as_slice().len() {
+                return true;
+            }
+            match keep.len() {
+                0 => false,
+                1 => {
+                    *list = PendList::One(keep[0]);
                     true
                 }
-            });
-            !list.is_empty()
+                _ => {
+                    *list = PendList::Many(keep);
+                    true
+                }
+            }
         });
         self.count -= out.len();
         out.sort_unstable_by_key(|(s, _)| *s);
@@ -181,21 +283,19 @@ impl Pairer {
     /// Matches a completion at `t_ns`.
     pub fn complete(&mut self, dev: u64, sector: u64, nsectors: u64, t_ns: u64) -> Completed {
         let key = (dev, sector);
-        let Some(list) = self.pending.get_mut(&key) else {
+        let Some(list) = self.pending.get(&key) else {
             return Completed::Unmatched;
         };
         // Exact match first (oldest first for equal keys, e.g. flushes at sector 0).
         let exact = list
+            .as_slice()
             .iter()
             .enumerate()
             .filter(|(_, p)| p.nsectors == nsectors)
             .min_by_key(|(_, p)| p.seq)
             .map(|(i, _)| i);
         if let Some(i) = exact {
-            let p = list.remove(i);
-            if list.is_empty() {
-                self.pending.remove(&key);
-            }
+            let p = self.take(key, i);
             self.count -= 1;
             self.retire(p.seq & !PARTIAL_BIT);
             let mut rec = p.rec;
@@ -214,25 +314,35 @@ impl Pairer {
         }
         // Partial completion of a larger pending request starting here.
         let bigger = list
+            .as_slice()
             .iter()
             .enumerate()
             .filter(|(_, p)| p.nsectors > nsectors && nsectors > 0)
             .min_by_key(|(_, p)| p.seq)
             .map(|(i, _)| i);
         if let Some(i) = bigger {
-            let mut p = list.remove(i);
-            if list.is_empty() {
-                self.pending.remove(&key);
-            }
+            let mut p = self.take(key, i);
             p.nsectors -= nsectors;
             p.seq |= PARTIAL_BIT;
-            self.pending
-                .entry((dev, sector + nsectors))
-                .or_default()
-                .push(p);
+            match self.pending.entry((dev, sector + nsectors)) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(PendList::One(p));
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().push(p),
+            }
             return Completed::Partial;
         }
         Completed::Unmatched
+    }
+
+    /// Removes entry `i` of the list at `key` (and the key when the list empties).
+    fn take(&mut self, key: (u64, u64), i: usize) -> Pending {
+        let list = self.pending.remove(&key).expect("key is pending");
+        let (p, rest) = list.remove(i);
+        if let Some(rest) = rest {
+            self.pending.insert(key, rest);
+        }
+        p
     }
 
     /// Everything still pending, oldest first (the capture ended before they completed).
@@ -240,7 +350,12 @@ impl Pairer {
         let mut all: Vec<(u64, IoRecord)> = self
             .pending
             .drain()
-            .flat_map(|(_, l)| l.into_iter().map(|p| (p.seq & !PARTIAL_BIT, p.rec)))
+            .flat_map(|(_, l)| {
+                l.as_slice()
+                    .iter()
+                    .map(|p| (p.seq & !PARTIAL_BIT, p.rec))
+                    .collect::<Vec<_>>()
+            })
             .collect();
         self.count = 0;
         self.order.clear();
