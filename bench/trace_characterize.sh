@@ -25,33 +25,34 @@ for N in "${SIZES[@]}"; do
   /usr/bin/time -v taskset -c 0 "$BIN" characterize "$T" >"$WORK/ours.json" 2>"$WORK/ours.time"
   OURS_S=$(secs "$WORK/ours.time"); OURS_RSS=$(rss_kb "$WORK/ours.time"); OURS_CPU=$(cpu "$WORK/ours.time")
   grep '^characterize' "$WORK/ours.time" || true
-  DUCK_S=NA; DUCK_RSS=NA; PD_S=NA; PD_RSS=NA
+  DUCK_S=NA; DUCK_RSS=NA; PD_S=NA; PD_RSS=NA; DUCK_CPU=NA; PD_CPU=NA
   if python3 -c 'import duckdb' 2>/dev/null; then
     # DuckDB's window functions hold the whole column set: cap its memory (it spills).
     if timeout 900 /usr/bin/time -v python3 bench/trace_peer.py duckdb "$T" >"$WORK/duck.json" 2>"$WORK/duck.time"; then
-      DUCK_S=$(grep '^peer-seconds' "$WORK/duck.json" | awk '{print $2}'); DUCK_RSS=$(rss_kb "$WORK/duck.time")
+      DUCK_S=$(grep '^peer-seconds' "$WORK/duck.json" | awk '{print $2}'); DUCK_RSS=$(rss_kb "$WORK/duck.time"); DUCK_CPU=$(cpu "$WORK/duck.time")
     fi
   fi
   if [ "$N" -le 20000000 ] && python3 -c 'import pandas' 2>/dev/null; then
     if /usr/bin/time -v python3 bench/trace_peer.py pandas "$T" >"$WORK/pd.json" 2>"$WORK/pd.time"; then
-      PD_S=$(grep '^peer-seconds' "$WORK/pd.json" | awk '{print $2}'); PD_RSS=$(rss_kb "$WORK/pd.time")
+      PD_S=$(grep '^peer-seconds' "$WORK/pd.json" | awk '{print $2}'); PD_RSS=$(rss_kb "$WORK/pd.time"); PD_CPU=$(cpu "$WORK/pd.time")
     fi
   fi
-  python3 - "$N" "$SZ" "$OURS_S" "$OURS_RSS" "$DUCK_S" "$DUCK_RSS" "$PD_S" "$PD_RSS" "$WORK" "$OURS_CPU" <<'PY'
+  python3 - "$N" "$SZ" "$OURS_S" "$OURS_RSS" "$DUCK_S" "$DUCK_RSS" "$PD_S" "$PD_RSS" "$WORK" "$OURS_CPU" "$DUCK_CPU" "$PD_CPU" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, sys
-n, sz, os_, orss, ds, drss, ps, prss, work, ocpu = sys.argv[1:]
+n, sz, os_, orss, ds, drss, ps, prss, work, ocpu, dcpu, pcpu, load = sys.argv[1:]
 n = int(n); os_ = float(os_); ocpu = float(ocpu)
 ours = json.loads(open(f"{work}/ours.json").read().splitlines()[0])
-print(f"N={n:,} parquet={sz} MB")
+print(f"N={n:,} parquet={sz} MB  (load average {load} on {__import__('os').cpu_count()} CPUs)")
 print(f"  storbench characterize (1 core): {os_:.2f} s wall = {n/os_/1e6:.1f} M I/Os/s; {ocpu:.2f} s CPU = {n/ocpu/1e6:.1f} M I/Os per CPU-second; "
       f"max RSS {int(orss)/1024:.0f} MB  (target >= 20 M I/Os/s)")
-for name, s, rss, f in [("duckdb", ds, drss, "duck.json"), ("pandas", ps, prss, "pd.json")]:
+for name, s, rss, f, pc in [("duckdb", ds, drss, "duck.json", dcpu), ("pandas", ps, prss, "pd.json", pcpu)]:
     if s in ("NA", ""):
         print(f"  {name}: skipped (not installed, too large, or over its time/memory cap)"); continue
     s = float(s)
     peer = json.loads(open(f"{work}/{f}").read().splitlines()[0])
     agree = all(peer[k] == ours[k] for k in ("reads", "writes", "bytes_read", "bytes_written", "sequential_ios", "busy_ns"))
-    print(f"  {name} same stats: {s:.2f} s = {n/s/1e6:.1f} M I/Os/s, max RSS {int(rss)/1024:.0f} MB; "
-          f"storbench is {s/os_:.1f}x faster; figures agree: {agree}")
+    # Peer CPU includes the interpreter start (~0.1-0.3 s); its wall time does not.
+    print(f"  {name} same stats: {s:.2f} s = {n/s/1e6:.1f} M I/Os/s, {float(pc):.2f} s CPU, max RSS {int(rss)/1024:.0f} MB; "
+          f"storbench is {s/os_:.1f}x faster (wall), {float(pc)/ocpu:.1f}x (CPU); figures agree: {agree}")
 PY
 done

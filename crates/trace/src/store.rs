@@ -842,8 +842,17 @@ fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
             // Unused dictionary entries may be anything; fail only when referenced.
             table.push(parse(string_at(values, i)).ok());
         }
+        let keys: &[i32] = d.keys().values();
+        // Fast path: every key names a valid entry, so no row can fail: a plain lookup.
+        let (lo, hi) = keys
+            .iter()
+            .fold((i32::MAX, i32::MIN), |(lo, hi), &k| (lo.min(k), hi.max(k)));
+        if lo >= 0 && (hi as usize) < table.len() && table.iter().all(Option::is_some) {
+            let ops: Vec<Op> = table.iter().map(|o| o.expect("checked")).collect();
+            return Ok(keys.iter().map(|&k| ops[k as usize]).collect());
+        }
         let mut out = Vec::with_capacity(d.len());
-        for &k in d.keys().values().iter() {
+        for &k in keys {
             let op = usize::try_from(k)
                 .ok()
                 .and_then(|k| table.get(k).copied().flatten());
@@ -885,9 +894,23 @@ fn name_slots(
         scratch.clear();
         // Intern lazily: only dictionary entries that rows reference become names.
         scratch.resize(values.len(), None);
-        let mut out = Vec::with_capacity(d.len());
         let nulls = d.logical_nulls();
-        for (row, &k) in d.keys().values().iter().enumerate() {
+        let keys: &[i32] = d.keys().values();
+        // Fast path: one name for the whole batch (one device, typically).
+        let no_nulls = nulls.as_ref().is_none_or(|nb| nb.null_count() == 0);
+        if let (true, Some(&k0)) = (no_nulls, keys.first()) {
+            if keys.iter().all(|&k| k == k0) {
+                if let Some(s) = usize::try_from(k0)
+                    .ok()
+                    .filter(|&k| k < values.len())
+                    .and_then(|k| string_at(values, k))
+                {
+                    return Ok(vec![slot(names.intern(s))?; keys.len()]);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(d.len());
+        for (row, &k) in keys.iter().enumerate() {
             if nulls.as_ref().is_some_and(|nb| nb.is_null(row)) {
                 out.push(0);
                 continue;

@@ -1,0 +1,818 @@
+//! Footprint: distinct bytes touched by reads and writes, in bounded memory.
+
+use super::FOOTPRINT_MAX_INTERVALS;
+use crate::model::Op;
+
+/// Union of byte ranges with bounded memory: a sorted vector of disjoint, non-touching
+/// ranges plus a pending buffer merged in when it grows as large as the set (amortised
+/// O(log n) per range). When the set holds more than [`FOOTPRINT_MAX_INTERVALS`] ranges,
+/// ranges are rounded out to a granularity (4 KiB first, then doubling) until at most
+/// half that many remain; from then on the figure is an upper bound (exact again for
+/// I/O aligned to the granularity).
+#[derive(Clone, Debug)]
+pub(super) struct IntervalSet {
+    set: Vec<(u64, u64)>,
+    pending: Vec<(u64, u64)>,
+    /// Radix-sort buffer, as large as `pending`.
+    scratch: Vec<(u64, u64)>,
+    granularity_bytes: u64,
+    max_intervals: usize,
+}
+
+impl IntervalSet {
+    pub(super) fn with_max_intervals(max_intervals: usize) -> Self {
+        assert!(max_intervals >= 4);
+        IntervalSet {
+            set: Vec::new(),
+            pending: Vec::new(),
+            scratch: Vec::new(),
+            granularity_bytes: 1,
+            max_intervals,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, start: u64, end: u64) {
+        debug_assert!(start <= end);
+        if start == end {
+            return;
+        }
+        // Fast path: extends the last range added (sequential I/O).
+        if let Some(last) = self.pending.last_mut() {
+            if start == last.1 {
+                last.1 = end;
+                return;
+            }
+        }
+        self.pending.push((start, end));
+        if self.pending.len() >= self.set.len().max(1 << 16) {
+            self.merge();
+        }
+    }
+
+    fn round(&self, (s, e): (u64, u64)) -> (u64, u64) {
+        let g = self.granularity_bytes;
+        if g == 1 {
+            return (s, e);
+        }
+        (s / g * g, e.div_ceil(g).saturating_mul(g))
+    }
+
+    fn merge(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        for r in pending.iter_mut() {
+            *r = self.round(*r);
+        }
+        radix_sort_by_key(&mut pending, &mut self.scratch, |r| r.0);
+        let mut merged = Vec::with_capacity(self.set.len() + pending.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.set.len() || j < pending.len() {
+            let next =
+                if j >= pending.len() || (i < self.set.len() && self.set[i].0 <= pending[j].0) {
+                    i += 1;
+                    self.set[i - 1]
+                } else {
+                    j += 1;
+                    pending[j - 1]
+                };
+            match merged.last_mut() {
+                Some((_, e)) if next.0 <= *e => *e = (*e).max(next.1),
+                _ => merged.push(next),
+            }
+        }
+        self.set = merged;
+        pending.clear();
+        self.pending = pending;
+        while self.set.len() > self.max_intervals {
+            self.granularity_bytes = if self.granularity_bytes == 1 {
+                4096
+            } else {
+                self.granularity_bytes * 2
+            };
+            let mut coarse: Vec<(u64, u64)> = Vec::with_capacity(self.set.len());
+            for &r in &self.set {
+                let r = self.round(r);
+                match coarse.last_mut() {
+                    Some((_, e)) if r.0 <= *e => *e = (*e).max(r.1),
+                    _ => coarse.push(r),
+                }
+            }
+            self.set = coarse;
+            if self.set.len() <= self.max_intervals / 2 {
+                break;
+            }
+        }
+    }
+
+    /// Merges what is pending; the disjoint, sorted ranges and the granularity.
+    pub(super) fn finish(&mut self) -> (&[(u64, u64)], u64) {
+        self.merge();
+        (&self.set, self.granularity_bytes)
+    }
+}
+
+/// Bits per bitmap page (a page is 32 KiB).
+const PAGE_BITS: u32 = 18;
+const PAGE_WORDS: usize = 1 << (PAGE_BITS - 6);
+const PAGE_UNIT_MASK: u64 = (1 << PAGE_BITS) - 1;
+/// Bitmap pages held at most (64 MiB); beyond that the unit doubles.
+pub const FOOTPRINT_MAX_PAGES: usize = 2048;
+/// Page-directory entries at most; ranges past it go to the interval set.
+const MAX_DIR: usize = 1 << 16;
+/// The finest bitmap unit (512 B sectors) and the one it starts with (4 KiB).
+const FINEST_UNIT_SHIFT: u32 = 9;
+const START_UNIT_SHIFT: u32 = 12;
+/// Ranges longer than this many units go to the interval set (one entry there, where
+/// the bitmap would set millions of bits).
+const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
+
+/// Ranges between the one applied and the one whose bitmap word is prefetched.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Asks the CPU to bring `word`'s cache line in (a hint: no effect on any result).
+#[inline(always)]
+fn prefetch(word: &u64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and changes no memory; the address is a valid
+    // reference anyway, and SSE is part of every x86_64 CPU.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((word as *const u64).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
+}
+
+/// Distinct bytes touched: a paged bitmap of device units (4 KiB, refined down to
+/// 512 B when I/O is only that aligned) for the common case, O(1) per range; ranges the
+/// bitmap cannot hold exactly (not 512-byte aligned, very long, or beyond the
+/// directory) go to an exact interval set, and the two are combined without double
+/// counting at the end. Memory is bounded: at most [`FOOTPRINT_MAX_PAGES`] pages (the
+/// unit doubles past that, and the figure becomes an over-estimate by less than one
+/// unit per range) plus the interval set's own bound ([`FOOTPRINT_MAX_INTERVALS`]).
+#[derive(Clone, Debug)]
+pub struct Footprint {
+    unit_shift: u32,
+    /// False once the bitmap was coarsened (ranges since rounded out to the unit).
+    exact: bool,
+    dir: Vec<Option<Box<[u64]>>>,
+    pages: usize,
+    max_pages: usize,
+    /// Refining the unit to this many bits (or fewer) was refused for lack of room;
+    /// it stays refused, since pages only grow while the bitmap is exact (0: none yet).
+    refused_shift: u32,
+    rest: IntervalSet,
+    /// Closed ranges not yet applied: `buf[..buf_len]` (fixed length
+    /// [`FOOTPRINT_BUF_RANGES`]); with the open range, at most that many.
+    buf: Vec<(u64, u64)>,
+    buf_len: usize,
+    /// The last range added, still extended by a range starting at its end.
+    open: Option<(u64, u64)>,
+    /// Scratch of a flush: sorted ranges (slow path), sort buffer, unit ranges and
+    /// interval-set ranges (fast path), pages to allocate and their marks.
+    sorted: Vec<(u64, u64)>,
+    sort_scratch: Vec<(u64, u64)>,
+    units: Vec<(u64, u64)>,
+    to_rest: Vec<(u64, u64)>,
+    new_pages: Vec<usize>,
+    marked: Vec<u64>,
+}
+
+/// Ranges buffered before they are applied (1 MiB, plus scratch as large).
+const FOOTPRINT_BUF_RANGES: usize = 1 << 16;
+
+impl Default for Footprint {
+    fn default() -> Self {
+        Self::with_limits(FOOTPRINT_MAX_PAGES, FOOTPRINT_MAX_INTERVALS)
+    }
+}
+
+/// Bit i of `x` to bits 2i and 2i+1.
+fn spread_bits(x: u32) -> u64 {
+    let mut x = u64::from(x);
+    x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
+    x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
+    x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | x << 2) & 0x3333_3333_3333_3333;
+    x = (x | x << 1) & 0x5555_5555_5555_5555;
+    x | x << 1
+}
+
+/// Bits 2i and 2i+1 of `w`, OR-ed, to bit i.
+fn compact_bits(w: u64) -> u32 {
+    let mut x = (w | w >> 1) & 0x5555_5555_5555_5555;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | x >> 4) & 0x00FF_00FF_00FF_00FF;
+    x = (x | x >> 8) & 0x0000_FFFF_0000_FFFF;
+    x = (x | x >> 16) & 0x0000_0000_FFFF_FFFF;
+    x as u32
+}
+
+/// Sets bits [a, b) of a page.
+#[inline]
+fn set_bit_range(words: &mut [u64], a: usize, b: usize) {
+    debug_assert!(a < b && b <= words.len() * 64);
+    let (wa, wb) = (a / 64, (b - 1) / 64);
+    let ma = !0u64 << (a % 64);
+    let mb = !0u64 >> (63 - (b - 1) % 64);
+    if wa == wb {
+        words[wa] |= ma & mb;
+    } else {
+        words[wa] |= ma;
+        words[wa + 1..wb].fill(!0);
+        words[wb] |= mb;
+    }
+}
+
+/// Counts the set bits [a, b) of a page.
+fn count_bit_range(words: &[u64], a: usize, b: usize) -> u64 {
+    if a >= b {
+        return 0;
+    }
+    let (wa, wb) = (a / 64, (b - 1) / 64);
+    let ma = !0u64 << (a % 64);
+    let mb = !0u64 >> (63 - (b - 1) % 64);
+    if wa == wb {
+        return u64::from((words[wa] & ma & mb).count_ones());
+    }
+    let mid: u64 = words[wa + 1..wb]
+        .iter()
+        .map(|w| u64::from(w.count_ones()))
+        .sum();
+    u64::from((words[wa] & ma).count_ones()) + mid + u64::from((words[wb] & mb).count_ones())
+}
+
+impl Footprint {
+    /// With explicit bounds (tests use tiny ones).
+    pub fn with_limits(max_pages: usize, max_intervals: usize) -> Self {
+        assert!(max_pages >= 2);
+        Footprint {
+            unit_shift: START_UNIT_SHIFT,
+            exact: true,
+            dir: Vec::new(),
+            pages: 0,
+            max_pages,
+            refused_shift: 0,
+            rest: IntervalSet::with_max_intervals(max_intervals),
+            buf: vec![(0, 0); FOOTPRINT_BUF_RANGES],
+            buf_len: 0,
+            open: None,
+            sorted: Vec::new(),
+            sort_scratch: Vec::new(),
+            units: Vec::new(),
+            to_rest: Vec::new(),
+            new_pages: Vec::new(),
+            marked: vec![0; MAX_DIR / 64],
+        }
+    }
+
+    /// Adds the byte range [start, end). Ranges are buffered and applied in bulk (see
+    /// [`Footprint::flush`]). A range continuing the last one extends it.
+    pub fn add(&mut self, start: u64, end: u64) {
+        debug_assert!(start <= end);
+        if start == end {
+            return;
+        }
+        match &mut self.open {
+            Some((_, e)) if *e == start => *e = end,
+            open => {
+                if let Some(r) = open.replace((start, end)) {
+                    self.buf[self.buf_len] = r;
+                    self.buf_len += 1;
+                }
+                if self.buf_len + 1 >= FOOTPRINT_BUF_RANGES {
+                    self.flush();
+                }
+            }
+        }
+    }
+
+    /// [`Footprint::add`] of `[offset, offset + len)` for every read and write of a
+    /// batch, in one branch-free loop: the open range lives in registers, and each
+    /// row writes the next buffer slot whether or not it closes a range.
+    pub(super) fn add_data(&mut self, ops: &[Op], offset: &[u64], len: &[u64]) {
+        let n = ops.len();
+        assert!(offset.len() == n && len.len() == n);
+        let mut i = 0;
+        while i < n {
+            let mut k = self.buf_len;
+            let mut has = self.open.is_some();
+            let (mut os, mut oe) = self.open.unwrap_or((0, 0));
+            let buf = &mut self.buf[..];
+            // Stops when the closed ranges and the open one fill the buffer.
+            while i < n && k + usize::from(has) < FOOTPRINT_BUF_RANGES {
+                let s = offset[i];
+                let e = s.saturating_add(len[i]);
+                let keep = ops[i].is_data() & (s != e);
+                let extend = keep & has & (s == oe);
+                let start_new = keep & !extend;
+                buf[k] = (os, oe);
+                k += usize::from(start_new & has);
+                os = if start_new { s } else { os };
+                oe = if keep { e } else { oe };
+                has |= keep;
+                i += 1;
+            }
+            self.buf_len = k;
+            self.open = has.then_some((os, oe));
+            if k + usize::from(has) >= FOOTPRINT_BUF_RANGES {
+                self.flush();
+            }
+        }
+    }
+
+    /// Applies the buffered ranges. When nothing in them can change the bitmap's unit
+    /// (no refinement wanted, no page past the budget), the result does not depend on
+    /// the order they are applied in: they are applied as they came, with no sort
+    /// (the bitmap is small enough to stay in cache for the traces that matter).
+    /// Otherwise they are applied in address order, as the unit changes along the way.
+    fn flush(&mut self) {
+        if let Some(r) = self.open.take() {
+            self.buf[self.buf_len] = r;
+            self.buf_len += 1;
+        }
+        let n = std::mem::take(&mut self.buf_len);
+        if n == 0 {
+            return;
+        }
+        let buf = std::mem::take(&mut self.buf);
+        if !self.apply_unordered(&buf[..n]) {
+            let mut sorted = std::mem::take(&mut self.sorted);
+            sorted.clear();
+            sorted.extend_from_slice(&buf[..n]);
+            radix_sort_by_key(&mut sorted, &mut self.sort_scratch, |r| r.0);
+            for &(s, e) in &sorted {
+                self.apply(s, e);
+            }
+            self.sorted = sorted;
+        }
+        self.buf = buf;
+    }
+
+    /// The fast path of [`Footprint::flush`]; false (nothing changed) when the unit
+    /// could change while applying `ranges`.
+    fn apply_unordered(&mut self, ranges: &[(u64, u64)]) -> bool {
+        let sh = self.unit_shift;
+        let mask = (1u64 << sh) - 1;
+        self.units.clear();
+        self.to_rest.clear();
+        self.new_pages.clear();
+        let mut ok = true;
+        for &(s, e) in ranges {
+            if (s | e) & mask != 0 && self.exact {
+                let want = (s | e).trailing_zeros();
+                if want < FINEST_UNIT_SHIFT || want <= self.refused_shift {
+                    self.to_rest.push((s, e));
+                    continue;
+                }
+                ok = false;
+                break;
+            }
+            let u0 = s >> sh;
+            let u1 = (e >> sh) + u64::from(e & mask != 0);
+            if u1 - u0 > MAX_BITMAP_RANGE_UNITS || ((u1 - 1) >> PAGE_BITS) >= MAX_DIR as u64 {
+                self.to_rest.push((s, e));
+                continue;
+            }
+            for p in (u0 >> PAGE_BITS) as usize..=((u1 - 1) >> PAGE_BITS) as usize {
+                let (w, bit) = (p / 64, 1u64 << (p % 64));
+                if self.marked[w] & bit == 0 && !matches!(self.dir.get(p), Some(Some(_))) {
+                    self.marked[w] |= bit;
+                    self.new_pages.push(p);
+                }
+            }
+            self.units.push((u0, u1));
+        }
+        for &p in &self.new_pages {
+            self.marked[p / 64] = 0;
+        }
+        if !ok || self.pages + self.new_pages.len() > self.max_pages {
+            return false;
+        }
+        let units = std::mem::take(&mut self.units);
+        let new_pages = std::mem::take(&mut self.new_pages);
+        for &p in &new_pages {
+            self.page_mut(p);
+        }
+        self.new_pages = new_pages;
+        // Arrival order: each range is a read-modify-write of one or two words, with
+        // no dependence between ranges, so the cache misses of many ranges overlap.
+        for (k, &(u0, u1)) in units.iter().enumerate() {
+            // The word a later range sets, fetched while this one is applied.
+            if let Some(&(f, _)) = units.get(k + PREFETCH_AHEAD) {
+                if let Some(Some(page)) = self.dir.get((f >> PAGE_BITS) as usize) {
+                    prefetch(&page[((f & PAGE_UNIT_MASK) / 64) as usize]);
+                }
+            }
+            let p = (u0 >> PAGE_BITS) as usize;
+            let last = u1 - 1;
+            if u1 - u0 > 64 || (last >> PAGE_BITS) as usize != p {
+                self.set_units(u0, u1);
+                continue;
+            }
+            let (a, b) = (
+                (u0 & PAGE_UNIT_MASK) as usize,
+                (last & PAGE_UNIT_MASK) as usize,
+            );
+            let (w0, w1) = (a / 64, b / 64);
+            let end_mask = !0u64 >> (63 - b % 64);
+            let same = w0 == w1;
+            let first_mask = (!0u64 << (a % 64)) & if same { end_mask } else { !0 };
+            let page = self.dir[p].as_deref_mut().expect("page allocated above");
+            page[w0] |= first_mask;
+            page[w1] |= if same { first_mask } else { end_mask };
+        }
+        self.units = units;
+        debug_assert!(self.pages <= self.max_pages);
+        // The interval set sees its ranges in the order the slow path gives them
+        // (a stable sort by start), so even its coarsening happens at the same point.
+        let mut to_rest = std::mem::take(&mut self.to_rest);
+        to_rest.sort_by_key(|r| r.0);
+        for &(s, e) in &to_rest {
+            self.rest.add(s, e);
+        }
+        self.to_rest = to_rest;
+        true
+    }
+
+    #[inline]
+    fn apply(&mut self, start: u64, end: u64) {
+        let mut mask = (1u64 << self.unit_shift) - 1;
+        if (start | end) & mask != 0 && self.exact {
+            // Finer aligned I/O refines the bitmap while memory allows; anything else
+            // is kept exactly in the interval set.
+            let tz = (start | end).trailing_zeros();
+            if tz < FINEST_UNIT_SHIFT || tz <= self.refused_shift || !self.refine_to(tz) {
+                self.rest.add(start, end);
+                return;
+            }
+            mask = (1u64 << self.unit_shift) - 1;
+        }
+        let u0 = start >> self.unit_shift;
+        // Rounded out (only ever inexact once coarsened).
+        let u1 = (end >> self.unit_shift) + u64::from(end & mask != 0);
+        if u1 - u0 > MAX_BITMAP_RANGE_UNITS || ((u1 - 1) >> PAGE_BITS) >= MAX_DIR as u64 {
+            self.rest.add(start, end);
+            return;
+        }
+        self.set_units(u0, u1);
+        if self.pages > self.max_pages {
+            self.coarsen();
+        }
+    }
+
+    #[inline]
+    fn set_units(&mut self, u0: u64, u1: u64) {
+        let mut u = u0;
+        while u < u1 {
+            let p = (u >> PAGE_BITS) as usize;
+            let page_start = (p as u64) << PAGE_BITS;
+            let stop = (page_start + (1 << PAGE_BITS)).min(u1);
+            let page = self.page_mut(p);
+            set_bit_range(
+                page,
+                (u - page_start) as usize,
+                (stop - page_start) as usize,
+            );
+            u = stop;
+        }
+    }
+
+    #[inline]
+    fn page_mut(&mut self, p: usize) -> &mut [u64] {
+        debug_assert!(p < MAX_DIR);
+        if p >= self.dir.len() {
+            self.dir.resize_with(p + 1, || None);
+        }
+        let slot = &mut self.dir[p];
+        if slot.is_none() {
+            *slot = Some(vec![0u64; PAGE_WORDS].into_boxed_slice());
+            self.pages += 1;
+        }
+        slot.as_mut().expect("allocated above")
+    }
+
+    /// Halves the unit down to `2^shift` bytes (not below 512 B), losslessly; false
+    /// (and nothing changes) when the finer bitmap would not fit its bounds.
+    fn refine_to(&mut self, shift: u32) -> bool {
+        let shift = shift.max(FINEST_UNIT_SHIFT);
+        debug_assert!(shift < self.unit_shift && self.exact);
+        let k = self.unit_shift - shift;
+        if self.pages << k > self.max_pages || self.dir.len() << k > MAX_DIR {
+            self.refused_shift = self.refused_shift.max(shift);
+            return false;
+        }
+        for _ in 0..k {
+            let old = std::mem::take(&mut self.dir);
+            let mut dir: Vec<Option<Box<[u64]>>> = Vec::new();
+            dir.resize_with(old.len() * 2, || None);
+            self.pages = 0;
+            for (p, page) in old.into_iter().enumerate() {
+                let Some(page) = page else { continue };
+                for half in 0..2 {
+                    let mut new = vec![0u64; PAGE_WORDS].into_boxed_slice();
+                    for (j, w) in new.iter_mut().enumerate() {
+                        let src = page[half * PAGE_WORDS / 2 + j / 2];
+                        *w = spread_bits((src >> (32 * (j % 2))) as u32);
+                    }
+                    dir[2 * p + half] = Some(new);
+                    self.pages += 1;
+                }
+            }
+            self.dir = dir;
+            self.unit_shift -= 1;
+        }
+        true
+    }
+
+    /// Doubles the unit (OR-ing unit pairs) until at most half the page budget is used.
+    fn coarsen(&mut self) {
+        while self.pages > self.max_pages / 2 {
+            self.exact = false;
+            let old = std::mem::take(&mut self.dir);
+            let mut dir: Vec<Option<Box<[u64]>>> = Vec::new();
+            dir.resize_with(old.len().div_ceil(2), || None);
+            self.pages = 0;
+            for (p, page) in old.into_iter().enumerate() {
+                let Some(page) = page else { continue };
+                let slot = &mut dir[p / 2];
+                if slot.is_none() {
+                    *slot = Some(vec![0u64; PAGE_WORDS].into_boxed_slice());
+                    self.pages += 1;
+                }
+                let new = slot.as_mut().expect("allocated above");
+                let base = (p % 2) * PAGE_WORDS / 2;
+                for j in 0..PAGE_WORDS / 2 {
+                    new[base + j] |= u64::from(compact_bits(page[2 * j]))
+                        | u64::from(compact_bits(page[2 * j + 1])) << 32;
+                }
+            }
+            self.dir = dir;
+            self.unit_shift += 1;
+        }
+    }
+
+    /// Whether unit `u` is set.
+    fn unit_set(&self, u: u64) -> bool {
+        let p = (u >> PAGE_BITS) as usize;
+        let i = (u & ((1 << PAGE_BITS) - 1)) as usize;
+        matches!(self.dir.get(p), Some(Some(w)) if w[i / 64] >> (i % 64) & 1 == 1)
+    }
+
+    /// Set units in [a, b).
+    fn count_units(&self, a: u64, b: u64) -> u64 {
+        let mut n = 0;
+        let mut u = a;
+        while u < b {
+            let p = (u >> PAGE_BITS) as usize;
+            if p >= self.dir.len() {
+                break;
+            }
+            let page_start = (p as u64) << PAGE_BITS;
+            let stop = (page_start + (1 << PAGE_BITS)).min(b);
+            if let Some(w) = &self.dir[p] {
+                n += count_bit_range(w, (u - page_start) as usize, (stop - page_start) as usize);
+            }
+            u = stop;
+        }
+        n
+    }
+
+    /// Bytes of [s, e) the bitmap covers.
+    fn covered(&self, s: u64, e: u64) -> u64 {
+        debug_assert!(s < e);
+        let sh = self.unit_shift;
+        let (first, last) = (s >> sh, (e - 1) >> sh);
+        if first == last {
+            return if self.unit_set(first) { e - s } else { 0 };
+        }
+        let mut c = 0;
+        if self.unit_set(first) {
+            c += ((first + 1) << sh) - s;
+        }
+        if self.unit_set(last) {
+            c += e - (last << sh);
+        }
+        c + (self.count_units(first + 1, last) << sh)
+    }
+
+    /// (distinct bytes, granularity in bytes: 1 = exact).
+    pub fn finish(&mut self) -> (u64, u64) {
+        self.flush();
+        let bitmap_units: u64 = self
+            .dir
+            .iter()
+            .flatten()
+            .map(|w| w.iter().map(|x| u64::from(x.count_ones())).sum::<u64>())
+            .sum();
+        let mut total = bitmap_units << self.unit_shift;
+        let rest = std::mem::replace(&mut self.rest, IntervalSet::with_max_intervals(4));
+        let mut rest = rest;
+        let (set, rest_g) = rest.finish();
+        for &(s, e) in set {
+            total += (e - s) - self.covered(s, e);
+        }
+        let g = if self.exact {
+            1
+        } else {
+            1u64 << self.unit_shift
+        };
+        self.rest = rest;
+        (total, g.max(rest_g))
+    }
+}
+
+/// Sorts by a u64 key, stably. LSD radix sort, 11-bit digits, skipping digits where no
+/// key differs: a few ns per element, where a comparison sort costs tens.
+pub(super) fn radix_sort_by_key<T: Copy + Default>(
+    v: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    key: impl Fn(&T) -> u64,
+) {
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    if v.len() < 512 {
+        v.sort_by_key(&key);
+        return;
+    }
+    let (mut or, mut and) = (0u64, !0u64);
+    for r in v.iter() {
+        or |= key(r);
+        and &= key(r);
+    }
+    let varying = or ^ and;
+    if varying == 0 {
+        return;
+    }
+    let top = 64 - varying.leading_zeros();
+    let mut shift = varying.trailing_zeros();
+    scratch.clear();
+    scratch.resize(v.len(), T::default());
+    let mut counts = vec![0usize; BUCKETS];
+    while shift < top {
+        counts.fill(0);
+        for r in v.iter() {
+            counts[((key(r) >> shift) as usize) & (BUCKETS - 1)] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for r in v.iter() {
+            let b = ((key(r) >> shift) as usize) & (BUCKETS - 1);
+            scratch[counts[b]] = *r;
+            counts[b] += 1;
+        }
+        std::mem::swap(v, scratch);
+        shift += BITS;
+    }
+    debug_assert!(v.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footprint_matches_naive_union_across_merges() {
+        let mut f = IntervalSet::with_max_intervals(FOOTPRINT_MAX_INTERVALS);
+        let mut naive = vec![false; 1 << 20];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let s = x % ((1 << 20) - 300);
+            let l = (x >> 40) % 300;
+            f.add(s, s + l);
+            naive[s as usize..(s + l) as usize]
+                .iter_mut()
+                .for_each(|b| *b = true);
+        }
+        let want = naive.iter().filter(|&&b| b).count() as u64;
+        let (set, g) = f.finish();
+        assert_eq!((set.iter().map(|(s, e)| e - s).sum::<u64>(), g), (want, 1));
+    }
+
+    #[test]
+    fn radix_sort_sorts_by_start() {
+        let mut x: u64 = 12345;
+        let mut v: Vec<(u64, u64)> = (0..5000)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 20) % (1 << 44), i)
+            })
+            .collect();
+        let mut want: Vec<u64> = v.iter().map(|r| r.0).collect();
+        want.sort_unstable();
+        radix_sort_by_key(&mut v, &mut Vec::new(), |r| r.0);
+        assert_eq!(v.iter().map(|r| r.0).collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn interval_set_coarsens_to_bound_memory() {
+        let mut f = IntervalSet::with_max_intervals(4);
+        for i in 0..100u64 {
+            f.add(i * 8192, i * 8192 + 4096);
+        }
+        let (set, g) = f.finish();
+        // 100 disjoint 4K ranges 4K apart: at 4K granularity still 100 ranges; at 8K
+        // they merge into one.
+        assert_eq!(g, 8192);
+        assert!(set.len() <= 4);
+        assert_eq!(set.iter().map(|(s, e)| e - s).sum::<u64>(), 100 * 8192);
+    }
+
+    /// Naive union over a byte array, for ranges below 4 MiB.
+    fn naive_union(ranges: &[(u64, u64)]) -> u64 {
+        let mut bytes = vec![false; 4 << 20];
+        for &(s, e) in ranges {
+            bytes[s as usize..e as usize]
+                .iter_mut()
+                .for_each(|b| *b = true);
+        }
+        bytes.iter().filter(|&&b| b).count() as u64
+    }
+
+    #[test]
+    fn footprint_bitmap_and_interval_set_combine_exactly() {
+        // Mixed alignment: 4K-aligned (bitmap), 512-aligned (refines the bitmap),
+        // byte-granular (interval set), overlapping each other.
+        for (max_pages, seed) in [
+            (FOOTPRINT_MAX_PAGES, 7u64),
+            (2, 11),
+            (FOOTPRINT_MAX_PAGES, 13),
+        ] {
+            let mut f = Footprint::with_limits(max_pages, FOOTPRINT_MAX_INTERVALS);
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut ranges = Vec::new();
+            for i in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let (s, l) = match (i + seed) % 3 {
+                    0 => ((x % 1000) * 4096, ((x >> 20) % 8 + 1) * 4096),
+                    // Only late in the run for one seed: refinement after many 4K ranges.
+                    1 if seed != 13 || i > 15_000 => ((x % 8000) * 512, ((x >> 20) % 16 + 1) * 512),
+                    _ => (x % 4_000_000, (x >> 30) % 5000),
+                };
+                f.add(s, s + l);
+                ranges.push((s, s + l));
+            }
+            // Max page budget 2: refinement to 512 B would need 8 pages, so the
+            // 512-aligned ranges stay exact in the interval set instead.
+            assert_eq!(
+                f.finish(),
+                (naive_union(&ranges), 1),
+                "max_pages {max_pages}"
+            );
+        }
+    }
+
+    #[test]
+    fn footprint_refines_losslessly_and_handles_far_ranges() {
+        let mut f = Footprint::default();
+        f.add(0, 4096);
+        f.add(8192, 12288);
+        f.flush();
+        assert_eq!(f.unit_shift, 12);
+        f.add(3584, 8704); // 512-aligned: unit becomes 512 B
+        f.flush();
+        assert_eq!(f.unit_shift, 9);
+        f.add(100, 9000); // unaligned, inside
+        f.add(1 << 62, (1 << 62) + 4096); // past the page directory
+        f.add(1 << 40, (1 << 40) + (1 << 35)); // longer than a bitmap range
+        assert_eq!(f.finish(), (12288 + 4096 + (1 << 35), 1));
+    }
+
+    #[test]
+    fn footprint_bitmap_coarsens_past_its_page_budget() {
+        let mut f = Footprint::with_limits(2, FOOTPRINT_MAX_INTERVALS);
+        // A 4K-unit page covers 1 GiB: three pages exceed the budget of 2.
+        for g in 0..3u64 {
+            f.add(g << 30, (g << 30) + 4096);
+        }
+        let (bytes, gran) = f.finish();
+        // 8K units: pages of 2 GiB, still 2 > 1; 16K units: one page.
+        assert_eq!(gran, 16384);
+        assert_eq!(bytes, 3 * 16384);
+        assert!(f.pages <= 1);
+    }
+
+    #[test]
+    fn bit_spread_and_compact_are_inverse() {
+        for x in [0u32, 1, 0x8000_0001, 0xDEAD_BEEF, u32::MAX] {
+            assert_eq!(compact_bits(spread_bits(x)), x);
+            assert_eq!(spread_bits(x).count_ones(), 2 * x.count_ones());
+        }
+        assert_eq!(compact_bits(0b0110), 0b11);
+    }
+}

@@ -1,0 +1,611 @@
+//! `characterize`: the statistics published trace-based benchmarks print, computed in
+//! one streaming pass with bounded memory. Definitions: METHODOLOGY section 2, and
+//! `docs/trace-format.md` ("characterize") for the choices made here.
+//!
+//! Input order: records must arrive in non-decreasing `issue_ns` (the order every
+//! importer writes). A record issued before its predecessor is counted in
+//! [`Characterization::issue_order_violations`] and treated as issued at the
+//! predecessor's time, so every figure stays defined.
+
+//!
+//! The work is columnar: each batch of rows goes through one tight loop per concern
+//! (one module each), over plain slices, with no record built per row:
+//! [`sizes`] (counts, bytes, size mix), [`sequential`], [`interarrival`] (issue order,
+//! gaps), [`qd`] (busy time, service time, queue depth) and [`footprint`].
+mod footprint;
+mod hist;
+mod interarrival;
+mod qd;
+mod sequential;
+mod sizes;
+#[cfg(test)]
+mod tests;
+
+pub use footprint::{Footprint, FOOTPRINT_MAX_PAGES};
+
+use crate::error::TraceError;
+use crate::model::{IoRecord, Op};
+use crate::store::{ColumnBatch, Columns, TraceReader};
+use arrow_array::Array;
+use arrow_buffer::ScalarBuffer;
+use interarrival::Arrivals;
+use qd::Completions;
+use sequential::{Devices, Sequential};
+use serde::{Deserialize, Serialize};
+use sizes::Mix;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Version of the [`Characterization`] JSON; bumped on incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The sizes of the published size breakdown (bytes); anything else is "other".
+pub const SIZE_BUCKETS_BYTES: [u64; 6] = [4096, 8192, 16384, 32768, 65536, 131072];
+
+/// QD histogram buckets: inclusive lower bounds; the last bucket is open.
+pub const QD_BUCKET_MIN: [u32; 9] = [1, 2, 3, 4, 5, 9, 17, 33, 65];
+
+/// Above this many disjoint intervals the footprint set coarsens (see [`Footprint`]).
+pub const FOOTPRINT_MAX_INTERVALS: usize = 1 << 20;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Characterization {
+    pub schema_version: u32,
+    /// All I/Os (reads + writes + trims + flushes).
+    pub ios_total: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub flushes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub bytes_trimmed: u64,
+    /// `bytes_read / 10^9`.
+    pub gb_read: f64,
+    /// `bytes_written / 10^9`.
+    pub gb_written: f64,
+    /// Size breakdown over reads and writes (trims and flushes are not data I/O):
+    /// exact sizes 4K..128K, then "other".
+    pub sizes: Vec<SizeBucket>,
+    /// Reads and writes whose offset equals the end of the previous I/O of the same direction.
+    pub sequential_ios: u64,
+    /// `sequential_ios / (reads + writes) * 100`.
+    pub sequential_pct: f64,
+    pub sequential_read_pct: f64,
+    pub sequential_write_pct: f64,
+    /// First issue to last issue or completion, whichever is later.
+    pub duration_ns: u64,
+    /// I/Os whose completion time is known; the figures below use only these.
+    pub ios_with_completion: u64,
+    /// Time at least one I/O (any op) was outstanding. None when no completion is known.
+    pub busy_ns: Option<u64>,
+    pub busy_read_ns: Option<u64>,
+    pub busy_write_ns: Option<u64>,
+    /// `duration_ns - busy_ns`.
+    pub idle_ns: Option<u64>,
+    /// Queue-depth statistics; None when no completion is known.
+    pub qd: Option<QdStats>,
+    /// Service time (completion - issue) of reads and writes, in µs.
+    pub service_time_us: Option<Percentiles>,
+    /// Distinct bytes touched by reads and writes (union of their byte ranges).
+    pub footprint_bytes: u64,
+    /// 1 when `footprint_bytes` is exact; otherwise the block size ranges were rounded
+    /// out to, to bound memory (an over-estimate by less than one block per range).
+    pub footprint_granularity_bytes: u64,
+    /// Gaps between consecutive issues (all ops), in µs.
+    pub inter_arrival_us: Option<Percentiles>,
+    /// Records issued before the record before them (see module docs).
+    pub issue_order_violations: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeBucket {
+    /// "4K", "8K", ..., "128K", "other".
+    pub label: String,
+    /// The exact size, None for "other".
+    pub len_bytes: Option<u64>,
+    pub count: u64,
+    /// Percentage of reads + writes.
+    pub pct: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QdStats {
+    /// Time-weighted average QD over busy time: (sum of service times) / busy time.
+    pub avg_qd: f64,
+    pub max_qd: u32,
+    /// I/Os issued when no other I/O was outstanding.
+    pub ios_at_qd1: u64,
+    /// `ios_at_qd1 / ios_with_completion * 100`.
+    pub qd1_pct: f64,
+    pub histogram: Vec<QdBucket>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QdBucket {
+    pub qd_min: u32,
+    /// Inclusive; None for the open last bucket.
+    pub qd_max: Option<u32>,
+    /// Share of busy time spent at a QD in this bucket (%).
+    pub busy_pct: f64,
+    /// I/Os whose QD right after their issue (themselves included) is in this bucket.
+    pub issued_ios: u64,
+    pub issued_pct: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+/// Rows per pass of the per-concern loops: each loop's columns stay in L2.
+const CHUNK_ROWS: usize = 8192;
+/// Records buffered by [`Characterizer::push`] before they go through the loops.
+const PUSH_BUF_ROWS: usize = 4096;
+
+/// Streaming characterization; feed records in issue order with
+/// [`Characterizer::push`] or, column by column, [`Characterizer::push_columns`].
+pub struct Characterizer {
+    mix: Mix,
+    sequential: Sequential,
+    arrivals: Arrivals,
+    completions: Completions,
+    footprint: Footprint,
+    /// Records from [`Characterizer::push`] not yet characterized (bounded by
+    /// [`PUSH_BUF_ROWS`]).
+    pending: Pending,
+    /// Clamped issue times of a chunk, when out of order.
+    issue_scratch: Vec<u64>,
+    /// Which rows of a chunk have a completion, when only some do.
+    valid_scratch: Vec<bool>,
+}
+
+/// Buffered records, as columns.
+#[derive(Default)]
+struct Pending {
+    issue: Vec<u64>,
+    complete: Vec<u64>,
+    has_complete: Vec<bool>,
+    offset: Vec<u64>,
+    len: Vec<u64>,
+    ops: Vec<Op>,
+    devices: Vec<u32>,
+}
+
+/// Completion times of a chunk.
+#[derive(Clone, Copy)]
+enum Complete<'a> {
+    None,
+    All(&'a [u64]),
+    /// Values and which are known (unknown slots hold anything).
+    Some(&'a [u64], &'a [bool]),
+}
+
+/// One chunk of rows, column by column.
+#[derive(Clone, Copy)]
+struct Chunk<'a> {
+    issue: &'a [u64],
+    complete: Complete<'a>,
+    offset: &'a [u64],
+    len: &'a [u64],
+    ops: &'a [Op],
+    devices: Devices<'a>,
+}
+
+impl<'a> Chunk<'a> {
+    fn len(&self) -> usize {
+        self.issue.len()
+    }
+
+    /// Rows [a, b).
+    fn slice(&self, a: usize, b: usize) -> Chunk<'a> {
+        Chunk {
+            issue: &self.issue[a..b],
+            complete: match self.complete {
+                Complete::None => Complete::None,
+                Complete::All(c) => Complete::All(&c[a..b]),
+                Complete::Some(c, v) => Complete::Some(&c[a..b], &v[a..b]),
+            },
+            offset: &self.offset[a..b],
+            len: &self.len[a..b],
+            ops: &self.ops[a..b],
+            devices: match self.devices {
+                Devices::Same(d) => Devices::Same(d),
+                Devices::PerRow(d) => Devices::PerRow(&d[a..b]),
+            },
+        }
+    }
+}
+
+/// The values of a checked (non-negative) Int64 column as u64.
+fn as_u64(b: &ScalarBuffer<i64>) -> &[u64] {
+    let v: &[u64] = b.inner().typed_data::<u64>();
+    assert_eq!(v.len(), b.len());
+    v
+}
+
+impl Default for Characterizer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Characterizer {
+    pub fn new() -> Self {
+        Characterizer {
+            mix: Mix::default(),
+            sequential: Sequential::new(),
+            arrivals: Arrivals::new(),
+            completions: Completions::new(),
+            footprint: Footprint::default(),
+            pending: Pending::default(),
+            issue_scratch: Vec::new(),
+            valid_scratch: Vec::new(),
+        }
+    }
+
+    /// Adds one record (buffered; characterized in bulk).
+    pub fn push(&mut self, rec: &IoRecord) {
+        let p = &mut self.pending;
+        p.issue.push(rec.issue_ns);
+        p.complete.push(rec.complete_ns.unwrap_or(0));
+        p.has_complete.push(rec.complete_ns.is_some());
+        p.offset.push(rec.offset_bytes);
+        p.len.push(rec.len_bytes);
+        p.ops.push(rec.op);
+        p.devices.push(rec.device.map_or(0, |d| d.0 + 1));
+        if p.issue.len() >= PUSH_BUF_ROWS {
+            self.flush_pending();
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        let p = std::mem::take(&mut self.pending);
+        if !p.issue.is_empty() {
+            let complete = if p.has_complete.iter().all(|&v| v) {
+                Complete::All(&p.complete)
+            } else if p.has_complete.iter().any(|&v| v) {
+                Complete::Some(&p.complete, &p.has_complete)
+            } else {
+                Complete::None
+            };
+            self.push_chunk(Chunk {
+                issue: &p.issue,
+                complete,
+                offset: &p.offset,
+                len: &p.len,
+                ops: &p.ops,
+                devices: Devices::PerRow(&p.devices),
+            });
+        }
+        self.pending = p;
+        let p = &mut self.pending;
+        p.issue.clear();
+        p.complete.clear();
+        p.has_complete.clear();
+        p.offset.clear();
+        p.len.clear();
+        p.ops.clear();
+        p.devices.clear();
+    }
+
+    /// Pushes every row of a checked batch (the reader guarantees non-negative values
+    /// and `offset + len` in range).
+    pub fn push_columns(&mut self, b: &ColumnBatch) {
+        self.flush_pending();
+        let n = b.len();
+        let complete = b
+            .complete_ns
+            .as_ref()
+            .map(|c| (as_u64(c.values()), c.nulls()));
+        let chunk = Chunk {
+            issue: as_u64(&b.issue_ns),
+            complete: Complete::None,
+            offset: as_u64(&b.offset_bytes),
+            len: as_u64(&b.len_bytes),
+            ops: &b.ops,
+            devices: match &b.device_slots {
+                Some(d) => Devices::PerRow(d),
+                None => Devices::Same(0),
+            },
+        };
+        assert!(chunk.offset.len() == n && chunk.len.len() == n && chunk.ops.len() == n);
+        let mut valid = std::mem::take(&mut self.valid_scratch);
+        let mut a = 0;
+        while a < n {
+            let b = (a + CHUNK_ROWS).min(n);
+            let complete = match complete {
+                None => Complete::None,
+                Some((c, None)) => Complete::All(&c[a..b]),
+                Some((c, Some(nb))) => {
+                    valid.clear();
+                    valid.extend((a..b).map(|i| nb.is_valid(i)));
+                    if valid.iter().all(|&v| v) {
+                        Complete::All(&c[a..b])
+                    } else if valid.iter().any(|&v| v) {
+                        Complete::Some(&c[a..b], &valid)
+                    } else {
+                        Complete::None
+                    }
+                }
+            };
+            self.push_chunk(Chunk {
+                complete,
+                ..chunk.slice(a, b)
+            });
+            a = b;
+        }
+        self.valid_scratch = valid;
+    }
+
+    /// Runs every concern's loop over one chunk.
+    fn push_chunk(&mut self, c: Chunk) {
+        if c.len() > CHUNK_ROWS {
+            let mut a = 0;
+            while a < c.len() {
+                let b = (a + CHUNK_ROWS).min(c.len());
+                self.push_chunk(c.slice(a, b));
+                a = b;
+            }
+            return;
+        }
+        let issue = self.arrivals.push(c.issue, &mut self.issue_scratch);
+        self.mix.push(c.ops, c.len);
+        self.sequential.push(c.ops, c.offset, c.len, c.devices);
+        self.footprint.add_data(c.ops, c.offset, c.len);
+        let (complete, valid) = match c.complete {
+            Complete::None => return,
+            Complete::All(v) => (v, None),
+            Complete::Some(v, b) => (v, Some(b)),
+        };
+        self.completions.push(qd::Rows {
+            issue,
+            recorded_issue: c.issue,
+            complete,
+            ops: c.ops,
+            valid,
+        });
+    }
+
+    pub fn finish(mut self) -> Characterization {
+        self.flush_pending();
+        let (busy, qd_time_ns, qd_issued) = self.completions.finish();
+        let counts = self.mix.counts;
+        let bytes = self.mix.bytes;
+        let seq = self.sequential.seq;
+        let total: u64 = counts.iter().sum();
+        let data = counts[0] + counts[1];
+        let pct = |n: u64, d: u64| {
+            if d == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / d as f64
+            }
+        };
+        let mut sizes = Vec::new();
+        for (i, &c) in self.mix.sizes.iter().enumerate() {
+            let len = SIZE_BUCKETS_BYTES.get(i).copied();
+            sizes.push(SizeBucket {
+                label: len.map_or("other".to_owned(), |l| format!("{}K", l / 1024)),
+                len_bytes: len,
+                count: c,
+                pct: pct(c, data),
+            });
+        }
+        let with_completion = self.completions.with_completion;
+        let last_event_ns = self
+            .arrivals
+            .last_issue_ns
+            .max(self.completions.last_complete_ns);
+        let duration_ns = self
+            .arrivals
+            .first_issue_ns
+            .map_or(0, |f| last_event_ns - f);
+        let have = with_completion > 0;
+        let busy_ns = have.then_some(busy[0]);
+        let busy_time_total: u64 = qd_time_ns.iter().sum();
+        if let Some(b) = busy_ns {
+            assert_eq!(busy_time_total, b, "QD sweep and interval union disagree");
+        }
+        let c = &self.completions;
+        let qd = have.then(|| {
+            let busy = busy_ns.unwrap_or(0);
+            let mut histogram = Vec::new();
+            for (i, &lo) in QD_BUCKET_MIN.iter().enumerate() {
+                histogram.push(QdBucket {
+                    qd_min: lo,
+                    qd_max: QD_BUCKET_MIN.get(i + 1).map(|n| n - 1),
+                    busy_pct: if busy == 0 {
+                        0.0
+                    } else {
+                        qd_time_ns[i] as f64 * 100.0 / busy as f64
+                    },
+                    issued_ios: qd_issued[i],
+                    issued_pct: pct(qd_issued[i], with_completion),
+                });
+            }
+            QdStats {
+                avg_qd: if busy == 0 {
+                    0.0
+                } else {
+                    c.service_sum_ns as f64 / busy as f64
+                },
+                max_qd: c.max_qd,
+                ios_at_qd1: c.at_qd1,
+                qd1_pct: pct(c.at_qd1, with_completion),
+                histogram,
+            }
+        });
+        let service_time_us = c.service.percentiles(1000.0);
+        let (footprint_bytes, footprint_granularity_bytes) = self.footprint.finish();
+        Characterization {
+            schema_version: SCHEMA_VERSION,
+            ios_total: total,
+            reads: counts[0],
+            writes: counts[1],
+            trims: counts[2],
+            flushes: counts[3],
+            bytes_read: bytes[0],
+            bytes_written: bytes[1],
+            bytes_trimmed: bytes[2],
+            gb_read: bytes[0] as f64 / 1e9,
+            gb_written: bytes[1] as f64 / 1e9,
+            sizes,
+            sequential_ios: seq[0] + seq[1],
+            sequential_pct: pct(seq[0] + seq[1], data),
+            sequential_read_pct: pct(seq[0], counts[0]),
+            sequential_write_pct: pct(seq[1], counts[1]),
+            duration_ns,
+            ios_with_completion: with_completion,
+            busy_ns,
+            busy_read_ns: have.then_some(busy[1]),
+            busy_write_ns: have.then_some(busy[2]),
+            idle_ns: busy_ns.map(|b| duration_ns.saturating_sub(b)),
+            qd,
+            service_time_us,
+            footprint_bytes,
+            footprint_granularity_bytes,
+            inter_arrival_us: self.arrivals.inter_arrival.percentiles(1000.0),
+            issue_order_violations: self.arrivals.order_violations,
+        }
+    }
+}
+
+/// Characterizes a Parquet trace, decoding only the columns needed.
+pub fn characterize_file(path: &Path) -> Result<Characterization, TraceError> {
+    characterize_file_with_progress(path, &mut |_, _| {})
+}
+
+/// As [`characterize_file`], calling `progress(rows_done, rows_total)` after each batch.
+pub fn characterize_file_with_progress(
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Characterization, TraceError> {
+    let mut reader = TraceReader::open_columns(path, Columns::NoStream)?;
+    let total = reader.num_rows();
+    let mut c = Characterizer::new();
+    let mut done = 0u64;
+    while let Some(b) = reader.next_columns()? {
+        c.push_columns(&b);
+        done += b.len() as u64;
+        progress(done, total);
+    }
+    Ok(c.finish())
+}
+
+fn secs(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+impl Characterization {
+    /// A plain-text table, as published benchmarks print it.
+    pub fn to_table(&self) -> String {
+        let mut s = String::new();
+        let mut row = |k: &str, v: String| {
+            let _ = writeln!(s, "{k:<28} {v}");
+        };
+        row("reads", self.reads.to_string());
+        row("writes", self.writes.to_string());
+        row("trims", self.trims.to_string());
+        row("flushes", self.flushes.to_string());
+        row("total I/Os", self.ios_total.to_string());
+        row("GB read", format!("{:.2}", self.gb_read));
+        row("GB written", format!("{:.2}", self.gb_written));
+        for b in &self.sizes {
+            row(
+                &format!("I/O size {}", b.label),
+                format!("{:.1}% ({})", b.pct, b.count),
+            );
+        }
+        row(
+            "sequential",
+            format!(
+                "{:.1}% (reads {:.1}%, writes {:.1}%)",
+                self.sequential_pct, self.sequential_read_pct, self.sequential_write_pct
+            ),
+        );
+        match &self.qd {
+            Some(q) => {
+                row("average QD (busy time)", format!("{:.3}", q.avg_qd));
+                row("max QD", q.max_qd.to_string());
+                row(
+                    "I/Os issued at QD1",
+                    format!("{:.1}% ({})", q.qd1_pct, q.ios_at_qd1),
+                );
+                for b in &q.histogram {
+                    let label = match b.qd_max {
+                        Some(m) if m == b.qd_min => format!("QD {}", b.qd_min),
+                        Some(m) => format!("QD {}-{}", b.qd_min, m),
+                        None => format!("QD {}+", b.qd_min),
+                    };
+                    row(
+                        &label,
+                        format!(
+                            "{:5.1}% of busy time, {:5.1}% of issues",
+                            b.busy_pct, b.issued_pct
+                        ),
+                    );
+                }
+            }
+            None => row("queue depth", "n/a (no completion times in trace)".into()),
+        }
+        row("duration", secs(self.duration_ns));
+        match (self.busy_ns, self.idle_ns) {
+            (Some(b), Some(i)) => {
+                row("busy time", secs(b));
+                row("idle time", secs(i));
+            }
+            _ => row("busy time", "n/a (no completion times in trace)".into()),
+        }
+        if let Some(p) = &self.service_time_us {
+            row(
+                "service time r+w (us)",
+                format!(
+                    "mean {:.1}, p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+                    p.mean, p.p50, p.p99, p.p99_9, p.max
+                ),
+            );
+        }
+        let fp = format!(
+            "{:.3} GB ({} bytes)",
+            self.footprint_bytes as f64 / 1e9,
+            self.footprint_bytes
+        );
+        row(
+            "footprint",
+            if self.footprint_granularity_bytes == 1 {
+                fp
+            } else {
+                format!(
+                    "{fp}, rounded to {} B blocks",
+                    self.footprint_granularity_bytes
+                )
+            },
+        );
+        if let Some(p) = &self.inter_arrival_us {
+            row(
+                "inter-arrival (us)",
+                format!(
+                    "p50 {:.1}, p90 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+                    p.p50, p.p90, p.p99, p.p99_9, p.max
+                ),
+            );
+        }
+        if self.issue_order_violations > 0 {
+            row(
+                "out-of-order issues",
+                format!(
+                    "{} (treated as issued at the previous time)",
+                    self.issue_order_violations
+                ),
+            );
+        }
+        s
+    }
+}
