@@ -148,10 +148,95 @@ pub fn meta_from_kv<'a>(
     Ok(meta)
 }
 
+type FileWriter = ArrowWriter<BufWriter<File>>;
+
+/// Batches handed to the encoder thread that are not yet encoded: the writer's memory
+/// bound is this many batches plus the one being filled and the one being encoded.
+pub const ENCODE_QUEUE_BATCHES: usize = 2;
+
+/// The Parquet encoder on its own thread: records are gathered into column batches on
+/// the caller's thread and encoded (delta bit-packing, dictionaries, zstd) on this
+/// one, so generating or parsing overlaps with encoding. The same batches reach the
+/// same `ArrowWriter` in the same order: the file is the one a single thread writes.
+struct Encoder {
+    /// None once closed.
+    tx: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+    thread: Option<std::thread::JoinHandle<Result<FileWriter, TraceError>>>,
+}
+
+impl Encoder {
+    fn start(path: &Path, mut writer: FileWriter) -> Result<Encoder, TraceError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(ENCODE_QUEUE_BATCHES);
+        let p = path.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("trace-encode".into())
+            .spawn(move || {
+                // Ends when the sender is dropped (finish, or the writer dropped).
+                for batch in rx {
+                    writer
+                        .write(&batch)
+                        .map_err(|e| TraceError::parquet(&p, e))?;
+                }
+                Ok(writer)
+            })
+            .map_err(|e| TraceError::io(path, "start the encoder thread", e))?;
+        Ok(Encoder {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues a batch (blocks while the queue is full); a failed encoder's error.
+    fn send(&mut self, path: &Path, batch: RecordBatch) -> Result<(), TraceError> {
+        let Some(tx) = self.tx.as_ref() else {
+            return Err(TraceError::io(
+                path,
+                "write",
+                std::io::Error::other("an earlier write to this trace failed"),
+            ));
+        };
+        if tx.send(batch).is_err() {
+            // The thread stopped: it failed, and says why on join.
+            return match self.join(path) {
+                Err(e) => Err(e),
+                Ok(_) => panic!("the encoder thread stopped without an error"),
+            };
+        }
+        Ok(())
+    }
+
+    /// Closes the queue, waits for the encoder, returns its writer.
+    fn join(&mut self, path: &Path) -> Result<FileWriter, TraceError> {
+        self.tx = None;
+        let Some(thread) = self.thread.take() else {
+            return Err(TraceError::io(
+                path,
+                "write",
+                std::io::Error::other("an earlier write to this trace failed"),
+            ));
+        };
+        match thread.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+impl Drop for Encoder {
+    fn drop(&mut self) {
+        // A writer dropped without finish (an import failed): stop the thread here
+        // rather than leave it writing behind the caller's back.
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Streams [`IoRecord`]s into a Parquet trace file.
 pub struct TraceWriter {
     path: PathBuf,
-    writer: ArrowWriter<BufWriter<File>>,
+    encoder: Encoder,
     schema: SchemaRef,
     meta: TraceMeta,
     streams: Names,
@@ -223,9 +308,10 @@ impl TraceWriter {
         let op_values: ArrayRef = Arc::new(StringArray::from_iter_values(
             Op::ALL.iter().map(|o| o.as_str()),
         ));
+        let encoder = Encoder::start(path, writer)?;
         Ok(TraceWriter {
             path: path.to_path_buf(),
-            writer,
+            encoder,
             schema,
             meta: meta.clone(),
             streams: Names::default(),
@@ -411,19 +497,17 @@ impl TraceWriter {
         let batch = RecordBatch::try_new(self.schema.clone(), columns)
             .map_err(|e| TraceError::arrow(&self.path, e))?;
         assert_eq!(batch.num_rows(), n);
-        self.writer
-            .write(&batch)
-            .map_err(|e| TraceError::parquet(&self.path, e))
+        self.encoder.send(&self.path, batch)
     }
 
     /// Flushes the last batch, writes the metadata and the footer; returns the row count.
     pub fn finish(mut self) -> Result<u64, TraceError> {
         self.flush_batch()?;
+        let mut writer = self.encoder.join(&self.path)?;
         for (k, v) in meta_to_kv(&self.meta) {
-            self.writer.append_key_value_metadata(KeyValue::new(k, v));
+            writer.append_key_value_metadata(KeyValue::new(k, v));
         }
-        let md = self
-            .writer
+        let md = writer
             .close()
             .map_err(|e| TraceError::parquet(&self.path, e))?;
         let written = u64::try_from(md.file_metadata().num_rows()).unwrap_or(0);
