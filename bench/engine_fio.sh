@@ -39,7 +39,9 @@ if [ -n "${SB_BIN_DIR:-}" ]; then
   BIN=$SB_BIN_DIR/storbench
   MKTRACE=$SB_BIN_DIR/examples/bench_trace
 else
-  cargo build --release -q -p storbench -p storbench-engine --example bench_trace
+  # --bin as well: with only --example, cargo builds just the example and the
+  # storbench binary would be whatever was built last.
+  cargo build --release -q -p storbench -p storbench-engine --bin storbench --example bench_trace
   BIN=$CARGO_TARGET_DIR/release/storbench
   MKTRACE=$CARGO_TARGET_DIR/release/examples/bench_trace
 fi
@@ -68,11 +70,28 @@ need_dev() {
   fi
 }
 
-# cpu_of CMD... : runs CMD, prints its user+sys CPU seconds.
-cpu_of() { /usr/bin/time -f "%U %S" -o "$WORK/time" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; return 1; }; awk '{print $1+$2}' "$WORK/time"; }
+# With perf, each run also counts its io_uring_enter calls and context switches
+# (robust to the machine's load, unlike IOPS): printed per I/O beside the ratios.
+PERF=()
+if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_io_uring_enter,context-switches -x, -o /dev/null true 2>/dev/null; then
+  PERF=(perf stat -e syscalls:sys_enter_io_uring_enter,context-switches -x, -o "$WORK/perf")
+fi
+# cpu_of CMD... : runs CMD, prints its user+sys CPU seconds, then its io_uring_enter
+# calls and context switches ("- -" without perf).
+cpu_of() {
+  rm -f "$WORK/perf"
+  ${PERF[@]+"${PERF[@]}"} /usr/bin/time -f "%U %S" -o "$WORK/time" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; return 1; }
+  local enters=- cs=-
+  if [ -s "$WORK/perf" ]; then
+    enters=$(awk -F, '/sys_enter_io_uring_enter/ {print $1}' "$WORK/perf")
+    cs=$(awk -F, '/context-switches/ {print $1}' "$WORK/perf")
+  fi
+  awk -v e="$enters" -v c="$cs" '{print $1+$2, e, c}' "$WORK/time"
+}
 
 if has_part 1 && need_dev; then
-  printf '\n%-5s %-4s %10s %10s %7s %12s %12s %7s\n' QD pair sb_IOPS fio_IOPS ratio sb_cpu_ns/IO fio_cpu_ns/IO ratio
+  printf '\n%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s\n' QD pair sb_IOPS fio_IOPS ratio sb_cpu_ns/IO fio_cpu_ns/IO ratio \
+    sb_ent/IO fio_ent/IO sb_cs/IO fio_cs/IO
   for QD in $QDS; do
     : >"$WORK/pairs$QD"
     for i in $(seq 1 "$REPEAT"); do
@@ -82,22 +101,28 @@ if has_part 1 && need_dev; then
         --output-format=json --output="$WORK/fio$QD.json")
       python3 - "$QD" "$i" "$WORK/sb$QD/result.json" "$SB_CPU" "$WORK/fio$QD.json" "$FIO_CPU" >>"$WORK/pairs$QD" <<'EOF'
 import json, sys
-qd, i, sbf, sb_cpu, fiof, fio_cpu = sys.argv[1:]
+qd, i, sbf, sb_run, fiof, fio_run = sys.argv[1:]
+sb_cpu, sb_ent, sb_cs = sb_run.split()
+fio_cpu, fio_ent, fio_cs = fio_run.split()
+per = lambda x, n: "-" if x == "-" else f"{float(x) / n:.3f}"
 r = json.load(open(sbf)); m = r["phases"][0]["metrics"]
 sb_ios, sb_s = m["read_ios"], m["elapsed_ns"] / 1e9
 j = json.load(open(fiof))["jobs"][0]["read"]
 fio_ios, fio_s = j["total_ios"], j["runtime"] / 1e3
 sb_iops, fio_iops = sb_ios / sb_s, fio_ios / fio_s
 sb_c, fio_c = float(sb_cpu) / sb_ios * 1e9, float(fio_cpu) / fio_ios * 1e9
-print(f"{qd} {i} {sb_iops:.0f} {fio_iops:.0f} {sb_iops/fio_iops:.3f} {sb_c:.0f} {fio_c:.0f} {sb_c/fio_c:.3f}")
+print(f"{qd} {i} {sb_iops:.0f} {fio_iops:.0f} {sb_iops/fio_iops:.3f} {sb_c:.0f} {fio_c:.0f} {sb_c/fio_c:.3f} "
+      f"{per(sb_ent, sb_ios)} {per(fio_ent, fio_ios)} {per(sb_cs, sb_ios)} {per(fio_cs, fio_ios)}")
 EOF
-      awk '{printf "%-5s %-4s %10s %10s %7s %12s %12s %7s\n", $1, $2, $3, $4, $5, $6, $7, $8}' <(tail -1 "$WORK/pairs$QD")
+      awk '{printf "%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12}' <(tail -1 "$WORK/pairs$QD")
     done
     python3 - "$WORK/pairs$QD" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = lambda k: statistics.median(float(r[k]) for r in rows)
+opt = lambda k: "-" if rows[0][k] == "-" else f"{med(k):.3f}"
 print(f"{rows[0][0]:<5} {'med':<4} {med(2):10.0f} {med(3):10.0f} {med(4):7.3f} {med(5):12.0f} {med(6):12.0f} {med(7):7.3f}"
+      f" {opt(8):>9} {opt(9):>9} {opt(10):>9} {opt(11):>9}"
       "   <- medians (ratios: median of per-pair ratios; targets IOPS >= 1.0, CPU <= 0.8)")
 EOF
   done

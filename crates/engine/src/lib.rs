@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod data;
+pub mod prefetch;
 pub mod real;
 pub mod run;
 pub mod safety;
@@ -10,6 +11,7 @@ pub mod spec;
 pub mod target;
 pub mod testing;
 
+pub use prefetch::Prefetch;
 pub use real::{BackendChoice, RealTarget};
 pub use run::{
     idle, run_phase, EngineError, Fidelity, NoObserver, Observer, Pacing, PhaseOutcome, RunOptions,
