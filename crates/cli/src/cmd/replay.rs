@@ -151,7 +151,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| user(format!("--span {s}: {e}"), None))?;
         opts.fold_span_bytes = Some(span);
     }
-    let mut source = ReplaySource::open(&args.trace).map_err(|e| user(e.to_string(), None))?;
+    let source = ReplaySource::open(&args.trace).map_err(|e| user(e.to_string(), None))?;
+    // Decode the trace on a helper thread: a batch decode on the engine thread (a few
+    // ms) made every timed I/O due meanwhile late.
+    let mut source = storbench_engine::Prefetch::new(source)
+        .map_err(|e| anyhow::anyhow!("starting the trace read-ahead thread: {e}"))?;
     let mut options = BTreeMap::new();
     options.insert("mode".into(), pacing.name().to_string());
     options.insert("qd".into(), args.qd.to_string());
