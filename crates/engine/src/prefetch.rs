@@ -46,6 +46,7 @@ impl Prefetch {
         let thread = std::thread::Builder::new()
             .name("storbench-prefetch".into())
             .spawn(move || {
+                drop_realtime_policy();
                 let mut source = source;
                 loop {
                     let mut chunk = Vec::with_capacity(CHUNK_IOS);
@@ -85,6 +86,23 @@ impl Prefetch {
             trace_avg_qd: None,
             thread: Some(thread),
         })
+    }
+}
+
+/// Run the calling (helper) thread at the normal policy. Under `chrt -f` the helper
+/// inherits the engine's realtime policy; its decoding beside a spinning engine thread
+/// then kept both CPUs of a 2-CPU host busy with realtime work, and the kernel's
+/// fair-server throttling stalled the engine for 50 ms at a time. Eight chunks ahead,
+/// the helper needs no priority.
+fn drop_realtime_policy() {
+    // SAFETY: sched_getscheduler/sched_setscheduler on the calling thread (pid 0) with
+    // a valid sched_param; they touch no memory of ours beyond `param`.
+    unsafe {
+        if libc::sched_getscheduler(0) != libc::SCHED_OTHER {
+            let param = libc::sched_param { sched_priority: 0 };
+            // Failure leaves the inherited policy: only lateness, never wrong results.
+            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        }
     }
 }
 

@@ -16,8 +16,10 @@ use storbench_trace::Op;
 /// clock_nanosleep), and at 50,000 IOPS the mean gap is 20 us, so the spin share of
 /// the CPU matters.
 pub const SPIN_NS: u64 = 25_000;
-/// Ceiling of the adaptive spin margin ([`SpinMargin`]).
-pub const SPIN_MAX_NS: u64 = 200_000;
+/// Ceiling of the adaptive spin margin ([`SpinMargin`]). Kept low: spinning longer
+/// burns the CPU share a loaded host gives the engine thread, and later overshoots are
+/// the thread not being scheduled, which spinning does not fix.
+pub const SPIN_MAX_NS: u64 = 60_000;
 
 /// The spin margin, adapted to how late this host wakes a sleeping thread. The tail
 /// of the wake-up delay, not its median, makes the tail of the issue error: here
@@ -26,7 +28,7 @@ pub const SPIN_MAX_NS: u64 = 200_000;
 /// jumps to that plus [`SpinMargin::PAD_NS`] when larger, and otherwise decays towards
 /// [`SPIN_NS`] by 1/64 of the excess per wait (it follows the largest recent
 /// overshoots, about the p99 of the last few hundred waits). Overshoots beyond
-/// [`SPIN_MAX_NS`] are the thread not being scheduled at all, which no spinning
+/// [`SPIN_MAX_NS`] are taken as the thread not being scheduled, which no spinning
 /// fixes: they are ignored.
 #[derive(Clone, Copy, Debug)]
 pub struct SpinMargin {
