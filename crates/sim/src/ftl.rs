@@ -155,7 +155,14 @@ pub(crate) struct Ftl {
     user_units: u64,
     l2p: Vec<u32>,
     ulen: Vec<u8>,
+    /// Slot -> LBA of the unit starting there, CONT for its other slots. Written when a
+    /// unit is placed (sequentially, at a write frontier) and read by GC (sequentially);
+    /// an invalidated slot keeps its old entry: whether a slot holds valid data is
+    /// `vbits`, which is small enough to stay in cache, so a host overwrite does not
+    /// touch a random line of this large table.
     p2l: Vec<u32>,
+    /// Valid-slot bitmap: bit s set iff slot s holds (part of) a mapped unit.
+    vbits: Vec<u64>,
     state: Vec<u8>,
     slc_mode: Vec<bool>,
     valid: Vec<u32>,
@@ -264,6 +271,7 @@ impl Ftl {
                 Vec::new()
             },
             p2l: vec![NONE; nblocks * spb as usize],
+            vbits: vec![0; (nblocks * spb as usize).div_ceil(64)],
             state: vec![FREE; nblocks],
             slc_mode: vec![false; nblocks],
             valid: vec![0; nblocks],
@@ -846,6 +854,7 @@ impl Ftl {
         for i in 1..len {
             self.p2l[(s + i) as usize] = CONT;
         }
+        self.set_valid(s, len);
         self.valid[b as usize] += len;
         if self.wp[b as usize] == self.cap[b as usize] {
             self.close(b);
@@ -868,9 +877,7 @@ impl Ftl {
         let b = s / self.spb;
         let bu = b as usize;
         debug_assert_eq!(self.p2l[s as usize], lba);
-        for i in 0..len {
-            self.p2l[(s + i) as usize] = NONE;
-        }
+        self.clear_valid(s, len);
         // Closed native blocks are always in the buckets (GC never runs during this).
         let bucketed = self.bucketed() && self.state[bu] == CLOSED && !self.slc_mode[bu];
         if bucketed {
@@ -1027,14 +1034,65 @@ impl Ftl {
         false
     }
 
-    /// Prefetch the mapping entries of the units in slots base..base+end (about to be
-    /// relocated).
+    // ----- valid-slot bitmap -----
+
+    #[inline]
+    fn is_valid(&self, s: u32) -> bool {
+        self.vbits[(s / 64) as usize] >> (s % 64) & 1 == 1
+    }
+
+    /// Mark slots s..s+len valid (they were not).
+    #[inline]
+    fn set_valid(&mut self, s: u32, len: u32) {
+        for k in s..s + len {
+            let (w, m) = ((k / 64) as usize, 1u64 << (k % 64));
+            debug_assert_eq!(self.vbits[w] & m, 0, "slot {k} already valid");
+            self.vbits[w] |= m;
+        }
+    }
+
+    /// Mark slots s..s+len invalid (they were valid).
+    #[inline]
+    fn clear_valid(&mut self, s: u32, len: u32) {
+        for k in s..s + len {
+            let (w, m) = ((k / 64) as usize, 1u64 << (k % 64));
+            debug_assert_ne!(self.vbits[w] & m, 0, "slot {k} not valid");
+            self.vbits[w] &= !m;
+        }
+    }
+
+    /// First valid slot in from..to.
+    #[inline]
+    fn next_valid(&self, from: u32, to: u32) -> Option<u32> {
+        if from >= to {
+            return None;
+        }
+        let mut w = (from / 64) as usize;
+        let mut bits = self.vbits[w] & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                let s = w as u32 * 64 + bits.trailing_zeros();
+                return (s < to).then_some(s);
+            }
+            w += 1;
+            if w as u64 * 64 >= to as u64 {
+                return None;
+            }
+            bits = self.vbits[w];
+        }
+    }
+
+    /// Prefetch the mapping entries of the valid units in slots base..base+end (about
+    /// to be relocated).
     #[inline]
     fn prefetch_mappings(&self, base: u32, end: u32) {
-        for &l in &self.p2l[base as usize..(base + end) as usize] {
+        let mut from = base;
+        while let Some(s) = self.next_valid(from, base + end) {
+            let l = self.p2l[s as usize];
             if l < CONT {
                 prefetch(&self.l2p, l as usize);
             }
+            from = s + 1;
         }
     }
 
@@ -1052,25 +1110,21 @@ impl Ftl {
         self.prefetch_mappings(base, end);
         let mut moved_slots = 0u64;
         let mut moved_units = 0u64;
-        let mut i = 0;
-        while i < end {
-            let l = self.p2l[(base + i) as usize];
-            if l < CONT {
-                let len = self.len_of(l);
-                debug_assert_eq!(self.l2p[l as usize], base + i);
-                for k in 0..len {
-                    self.p2l[(base + i + k) as usize] = NONE;
-                }
-                self.valid[bu] -= len;
-                let (dd, s) = self.alloc_native_rr(len, true);
-                self.place(l, s, len);
-                self.charge(dd, len as u64 * self.prog_slot_ns);
-                moved_slots += len as u64;
-                moved_units += 1;
-                i += len;
-            } else {
-                i += 1;
-            }
+        // Valid units in slot order (the first valid slot of a unit is its start).
+        let mut from = base;
+        while let Some(v) = self.next_valid(from, base + end) {
+            let l = self.p2l[v as usize];
+            debug_assert!(l < CONT, "valid slot {v} is not a unit start");
+            let len = self.len_of(l);
+            debug_assert_eq!(self.l2p[l as usize], v);
+            self.clear_valid(v, len);
+            self.valid[bu] -= len;
+            let (dd, s) = self.alloc_native_rr(len, true);
+            self.place(l, s, len);
+            self.charge(dd, len as u64 * self.prog_slot_ns);
+            moved_slots += len as u64;
+            moved_units += 1;
+            from = v + len;
         }
         assert_eq!(
             self.valid[bu], 0,
@@ -1104,6 +1158,10 @@ impl Ftl {
     fn erase(&mut self, b: u32) {
         let bu = b as usize;
         let base = (b * self.spb) as usize;
+        debug_assert_eq!(self.valid[bu], 0);
+        debug_assert!(self
+            .next_valid(base as u32, base as u32 + self.wp[bu])
+            .is_none());
         for s in &mut self.p2l[base..base + self.wp[bu] as usize] {
             *s = NONE;
         }
@@ -1202,25 +1260,20 @@ impl Ftl {
         let end = self.wp[cu];
         self.prefetch_mappings(base, end);
         let (mut moved_slots, mut moved_units) = (0u64, 0u64);
-        let mut i = 0;
-        while i < end {
-            let l = self.p2l[(base + i) as usize];
-            if l < CONT {
-                let len = self.len_of(l);
-                for k in 0..len {
-                    self.p2l[(base + i + k) as usize] = NONE;
-                }
-                self.valid[cu] -= len;
-                let s = dest * self.spb + self.wp[du];
-                self.wp[du] += len;
-                debug_assert!(self.wp[du] <= self.cap[du]);
-                self.place(l, s, len);
-                moved_slots += len as u64;
-                moved_units += 1;
-                i += len;
-            } else {
-                i += 1;
-            }
+        let mut from = base;
+        while let Some(v) = self.next_valid(from, base + end) {
+            let l = self.p2l[v as usize];
+            debug_assert!(l < CONT, "valid slot {v} is not a unit start");
+            let len = self.len_of(l);
+            self.clear_valid(v, len);
+            self.valid[cu] -= len;
+            let s = dest * self.spb + self.wp[du];
+            self.wp[du] += len;
+            debug_assert!(self.wp[du] <= self.cap[du]);
+            self.place(l, s, len);
+            moved_slots += len as u64;
+            moved_units += 1;
+            from = v + len;
         }
         assert_eq!(self.valid[cu], 0);
         if self.state[du] == OPEN {
@@ -1308,6 +1361,7 @@ impl Ftl {
             for i in 1..spu {
                 self.p2l[(s + i) as usize] = CONT;
             }
+            self.set_valid(s, spu);
             self.l2p[lba as usize] = s;
             if spu != 1 {
                 self.ulen[lba as usize] = spu as u8;
@@ -1548,6 +1602,7 @@ impl Ftl {
             for i in 1..spu {
                 self.p2l[(s + i) as usize] = CONT;
             }
+            self.set_valid(s, spu);
             self.l2p[lba] = s;
             if spu != 1 {
                 self.ulen[lba] = spu as u8;
@@ -1622,6 +1677,9 @@ impl Ftl {
         }
         for s in self.p2l.iter_mut() {
             *s = NONE;
+        }
+        for w in self.vbits.iter_mut() {
+            *w = 0;
         }
         for d in 0..self.dies {
             self.reset_die_lists(d);
@@ -1701,6 +1759,9 @@ impl Ftl {
             let len = self.len_of(lba as u32);
             for i in 1..len {
                 assert_eq!(self.p2l[(s + i) as usize], CONT, "lba {lba} continuation");
+            }
+            for i in 0..len {
+                assert!(self.is_valid(s + i), "lba {lba}: slot {} not valid", s + i);
             }
             assert!(
                 (s % self.spb) + len <= self.wp[(s / self.spb) as usize],
@@ -1801,10 +1862,11 @@ impl Ftl {
             assert!(wp <= cap);
             let mut v = 0u64;
             for i in 0..wp {
-                let l = self.p2l[base + i];
-                if l == NONE {
+                if !self.is_valid((base + i) as u32) {
                     continue;
                 }
+                let l = self.p2l[base + i];
+                assert_ne!(l, NONE, "valid slot {} without an LBA", base + i);
                 v += 1;
                 if l < CONT {
                     assert_eq!(
@@ -1816,6 +1878,10 @@ impl Ftl {
             }
             for i in wp..self.spb as usize {
                 assert_eq!(self.p2l[base + i], NONE, "slot past wp in use, block {b}");
+                assert!(
+                    !self.is_valid((base + i) as u32),
+                    "slot past wp valid, block {b}"
+                );
             }
             assert_eq!(v, self.valid[b] as u64, "valid count of block {b}");
             census.total += cap as u64;
