@@ -3,9 +3,9 @@
 //!
 //! The QD is swept over the events in time order: issues come sorted; the batch's
 //! completions (with those still outstanding from earlier batches) are radix-sorted
-//! and merged with them in a branch-free loop. Intervals are half-open: an I/O
-//! completing at t is not outstanding at t, so a completion at t is taken before an
-//! issue at t.
+//! and merged with them in a branch-free loop, cut into parts swept side by side.
+//! Intervals are half-open: an I/O completing at t is not outstanding at t, so a
+//! completion at t is taken before an issue at t.
 
 use super::hist::LogHist;
 use super::QD_BUCKET_MIN;
@@ -171,7 +171,6 @@ impl Completions {
     }
 
     /// The QD sweep over this batch's issues and every completion up to the last one.
-    #[inline(never)]
     fn sweep(&mut self, issue: &[u64], complete: &[u64]) {
         // Completions still ahead: those outstanding, plus this batch's (an I/O
         // completing at its issue is never outstanding).
@@ -186,38 +185,68 @@ impl Completions {
                 .map(|(_, &c)| c),
         );
         sort_u64(&mut ev, &mut self.sort_scratch, &mut self.sort_counts);
-        let (m, cn) = (issue.len(), ev.len());
+        let m = issue.len();
+        // Completions retired in this batch: those not after its last issue.
+        let retired = ev.partition_point(|&c| c <= issue[m - 1]);
+        let events = m + retired;
+        // The merged sequence cut into SWEEP_LANES parts swept side by side: each step
+        // of one part waits on its own previous step only, so the parts overlap.
+        let mut lanes: [Lane; SWEEP_LANES] = std::array::from_fn(|_| Lane::default());
+        let (mut i0, mut j0) = (0, 0);
         let mut q = self.outstanding.len();
         let mut cur = self.sweep_ns;
-        let (mut i, mut j) = (0, 0);
-        let (mut at_qd1, mut max_qd) = (0u64, self.max_qd as usize);
-        let (time, issued) = (&mut self.qd_time_ns, &mut self.qd_issued);
-        // Each step takes the next event: a completion when it is not after the
-        // next issue. Issue-only figures go to a dummy slot on completion steps.
-        while i < m {
-            let s = issue[i];
-            let c = if j < cn { ev[j] } else { u64::MAX };
-            let take_c = j < cn && c <= s;
-            let t = if take_c { c } else { s };
-            time[q.min(QD_OPEN)] += t - cur;
-            cur = t;
-            let qd = q + 1;
-            issued[if take_c { QD_SLOTS } else { qd.min(QD_OPEN) }] += 1;
-            at_qd1 += u64::from(!take_c & (q == 0));
-            max_qd = if take_c { max_qd } else { max_qd.max(qd) };
-            let adds = !take_c & (complete[i] > s);
-            q = q + usize::from(adds) - usize::from(take_c);
-            j += usize::from(take_c);
-            i += usize::from(!take_c);
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            let (i1, j1) = merge_split(issue, &ev[..retired], events * (k + 1) / SWEEP_LANES);
+            *lane = Lane {
+                i: i0,
+                j: j0,
+                i_end: i1,
+                j_end: j1,
+                q,
+                cur,
+                ..Lane::default()
+            };
+            let added = (i0..i1).filter(|&i| complete[i] > issue[i]).count();
+            q = q + added - (j1 - j0);
+            if i1 > i0 {
+                cur = cur.max(issue[i1 - 1]);
+            }
+            if j1 > j0 {
+                cur = cur.max(ev[j1 - 1]);
+            }
+            (i0, j0) = (i1, j1);
         }
-        debug_assert!(ev[j..].first().is_none_or(|&c| c > issue[m - 1]));
-        debug_assert_eq!(q, cn - j);
+        assert_eq!((i0, j0), (m, retired));
+        let steps = lanes.map(|l| (l.i_end - l.i) + (l.j_end - l.j));
+        let common = steps.iter().copied().min().unwrap_or(0);
+        for _ in 0..common {
+            for lane in lanes.iter_mut() {
+                lane.step(issue, complete, &ev);
+            }
+        }
+        for (lane, &n) in lanes.iter_mut().zip(&steps) {
+            for _ in common..n {
+                lane.step(issue, complete, &ev);
+            }
+        }
+        for lane in &lanes {
+            debug_assert_eq!((lane.i, lane.j), (lane.i_end, lane.j_end));
+            for (t, &x) in self.qd_time_ns.iter_mut().zip(&lane.time) {
+                *t += x;
+            }
+            for (t, &x) in self.qd_issued.iter_mut().zip(&lane.issued) {
+                *t += x;
+            }
+            self.at_qd1 += lane.at_qd1;
+            self.max_qd = self
+                .max_qd
+                .max(u32::try_from(lane.max_qd).unwrap_or(u32::MAX));
+        }
+        debug_assert_eq!(q, ev.len() - retired);
         self.outstanding.clear();
-        self.outstanding.extend_from_slice(&ev[j..]);
+        self.outstanding.extend_from_slice(&ev[retired..]);
         self.events = ev;
         self.sweep_ns = cur;
-        self.at_qd1 += at_qd1;
-        self.max_qd = u32::try_from(max_qd).unwrap_or(u32::MAX);
     }
 
     /// Retires what is still outstanding; the busy time (all, reads, writes), the
@@ -243,6 +272,91 @@ impl Completions {
         }
         (self.busy_ns, time, issued)
     }
+}
+
+/// Parts of a batch's merged event sequence swept side by side.
+const SWEEP_LANES: usize = 4;
+
+/// One part of the QD sweep: issues `i..i_end` merged with completions `j..j_end`,
+/// starting at QD `q` and time `cur`.
+#[derive(Clone, Copy)]
+struct Lane {
+    i: usize,
+    j: usize,
+    i_end: usize,
+    j_end: usize,
+    q: usize,
+    cur: u64,
+    time: [u64; QD_SLOTS],
+    /// By QD right after the issue; the last slot counts completion steps.
+    issued: [u64; QD_SLOTS + 1],
+    at_qd1: u64,
+    max_qd: usize,
+}
+
+impl Default for Lane {
+    fn default() -> Self {
+        Lane {
+            i: 0,
+            j: 0,
+            i_end: 0,
+            j_end: 0,
+            q: 0,
+            cur: 0,
+            time: [0; QD_SLOTS],
+            issued: [0; QD_SLOTS + 1],
+            at_qd1: 0,
+            max_qd: 0,
+        }
+    }
+}
+
+impl Lane {
+    /// Takes the next event, branch-free: a completion when it is not after the next
+    /// issue (a completion at t is not outstanding at t). Issue-only figures go to a
+    /// dummy slot on completion steps.
+    #[inline(always)]
+    fn step(&mut self, issue: &[u64], complete: &[u64], ev: &[u64]) {
+        let ii = self.i.min(self.i_end.max(1) - 1);
+        let s = issue[ii];
+        let c = ev.get(self.j).copied().unwrap_or(u64::MAX);
+        let take_c = self.j < self.j_end && (self.i >= self.i_end || c <= s);
+        let t = if take_c { c } else { s };
+        self.time[self.q.min(QD_OPEN)] += t - self.cur;
+        self.cur = t;
+        let qd = self.q + 1;
+        self.issued[if take_c { QD_SLOTS } else { qd.min(QD_OPEN) }] += 1;
+        self.at_qd1 += u64::from(!take_c & (self.q == 0));
+        self.max_qd = if take_c {
+            self.max_qd
+        } else {
+            self.max_qd.max(qd)
+        };
+        let adds = !take_c & (complete[ii] > s);
+        self.q = self.q + usize::from(adds) - usize::from(take_c);
+        self.j += usize::from(take_c);
+        self.i += usize::from(!take_c);
+    }
+}
+
+/// Where the first `d` events of the merge of sorted `issue` and `ev` end: (issues,
+/// completions) taken, with a completion taken before an issue at the same time.
+fn merge_split(issue: &[u64], ev: &[u64], d: usize) -> (usize, usize) {
+    assert!(d <= issue.len() + ev.len());
+    // Taking `i` issues is too many when the completion left for later is not after
+    // the last issue taken: monotone in `i`.
+    let too_many = |i: usize| i > 0 && d - i < ev.len() && ev[d - i] <= issue[i - 1];
+    let (mut lo, mut hi) = (d.saturating_sub(ev.len()), d.min(issue.len()));
+    // Invariant: !too_many(lo); the answer is the largest such i in [lo, hi].
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if too_many(mid) {
+            hi = mid - 1;
+        } else {
+            lo = mid;
+        }
+    }
+    (lo, d - lo)
 }
 
 /// Sorts ascending. LSD radix sort, 11-bit digits over the bits that vary, with four
