@@ -91,3 +91,40 @@ fn writes_after_a_failure_are_errors_too() {
     let e = w.finish().unwrap_err();
     assert!(e.to_string().contains("earlier write"), "{e}");
 }
+
+#[test]
+fn statistics_on_integer_columns_only() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.parquet");
+    let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+    let s = w.intern_stream("fio");
+    let d = w.intern_device("8,16");
+    let n = 100_000u64;
+    for i in 0..n {
+        let mut r = rec(i);
+        r.stream = Some(s);
+        r.device = Some(d);
+        w.write(&r).unwrap();
+    }
+    w.finish().unwrap();
+    let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let rg = reader.metadata().row_group(0);
+    for c in rg.columns() {
+        let name = c.column_path().string();
+        let stats = c.statistics();
+        match name.as_str() {
+            "op" | "stream" | "device" => assert!(stats.is_none(), "{name} has statistics"),
+            _ => assert!(stats.is_some(), "{name} has no statistics"),
+        }
+        if name == "issue_ns" {
+            let Some(parquet::file::statistics::Statistics::Int64(v)) = stats else {
+                panic!("issue_ns statistics are not Int64: {stats:?}");
+            };
+            assert_eq!(
+                (v.min_opt(), v.max_opt()),
+                (Some(&0), Some(&((n as i64 - 1) * 1000)))
+            );
+        }
+    }
+}
