@@ -130,7 +130,7 @@ const START_UNIT_SHIFT: u32 = 12;
 const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 
 /// Ranges between the one applied and the one whose bitmap word is prefetched.
-const PREFETCH_AHEAD: usize = 16;
+const PREFETCH_AHEAD: usize = 48;
 
 /// Asks the CPU to bring `word`'s cache line in (a hint: no effect on any result).
 #[inline(always)]
