@@ -41,6 +41,7 @@ trap 'rm -rf "$TMP"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # best and median of the numbers on stdin
 stats() { sort -n | awk '{r[NR]=$1} END{printf "best %.3f M  median %.3f M  (n=%d)", r[NR]/1e6, r[int((NR+1)/2)]/1e6, NR}'; }
+median() { sort -n | awk '{r[NR]=$1} END{print r[int((NR+1)/2)]}'; }
 # the Nth "simulated IOPS / cpu s" figure of a sim_speed output
 rate() { awk -v n="$2" '/IOPS \/ cpu s/{k++; if(k==n) print $NF}' "$1"; }
 
@@ -58,6 +59,9 @@ fp=$(grep -h fingerprint "$TMP"/steady.* | sort -u | wc -l)
 echo "load average after: $(load)"
 echo "direct (Target trait)  simulated I/O per cpu s: $(stats <"$TMP/direct")"
 echo "engine (run_phase)     simulated I/O per cpu s: $(stats <"$TMP/engine")"
+# engine cost per I/O from the medians
+awk -v d="$(median <"$TMP/direct")" -v e="$(median <"$TMP/engine")" \
+    'BEGIN{printf "engine / direct        %.2f (%.0f ns per I/O in the engine loop and metrics, medians)\n", e/d, 1e9/e - 1e9/d}'
 wa=$(awk '/^WA/{print $2; exit}' "$TMP/steady.1")
 awk -v wa="$wa" 'BEGIN{ if (wa < 3 || wa > 8) { print "note: WA " wa " is outside 3-8" } }'
 
@@ -78,6 +82,8 @@ if [ -x "$CLI" ]; then
     echo "direct, fresh drive    simulated I/O per cpu s: $(stats <"$TMP/fdirect")  (WA $(awk '/^WA/{print $2; exit}' "$TMP/fresh.1"))"
     echo "engine, fresh drive    simulated I/O per cpu s: $(stats <"$TMP/fengine")"
     echo "storbench run (CLI)    simulated I/O per cpu s: $(stats <"$TMP/cli")  (user+sys of the process)"
+    awk -v e="$(median <"$TMP/fengine")" -v c="$(median <"$TMP/cli")" \
+        'BEGIN{printf "cli / engine           %.2f (%.0f ns per I/O in the rest of storbench run, medians)\n", c/e, 1e9/c - 1e9/e}'
 else
     echo
     echo "(skipped the end-to-end run: build it with cargo build --release -p storbench)"

@@ -105,6 +105,10 @@ fn main() {
     );
 
     if engine_ios > 0 {
+        if !steady {
+            // Each phase starts from a fresh drive (as each `storbench run` does).
+            ssd = open_spec(&spec).unwrap_or_else(|e| panic!("{e}"));
+        }
         // `storbench run --rw randwrite --bs 4k --qd 32` over the whole drive.
         let cap = ssd.config().capacity_bytes;
         let mut gspec = GenSpec::rand_write_4k_qd32(0, cap, 1);
