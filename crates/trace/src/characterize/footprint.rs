@@ -1,5 +1,6 @@
 //! Footprint: distinct bytes touched by reads and writes, in bounded memory.
 
+use super::sort::radix_sort_by_key;
 use super::FOOTPRINT_MAX_INTERVALS;
 use crate::model::Op;
 
@@ -13,8 +14,9 @@ use crate::model::Op;
 pub(super) struct IntervalSet {
     set: Vec<(u64, u64)>,
     pending: Vec<(u64, u64)>,
-    /// Radix-sort buffer, as large as `pending`.
+    /// Radix-sort buffers: one as large as `pending`, and the bucket counters.
     scratch: Vec<(u64, u64)>,
+    counts: Vec<u32>,
     granularity_bytes: u64,
     max_intervals: usize,
 }
@@ -26,6 +28,7 @@ impl IntervalSet {
             set: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
+            counts: Vec::new(),
             granularity_bytes: 1,
             max_intervals,
         }
@@ -66,7 +69,7 @@ impl IntervalSet {
         for r in pending.iter_mut() {
             *r = self.round(*r);
         }
-        radix_sort_by_key(&mut pending, &mut self.scratch, |r| r.0);
+        radix_sort_by_key(&mut pending, &mut self.scratch, &mut self.counts, |r| r.0);
         let mut merged = Vec::with_capacity(self.set.len() + pending.len());
         let (mut i, mut j) = (0, 0);
         while i < self.set.len() || j < pending.len() {
@@ -175,6 +178,7 @@ pub struct Footprint {
     /// interval-set ranges (fast path), pages to allocate and their marks.
     sorted: Vec<(u64, u64)>,
     sort_scratch: Vec<(u64, u64)>,
+    sort_counts: Vec<u32>,
     units: Vec<(u64, u64)>,
     to_rest: Vec<(u64, u64)>,
     new_pages: Vec<usize>,
@@ -263,6 +267,7 @@ impl Footprint {
             open: None,
             sorted: Vec::new(),
             sort_scratch: Vec::new(),
+            sort_counts: Vec::new(),
             units: Vec::new(),
             to_rest: Vec::new(),
             new_pages: Vec::new(),
@@ -344,7 +349,12 @@ impl Footprint {
             let mut sorted = std::mem::take(&mut self.sorted);
             sorted.clear();
             sorted.extend_from_slice(&buf[..n]);
-            radix_sort_by_key(&mut sorted, &mut self.sort_scratch, |r| r.0);
+            radix_sort_by_key(
+                &mut sorted,
+                &mut self.sort_scratch,
+                &mut self.sort_counts,
+                |r| r.0,
+            );
             for &(s, e) in &sorted {
                 self.apply(s, e);
             }
@@ -626,55 +636,6 @@ impl Footprint {
     }
 }
 
-/// Sorts by a u64 key, stably. LSD radix sort, 11-bit digits, skipping digits where no
-/// key differs: a few ns per element, where a comparison sort costs tens.
-pub(super) fn radix_sort_by_key<T: Copy + Default>(
-    v: &mut Vec<T>,
-    scratch: &mut Vec<T>,
-    key: impl Fn(&T) -> u64,
-) {
-    const BITS: u32 = 11;
-    const BUCKETS: usize = 1 << BITS;
-    if v.len() < 512 {
-        v.sort_by_key(&key);
-        return;
-    }
-    let (mut or, mut and) = (0u64, !0u64);
-    for r in v.iter() {
-        or |= key(r);
-        and &= key(r);
-    }
-    let varying = or ^ and;
-    if varying == 0 {
-        return;
-    }
-    let top = 64 - varying.leading_zeros();
-    let mut shift = varying.trailing_zeros();
-    scratch.clear();
-    scratch.resize(v.len(), T::default());
-    let mut counts = vec![0usize; BUCKETS];
-    while shift < top {
-        counts.fill(0);
-        for r in v.iter() {
-            counts[((key(r) >> shift) as usize) & (BUCKETS - 1)] += 1;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let here = *c;
-            *c = sum;
-            sum += here;
-        }
-        for r in v.iter() {
-            let b = ((key(r) >> shift) as usize) & (BUCKETS - 1);
-            scratch[counts[b]] = *r;
-            counts[b] += 1;
-        }
-        std::mem::swap(v, scratch);
-        shift += BITS;
-    }
-    debug_assert!(v.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -698,23 +659,6 @@ mod tests {
         let want = naive.iter().filter(|&&b| b).count() as u64;
         let (set, g) = f.finish();
         assert_eq!((set.iter().map(|(s, e)| e - s).sum::<u64>(), g), (want, 1));
-    }
-
-    #[test]
-    fn radix_sort_sorts_by_start() {
-        let mut x: u64 = 12345;
-        let mut v: Vec<(u64, u64)> = (0..5000)
-            .map(|i| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((x >> 20) % (1 << 44), i)
-            })
-            .collect();
-        let mut want: Vec<u64> = v.iter().map(|r| r.0).collect();
-        want.sort_unstable();
-        radix_sort_by_key(&mut v, &mut Vec::new(), |r| r.0);
-        assert_eq!(v.iter().map(|r| r.0).collect::<Vec<_>>(), want);
     }
 
     #[test]

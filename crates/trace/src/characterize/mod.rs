@@ -19,6 +19,7 @@ mod interarrival;
 mod qd;
 mod sequential;
 mod sizes;
+mod sort;
 #[cfg(test)]
 mod tests;
 

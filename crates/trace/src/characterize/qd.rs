@@ -8,6 +8,7 @@
 //! completion at t is taken before an issue at t.
 
 use super::hist::LogHist;
+use super::sort::radix_sort_by_key;
 use super::QD_BUCKET_MIN;
 use crate::model::Op;
 
@@ -184,7 +185,12 @@ impl Completions {
                 .filter(|(s, c)| c > s)
                 .map(|(_, &c)| c),
         );
-        sort_u64(&mut ev, &mut self.sort_scratch, &mut self.sort_counts);
+        radix_sort_by_key(
+            &mut ev,
+            &mut self.sort_scratch,
+            &mut self.sort_counts,
+            |&x| x,
+        );
         let m = issue.len();
         // Completions retired in this batch: those not after its last issue.
         let retired = ev.partition_point(|&c| c <= issue[m - 1]);
@@ -357,111 +363,4 @@ fn merge_split(issue: &[u64], ev: &[u64], d: usize) -> (usize, usize) {
         }
     }
     (lo, d - lo)
-}
-
-/// Sorts ascending. LSD radix sort, 11-bit digits over the bits that vary, with four
-/// lanes per pass (a quarter of the input each, with its own bucket offsets, placed
-/// lane after lane within a bucket so the sort stays stable): completions come nearly
-/// sorted, and with one lane a run of equal digits would wait on one counter per
-/// element.
-fn sort_u64(v: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut Vec<u32>) {
-    const BITS: u32 = 11;
-    const B: usize = 1 << BITS;
-    const LANES: usize = 4;
-    let n = v.len();
-    if n < 2048 {
-        v.sort_unstable();
-        return;
-    }
-    assert!(n < u32::MAX as usize);
-    let (or, and) = v.iter().fold((0u64, !0u64), |(o, a), &x| (o | x, a & x));
-    let varying = or ^ and;
-    if varying == 0 {
-        return;
-    }
-    let top = 64 - varying.leading_zeros();
-    let mut shift = varying.trailing_zeros();
-    scratch.clear();
-    scratch.resize(n, 0);
-    counts.clear();
-    counts.resize(LANES * B, 0);
-    let q = n / LANES;
-    while shift < top {
-        let digit = |x: u64| ((x >> shift) as usize) & (B - 1);
-        counts.fill(0);
-        {
-            let (c0, rest) = counts.split_at_mut(B);
-            let (c1, rest) = rest.split_at_mut(B);
-            let (c2, c3) = rest.split_at_mut(B);
-            for i in 0..q {
-                c0[digit(v[i])] += 1;
-                c1[digit(v[q + i])] += 1;
-                c2[digit(v[2 * q + i])] += 1;
-                c3[digit(v[3 * q + i])] += 1;
-            }
-            for &x in &v[4 * q..] {
-                c3[digit(x)] += 1;
-            }
-        }
-        // Offsets: bucket by bucket, lane after lane.
-        let mut sum = 0u32;
-        for b in 0..B {
-            for l in 0..LANES {
-                let here = counts[l * B + b];
-                counts[l * B + b] = sum;
-                sum += here;
-            }
-        }
-        {
-            let (o0, rest) = counts.split_at_mut(B);
-            let (o1, rest) = rest.split_at_mut(B);
-            let (o2, o3) = rest.split_at_mut(B);
-            let dst = &mut scratch[..];
-            for i in 0..q {
-                let (x0, x1, x2, x3) = (v[i], v[q + i], v[2 * q + i], v[3 * q + i]);
-                let (d0, d1, d2, d3) = (digit(x0), digit(x1), digit(x2), digit(x3));
-                dst[o0[d0] as usize] = x0;
-                o0[d0] += 1;
-                dst[o1[d1] as usize] = x1;
-                o1[d1] += 1;
-                dst[o2[d2] as usize] = x2;
-                o2[d2] += 1;
-                dst[o3[d3] as usize] = x3;
-                o3[d3] += 1;
-            }
-            for &x in &v[4 * q..] {
-                let d = digit(x);
-                dst[o3[d] as usize] = x;
-                o3[d] += 1;
-            }
-        }
-        std::mem::swap(v, scratch);
-        shift += BITS;
-    }
-    debug_assert!(v.windows(2).all(|w| w[0] <= w[1]));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn four_lane_radix_sort_sorts() {
-        for n in [0usize, 5, 2047, 2048, 2051, 10_007] {
-            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-            // Nearly sorted (a time plus a random service time), with duplicates.
-            let mut v: Vec<u64> = (0..n as u64)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (1 << 40) + i * 20_000 + (x % 500_000) / 1000 * 1000
-                })
-                .collect();
-            let mut want = v.clone();
-            want.sort_unstable();
-            sort_u64(&mut v, &mut Vec::new(), &mut Vec::new());
-            assert_eq!(v, want, "n {n}");
-        }
-    }
 }
