@@ -337,6 +337,46 @@ fn spc_umass_and_bad_line() {
     );
 }
 
+/// Converting a format's units (sectors, seconds, µs) to bytes and ns can overflow; the
+/// error names the field whose value overflowed, in each device-keyed CSV format.
+#[test]
+fn unit_overflow_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = u64::MAX / 4;
+    for (format, line, field) in [
+        (Format::Tencent, format!("1,{huge},8,0,7"), "offset"),
+        (Format::Tencent, format!("1,0,{huge},0,7"), "size"),
+        (
+            Format::Tencent,
+            format!("1,0,8,0,7\n{huge},0,8,0,7"),
+            "timestamp",
+        ),
+        (Format::Spc, format!("0,{huge},4096,r,0.5"), "LBA"),
+        (
+            Format::Alibaba,
+            format!("3,R,0,4096,1\n3,R,0,4096,{huge}"),
+            "timestamp",
+        ),
+        (
+            Format::Alibaba,
+            format!("3,R,{huge},{},1", u64::MAX / 2),
+            "offset",
+        ),
+    ] {
+        let input = dir.path().join("in.csv");
+        std::fs::write(&input, format!("{line}\n")).unwrap();
+        let opts = ImportOptions {
+            format: Some(format),
+            ..Default::default()
+        };
+        let e = import(&input, &dir.path().join("o.parquet"), &opts).unwrap_err();
+        match e {
+            TraceError::Parse { field: f, .. } => assert_eq!(f, field, "{format:?} {line}: {e}"),
+            other => panic!("{format:?} {line}: {other}"),
+        }
+    }
+}
+
 /// Real kernels print a flush's sector as 0 at issue and 2^64-1 at completion, then
 /// complete the zero-length write that asked for the flush (captured on a loop device).
 #[test]

@@ -312,6 +312,45 @@ impl<'a> Iterator for FieldsCsv<'a> {
     }
 }
 
+/// Named, in-order access to the fields of one CSV line: every error names the field
+/// that was missing or malformed, as the importers' `(field, message)` errors need.
+pub struct CsvLine<'a> {
+    fields: FieldsCsv<'a>,
+}
+
+impl<'a> CsvLine<'a> {
+    #[inline]
+    pub fn new(line: &'a [u8]) -> CsvLine<'a> {
+        CsvLine {
+            fields: fields_csv(line),
+        }
+    }
+
+    /// The next field as text.
+    #[inline]
+    pub fn text(&mut self, name: &'static str) -> Result<&'a [u8], (&'static str, String)> {
+        self.fields
+            .next()
+            .ok_or_else(|| (name, "missing".to_owned()))
+    }
+
+    /// The next field as an unsigned decimal.
+    #[inline]
+    pub fn num(&mut self, name: &'static str) -> Result<u64, (&'static str, String)> {
+        let s = self.text(name)?;
+        parse_u64(s).ok_or_else(|| (name, format!("not a number: {}", show(s))))
+    }
+
+    /// Rejects fields after the `count`th; `last` names the last expected field.
+    #[inline]
+    pub fn end(mut self, last: &'static str, count: usize) -> Result<(), (&'static str, String)> {
+        match self.fields.next() {
+            Some(_) => Err((last, format!("more than {count} fields"))),
+            None => Ok(()),
+        }
+    }
+}
+
 #[inline]
 pub fn trim(s: &[u8]) -> &[u8] {
     // Fast path: nothing to trim (the usual case for machine-written traces).

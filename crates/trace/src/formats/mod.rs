@@ -8,6 +8,7 @@ pub mod alibaba;
 pub mod blkparse;
 pub mod block;
 pub mod csv;
+pub mod device_csv;
 pub mod export;
 pub mod fio;
 pub mod ftrace;

@@ -3,7 +3,7 @@
 //! Offset and Size are bytes. The device is `<Hostname>_<DiskNumber>` (the file naming of
 //! the published set). Completion = issue + ResponseTime.
 
-use super::lines::{fields_csv, parse_u64, show, LineReader};
+use super::lines::{show, CsvLine, LineReader};
 use super::{Ctx, Sink, TimeBase};
 use crate::error::TraceError;
 use crate::model::{DeviceId, IoRecord, Op};
@@ -19,15 +19,11 @@ pub struct Row<'a> {
 }
 
 pub fn parse_line(line: &[u8]) -> Result<Row<'_>, (&'static str, String)> {
-    let mut f = fields_csv(line);
-    let mut next = |name: &'static str| f.next().ok_or_else(|| (name, "missing".to_owned()));
-    let num = |name: &'static str, s: &[u8]| {
-        parse_u64(s).ok_or_else(|| (name, format!("not a number: {}", show(s))))
-    };
-    let ticks = num("Timestamp", next("Timestamp")?)?;
-    let host = next("Hostname")?;
-    let disk = num("DiskNumber", next("DiskNumber")?)?;
-    let ty = next("Type")?;
+    let mut f = CsvLine::new(line);
+    let ticks = f.num("Timestamp")?;
+    let host = f.text("Hostname")?;
+    let disk = f.num("DiskNumber")?;
+    let ty = f.text("Type")?;
     let op = if ty.eq_ignore_ascii_case(b"read") {
         Op::Read
     } else if ty.eq_ignore_ascii_case(b"write") {
@@ -35,12 +31,10 @@ pub fn parse_line(line: &[u8]) -> Result<Row<'_>, (&'static str, String)> {
     } else {
         return Err(("Type", format!("expected Read or Write: {}", show(ty))));
     };
-    let offset = num("Offset", next("Offset")?)?;
-    let size = num("Size", next("Size")?)?;
-    let response_ticks = num("ResponseTime", next("ResponseTime")?)?;
-    if f.next().is_some() {
-        return Err(("ResponseTime", "more than 7 fields".to_owned()));
-    }
+    let offset = f.num("Offset")?;
+    let size = f.num("Size")?;
+    let response_ticks = f.num("ResponseTime")?;
+    f.end("ResponseTime", 7)?;
     Ok(Row {
         ticks,
         host,

@@ -2,81 +2,44 @@
 //! size in bytes, opcode `r`/`w` (either case), timestamp in seconds (decimal). Fields
 //! after the fifth are ignored. The device is the ASU number.
 
-use super::lines::{fields_csv, parse_secs_ns, parse_u64, show, LineReader};
-use super::{Ctx, Sink, TimeBase};
+use super::device_csv::{DevRow, Layout};
+use super::lines::{parse_secs_ns, show, CsvLine, LineReader};
+use super::{Ctx, Sink};
 use crate::error::TraceError;
-use crate::model::{DeviceId, IoRecord, Op};
+use crate::model::Op;
 
-pub struct Row {
-    pub asu: u64,
-    pub lba: u64,
-    pub size: u64,
-    pub op: Op,
-    pub ts_ns: u64,
-}
-
-pub fn parse_line(line: &[u8]) -> Result<Row, (&'static str, String)> {
-    let mut f = fields_csv(line);
-    let mut next = |name: &'static str| f.next().ok_or_else(|| (name, "missing".to_owned()));
-    let num = |name: &'static str, s: &[u8]| {
-        parse_u64(s).ok_or_else(|| (name, format!("not a number: {}", show(s))))
-    };
-    let asu = num("ASU", next("ASU")?)?;
-    let lba = num("LBA", next("LBA")?)?;
-    let size = num("size", next("size")?)?;
-    let op = match next("opcode")? {
+pub fn parse_line(line: &[u8]) -> Result<DevRow, (&'static str, String)> {
+    let mut f = CsvLine::new(line);
+    let device = f.num("ASU")?;
+    let offset = f.num("LBA")?;
+    let len = f.num("size")?;
+    let op = match f.text("opcode")? {
         b"r" | b"R" => Op::Read,
         b"w" | b"W" => Op::Write,
         o => return Err(("opcode", format!("expected r or w: {}", show(o)))),
     };
-    let ts = next("timestamp")?;
-    let ts_ns =
+    let ts = f.text("timestamp")?;
+    let ts =
         parse_secs_ns(ts).ok_or_else(|| ("timestamp", format!("not seconds: {}", show(ts))))?;
-    Ok(Row {
-        asu,
-        lba,
-        size,
+    Ok(DevRow {
+        device,
         op,
-        ts_ns,
+        offset,
+        len,
+        ts,
     })
 }
 
 pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
-    let mut base = TimeBase::default();
-    let mut last_dev: Option<(u64, DeviceId)> = None;
-    while let Some((n, line)) = lr.next_numbered()? {
-        if super::lines::trim(line).is_empty() {
-            ctx.summary.note_ignore("blank lines");
-            continue;
-        }
-        let Some(row) = ctx.row(n, parse_line(line))? else {
-            continue;
-        };
-        if row.size == 0 {
-            ctx.summary.note_drop("zero-length reads or writes");
-            continue;
-        }
-        let Some(off) = row.lba.checked_mul(512) else {
-            let e = ctx.err(n, "LBA", "offset in bytes overflows 64 bits");
-            ctx.bad_line(e)?;
-            continue;
-        };
-        if let Err(e) = super::check_range(ctx, n, "LBA", off, row.size) {
-            ctx.bad_line(e)?;
-            continue;
-        }
-        let t = base.rel(ctx, row.ts_ns);
-        let mut rec = IoRecord::new(row.op, off, row.size, t);
-        let dev = match last_dev {
-            Some((d, id)) if d == row.asu => id,
-            _ => {
-                let id = sink.writer.intern_device(&row.asu.to_string());
-                last_dev = Some((row.asu, id));
-                id
-            }
-        };
-        rec.device = Some(dev);
-        sink.push_ordered(rec)?;
-    }
-    Ok(())
+    let layout = Layout {
+        ns_per_ts: 1,
+        bytes_per_offset: 512,
+        bytes_per_len: 1,
+        offset_field: "LBA",
+        len_field: "size",
+        ts_field: "timestamp",
+        only: None,
+        other_devices: "lines of other devices",
+    };
+    super::device_csv::import(ctx, lr, sink, parse_line, &layout)
 }
