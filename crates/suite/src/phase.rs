@@ -173,7 +173,16 @@ impl Work {
                         None => break,
                     }
                 }
-                Ok(Box::new(r))
+                // Decode the trace on a helper thread, as `storbench replay` does: a
+                // Parquet batch decode on the engine thread (a few ms) made every
+                // timed I/O due meanwhile late.
+                let p = storbench_engine::Prefetch::new(r).map_err(|e| {
+                    SourceError::Invalid(format!(
+                        "{}: starting the trace read-ahead thread: {e}",
+                        path.display()
+                    ))
+                })?;
+                Ok(Box::new(p))
             }
         }
     }
