@@ -356,62 +356,18 @@ fn bad_input_gives_a_clear_error_and_exit_2() {
     );
 }
 
-/// A loop device over a file, detached on drop.
-struct Loop {
-    dev: String,
-    _img: tempfile::TempDir,
-}
-
-impl Loop {
-    fn new(size_mb: u64) -> Option<Loop> {
-        // `id -u` prints 0 for root.
-        let uid = Command::new("id").arg("-u").output().ok()?;
-        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-            eprintln!("skipped: not root (loop devices need root)");
-            return None;
-        }
-        let img_dir = tempfile::tempdir().ok()?;
-        let img = img_dir.path().join("loop.img");
-        let f = std::fs::File::create(&img).ok()?;
-        f.set_len(size_mb << 20).ok()?;
-        let out = Command::new("losetup")
-            .args(["-f", "--show", path_str(&img)])
-            .output();
-        match out {
-            Ok(o) if o.status.success() => Some(Loop {
-                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-                _img: img_dir,
-            }),
-            Ok(o) => {
-                eprintln!(
-                    "skipped: losetup failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("skipped: losetup unavailable: {e}");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
 #[test]
 fn run_and_replay_on_a_loop_device() {
-    let Some(lo) = Loop::new(16) else { return };
+    let lo = match storbench_testkit::LoopDevice::new(16 << 20, &[]) {
+        Ok(lo) => lo,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("read");
     ok(&storbench(&[
         "run",
         "--target",
-        &lo.dev,
+        lo.path_str(),
         "--rw",
         "randread",
         "--bs",
@@ -440,7 +396,7 @@ fn run_and_replay_on_a_loop_device() {
         "replay",
         path_str(&trace),
         "--target",
-        &lo.dev,
+        lo.path_str(),
         "--mode",
         "timed",
         "-o",

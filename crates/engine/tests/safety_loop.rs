@@ -4,7 +4,7 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use storbench_engine::safety::{check_block_device_write, inspect, scan_signatures};
 use storbench_engine::testing::VecSource;
@@ -12,66 +12,18 @@ use storbench_engine::{
     open_real, run_phase, NoObserver, OpenOptions, Pacing, RunOptions, Target, TargetError,
     TargetSpec,
 };
+use storbench_testkit::{have_tool, LoopDevice, Mounted};
 use storbench_trace::Op;
 use storbench_workload::generator::{GenSpec, Generator};
 use storbench_workload::NextIo;
 
 const SIZE: u64 = 64 << 20;
 
-/// A loop device over a file in a temp dir; detached on drop.
-struct Loop {
-    dev: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn new() -> Option<Loop> {
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: not root (loop devices need root)");
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let backing = dir.path().join("backing.img");
-        let f = std::fs::File::create(&backing).ok()?;
-        f.set_len(SIZE).ok()?;
-        drop(f);
-        let out = Command::new("losetup")
-            .args(["-f", "--show", "-P"])
-            .arg(&backing)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => {
-                let dev = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-                Some(Loop { dev, _dir: dir })
-            }
-            Ok(o) => {
-                eprintln!(
-                    "skipped: losetup failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
-                None
-            }
-            Err(e) => {
-                eprintln!("skipped: losetup not available: {e}");
-                None
-            }
-        }
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dev).output();
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
-
-fn tool(name: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// A 64 MiB loop device needing `tools`, or `None` with the reason printed.
+fn loop_dev(tools: &[&str]) -> Option<LoopDevice> {
+    LoopDevice::new(SIZE, tools)
+        .map_err(|why| eprintln!("skipped: {why}"))
+        .ok()
 }
 
 fn run(cmd: &str, args: &[&str], dev: &Path) -> bool {
@@ -163,16 +115,13 @@ fn assert_refused_unchanged(dev: &Path, what: &str) {
 
 #[test]
 fn blank_device_is_writable_and_ext4_is_refused() {
-    let Some(lp) = Loop::new() else { return };
-    let dev = lp.dev.clone();
+    let Some(lp) = loop_dev(&["mkfs.ext4"]) else {
+        return;
+    };
+    let dev = lp.path().to_owned();
     // Blank: nothing found, writes go through.
     assert_eq!(inspect(&dev).unwrap(), vec![]);
     try_write(&dev, None).unwrap();
-    // Zero it again (storbench wrote random data) via the engine with the flag.
-    if !tool("mkfs.ext4") {
-        eprintln!("skipped: mkfs.ext4 not installed");
-        return;
-    }
     assert!(run("mkfs.ext4", &["-q", "-F"], &dev));
     let sigs = scan_signatures(&dev).unwrap();
     assert!(
@@ -192,37 +141,26 @@ fn blank_device_is_writable_and_ext4_is_refused() {
 
 #[test]
 fn mounted_ext4_is_refused_even_with_destroy_data() {
-    let Some(lp) = Loop::new() else { return };
-    let dev = lp.dev.clone();
-    if !tool("mkfs.ext4") {
-        eprintln!("skipped: mkfs.ext4 not installed");
+    let Some(lp) = loop_dev(&["mkfs.ext4", "mount"]) else {
         return;
-    }
+    };
+    let dev = lp.path().to_owned();
     assert!(run("mkfs.ext4", &["-q", "-F"], &dev));
-    let mnt = tempfile::tempdir().unwrap();
-    let o = Command::new("mount")
-        .arg(&dev)
-        .arg(mnt.path())
-        .output()
-        .unwrap();
-    if !o.status.success() {
-        eprintln!(
-            "skipped: mount not permitted here: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-        return;
-    }
+    let mounted = match Mounted::new(&dev, &lp.dir().join("mnt"), &[]) {
+        Ok(m) => m,
+        Err(why) => return eprintln!("skipped: mount not permitted here: {why}"),
+    };
     let r = check_block_device_write(&dev, Some(&dev));
-    let _ = Command::new("umount").arg(mnt.path()).status();
+    drop(mounted);
     let e = r.unwrap_err();
     assert!(e.to_string().contains("is mounted on"), "{e}");
 }
 
 #[test]
 fn swap_and_other_signatures_are_refused() {
-    let Some(lp) = Loop::new() else { return };
-    let dev = lp.dev.clone();
-    if tool("mkswap") {
+    let Some(lp) = loop_dev(&[]) else { return };
+    let dev = lp.path().to_owned();
+    if have_tool("mkswap") {
         assert!(run("mkswap", &[], &dev));
         assert!(scan_signatures(&dev)
             .unwrap()
@@ -237,7 +175,7 @@ fn swap_and_other_signatures_are_refused() {
         ("mkfs.btrfs", &["-f", "-q"][..]),
         ("mkfs.vfat", &[][..]),
     ] {
-        if !tool(mkfs) {
+        if !have_tool(mkfs) {
             eprintln!("skipped {mkfs}: not installed");
             continue;
         }
@@ -249,12 +187,10 @@ fn swap_and_other_signatures_are_refused() {
 
 #[test]
 fn partition_table_is_refused() {
-    let Some(lp) = Loop::new() else { return };
-    let dev = lp.dev.clone();
-    if !tool("sfdisk") {
-        eprintln!("skipped: sfdisk not installed");
+    let Some(lp) = loop_dev(&["sfdisk"]) else {
         return;
-    }
+    };
+    let dev = lp.path().to_owned();
     for label in ["dos", "gpt"] {
         let mut c = Command::new("sfdisk")
             .arg("-q")
@@ -281,8 +217,8 @@ fn partition_table_is_refused() {
 
 #[test]
 fn trim_on_a_loop_device_discards() {
-    let Some(lp) = Loop::new() else { return };
-    let dev = lp.dev.clone();
+    let Some(lp) = loop_dev(&[]) else { return };
+    let dev = lp.path().to_owned();
     let mut t = open_real(&TargetSpec::BlockDevice(dev.clone()), &write_opts(None)).unwrap();
     assert!(t.info().discard, "loop devices support discard");
     let mut g = Generator::new(GenSpec::seq_fill(0, 8 << 20, 1)).unwrap();

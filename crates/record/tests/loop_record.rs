@@ -3,37 +3,26 @@
 //! otherwise. Every loop device and mount is undone by a guard, also on failure.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use storbench_record::pair::PairedIo;
 use storbench_record::recorder::monotonic_ns;
 use storbench_record::{device_info, RecordOptions, RecordSummary, Recorder};
+use storbench_testkit::{LoopDevice, Mounted};
 use storbench_trace::Op;
 
 /// One recording at a time in this process: two recorders would race on mounting and
 /// unmounting tracefs.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn skip_reason(tools: &[&str]) -> Option<String> {
-    if !storbench_record::tracefs::is_root() {
-        return Some("not root".into());
-    }
+/// Why the recording tests cannot run here (besides what the loop device needs).
+fn no_tracefs() -> Option<String> {
     if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
         return Some("no tracefs in this kernel".into());
     }
-    tools
-        .iter()
-        .find(|t| !have(t))
-        .map(|t| format!("`{t}` not installed"))
+    None
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -49,70 +38,25 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A loop device over a file, detached on drop.
-struct LoopDev {
-    dev: PathBuf,
-}
-
-impl LoopDev {
-    fn attach(file: &Path) -> Option<LoopDev> {
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(file)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        Some(LoopDev { dev })
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
-
 /// Everything a loop-device test needs, torn down in field order: the loop device is
-/// detached before its image's directory goes, and the recording lock is released last.
+/// detached (and its image directory removed) before the recording lock is released.
 struct Rig {
-    lo: LoopDev,
-    dir: tempfile::TempDir,
+    lo: LoopDevice,
     _one: std::sync::MutexGuard<'static, ()>,
 }
 
-/// A loop device over a fresh `size_bytes` image named `image`, or `None` (with the
-/// reason printed) when root, tracefs or one of `tools` is missing.
-fn rig(tools: &[&str], image: &str, size_bytes: u64) -> Option<Rig> {
-    if let Some(why) = skip_reason(tools) {
-        eprintln!("skipped: {why}");
-        return None;
-    }
+/// A loop device over a fresh `size_bytes` image, or `None` (with the reason printed)
+/// when root, tracefs or one of `tools` is missing.
+fn rig(tools: &[&str], size_bytes: u64) -> Option<Rig> {
     let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let img = dir.path().join(image);
-    std::fs::File::create(&img)
-        .and_then(|f| f.set_len(size_bytes))
-        .expect("image");
-    let lo = LoopDev::attach(&img)?;
-    Some(Rig { lo, dir, _one: one })
-}
-
-/// A mount, unmounted on drop.
-struct Mounted {
-    dir: PathBuf,
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
-    }
+    let lo = match no_tracefs().map_or_else(|| LoopDevice::new(size_bytes, tools), Err) {
+        Ok(lo) => lo,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+    };
+    Some(Rig { lo, _one: one })
 }
 
 /// Records the device while `work` runs; returns the I/Os, the summary and the
@@ -182,16 +126,16 @@ fn fio_iolog(path: &Path) -> Vec<(Op, u64, u64)> {
 
 #[test]
 fn records_a_known_fio_workload() {
-    let Some(rig) = rig(&["losetup", "fio"], "disk.img", 64 << 20) else {
+    let Some(rig) = rig(&["fio"], 64 << 20) else {
         return;
     };
-    let (lo, dir) = (&rig.lo, &rig.dir);
-    let iolog = dir.path().join("fio.iolog");
+    let lo = &rig.lo;
+    let iolog = lo.dir().join("fio.iolog");
     const IOS: usize = 600;
-    let (ios, summary, before, after) = record_during(&lo.dev, || {
+    let (ios, summary, before, after) = record_during(lo.path(), || {
         run(Command::new("fio")
             .arg("--name=known")
-            .arg(format!("--filename={}", lo.dev.display()))
+            .arg(format!("--filename={}", lo.path().display()))
             .args([
                 "--direct=1",
                 "--ioengine=psync",
@@ -273,31 +217,25 @@ fn records_a_known_fio_workload() {
 
 #[test]
 fn records_discards_and_flushes_of_a_filesystem() {
-    let Some(rig) = rig(
-        &["losetup", "mkfs.ext4", "fstrim", "mount", "umount"],
-        "fs.img",
-        128 << 20,
-    ) else {
+    let Some(rig) = rig(&["mkfs.ext4", "fstrim", "mount", "umount"], 128 << 20) else {
         return;
     };
-    let (lo, dir) = (&rig.lo, &rig.dir);
+    let lo = &rig.lo;
     let discard = std::fs::read_to_string(format!(
         "/sys/block/{}/queue/discard_max_bytes",
-        lo.dev.file_name().unwrap().to_string_lossy()
+        lo.path().file_name().unwrap().to_string_lossy()
     ))
     .unwrap_or_default();
     if discard.trim() == "0" {
         eprintln!("skipped: the loop device does not support discard here");
         return;
     }
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).expect("mountpoint");
-    let payload = dir.path().join("payload");
+    let mnt = lo.dir().join("mnt");
+    let payload = lo.dir().join("payload");
     std::fs::write(&payload, vec![0x5a; 8 << 20]).expect("payload");
-    let (ios, summary, _, _) = record_during(&lo.dev, || {
-        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&lo.dev));
-        run(Command::new("mount").arg(&lo.dev).arg(&mnt));
-        let _m = Mounted { dir: mnt.clone() };
+    let (ios, summary, _, _) = record_during(lo.path(), || {
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(lo.path()));
+        let _m = Mounted::new(lo.path(), &mnt, &[]).expect("mount");
         run(Command::new("cp").arg(&payload).arg(mnt.join("copy")));
         run(&mut Command::new("sync"));
         run(Command::new("rm").arg(mnt.join("copy")));
@@ -340,12 +278,12 @@ fn records_discards_and_flushes_of_a_filesystem() {
 fn writes_a_parquet_trace_with_streams_and_idle_time() {
     use storbench_record::sink::{trace_meta, TraceSink};
     use storbench_trace::TraceWriter;
-    let Some(rig) = rig(&["losetup", "fio"], "disk.img", 32 << 20) else {
+    let Some(rig) = rig(&["fio"], 32 << 20) else {
         return;
     };
-    let (lo, dir) = (&rig.lo, &rig.dir);
-    let out = dir.path().join("trace.parquet");
-    let info = device_info(&lo.dev).expect("device info");
+    let lo = &rig.lo;
+    let out = lo.dir().join("trace.parquet");
+    let info = device_info(lo.path()).expect("device info");
     assert_eq!(info.capacity_bytes, Some(32 << 20));
     let opts = RecordOptions {
         duration: Some(std::time::Duration::from_secs(3)),
@@ -354,7 +292,7 @@ fn writes_a_parquet_trace_with_streams_and_idle_time() {
     let recorder = Recorder::start(info.clone(), opts).expect("start");
     let writer = TraceWriter::create(&out, &trace_meta(&info)).expect("writer");
     let mut sink = TraceSink::new(writer, &info, recorder.start_mono_ns());
-    let dev = lo.dev.clone();
+    let dev = lo.path().to_owned();
     let idle_ms = 400;
     let fio = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(idle_ms));

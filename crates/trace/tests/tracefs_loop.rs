@@ -5,41 +5,20 @@
 //! Skips (with the reason) unless root, tracefs, a loop device, mkfs.ext4 and fio exist.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use storbench_testkit::{sh, skip_reason, LoopDevice, Mounted};
 use storbench_trace::characterize_file;
 use storbench_trace::formats::{import, Format, ImportOptions};
 
-fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Cleans up everything set up, in reverse order, even when the test fails.
+/// Cleans up the tracing set up, in reverse order, even when the test fails. (The loop
+/// device and the mount have their own guards, declared later, so dropped first.)
 #[derive(Default)]
 struct Guard {
     instance: Option<PathBuf>,
     tracefs_mounted: Option<PathBuf>,
-    loopdev: Option<String>,
-    mounted: Option<PathBuf>,
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if let Some(m) = self.mounted.take() {
-            let _ = sh("umount", &[m.to_str().unwrap()]);
-        }
-        if let Some(l) = self.loopdev.take() {
-            let _ = sh("losetup", &["-d", &l]);
-        }
         if let Some(i) = self.instance.take() {
             let _ = std::fs::write(i.join("tracing_on"), "0");
             let _ = std::fs::remove_dir(&i);
@@ -76,18 +55,8 @@ fn tracefs_capture_of_loop_device_matches_raw_text() {
 /// Ok(()) when the test ran and passed; Err(reason) when the environment lacks
 /// something (skip). Once the loop device exists, failures panic.
 fn run() -> Result<(), String> {
-    if rustix_is_not_root() {
-        return Err("not root".into());
-    }
-    for tool in ["losetup", "mkfs.ext4", "fio", "fstrim", "mount"] {
-        if Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .map(|o| !o.status.success())
-            .unwrap_or(true)
-        {
-            return Err(format!("{tool} not installed"));
-        }
+    if let Some(why) = skip_reason(&["losetup", "mkfs.ext4", "fio", "fstrim", "mount"]) {
+        return Err(why);
     }
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut g = Guard::default();
@@ -108,20 +77,9 @@ fn run() -> Result<(), String> {
         .join(format!("storbench-test-{}", std::process::id()));
     std::fs::create_dir(&inst).map_err(|e| format!("tracefs instance: {e}"))?;
     g.instance = Some(inst.clone());
-    let img = dir.path().join("disk.img");
-    let f = std::fs::File::create(&img).map_err(|e| e.to_string())?;
-    f.set_len(96 << 20).map_err(|e| e.to_string())?;
-    drop(f);
-    let loopdev = sh("losetup", &["-f", "--show", img.to_str().unwrap()])
-        .map_err(|e| format!("no loop device: {e}"))?;
-    let loopdev = loopdev.trim().to_owned();
-    g.loopdev = Some(loopdev.clone());
-    let name = loopdev.trim_start_matches("/dev/");
-    let majmin =
-        std::fs::read_to_string(format!("/sys/block/{name}/dev")).map_err(|e| e.to_string())?;
-    let majmin = majmin.trim().to_owned();
-    let (maj, min) = majmin.split_once(':').unwrap();
-    let dev = format!("{maj},{min}");
+    let lo = LoopDevice::new(96 << 20, &[])?;
+    let loopdev = lo.path_str().to_owned();
+    let dev = lo.maj_min();
 
     let w = |p: &str, v: &str| std::fs::write(inst.join(p), v).map_err(|e| format!("{p}: {e}"));
     w("buffer_size_kb", "16384")?;
@@ -130,11 +88,9 @@ fn run() -> Result<(), String> {
     w("tracing_on", "1")?;
 
     // The workload.
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
     sh("mkfs.ext4", &["-q", "-F", &loopdev]).expect("mkfs.ext4 on the loop device");
-    sh("mount", &[&loopdev, mnt.to_str().unwrap()]).expect("mount the loop device");
-    g.mounted = Some(mnt.clone());
+    let mounted = Mounted::new(lo.path(), &dir.path().join("mnt"), &[]).expect("mount");
+    let mnt = mounted.dir().to_owned();
     // "Copying files": four 2 MiB files of pseudo-random bytes.
     let mut x: u64 = 0x1234_5678_9abc_def1;
     let data: Vec<u8> = (0..2 << 20)
@@ -173,8 +129,7 @@ fn run() -> Result<(), String> {
     }
     sh("sync", &[]).unwrap();
     sh("fstrim", &[mnt.to_str().unwrap()]).expect("fstrim");
-    sh("umount", &[mnt.to_str().unwrap()]).unwrap();
-    g.mounted = None;
+    drop(mounted);
     w("tracing_on", "0")?;
     let raw = std::fs::read_to_string(inst.join("trace")).map_err(|e| e.to_string())?;
     let raw_path = dir.path().join("trace.txt");
@@ -227,6 +182,7 @@ fn run() -> Result<(), String> {
     assert!(want[2] > 0, "fstrim/mkfs produced no discards");
 
     let out = dir.path().join("t.parquet");
+    let (maj, min) = dev.split_once(',').unwrap();
     let majmin_u: (u32, u32) = (maj.parse().unwrap(), min.parse().unwrap());
     let sum = import(
         &raw_path,
@@ -265,9 +221,4 @@ fn run() -> Result<(), String> {
     assert!(c.busy_ns.unwrap() <= c.duration_ns);
     drop(g);
     Ok(())
-}
-
-fn rustix_is_not_root() -> bool {
-    // No libc dependency here: ask `id -u`.
-    sh("id", &["-u"]).map(|s| s.trim() != "0").unwrap_or(true)
 }

@@ -1,0 +1,197 @@
+//! Test support for the integration tests that need root, loop devices or external
+//! tools. Every resource is released by a guard on drop, also when a test fails, and
+//! every missing prerequisite comes back as a reason to print with `skipped:`.
+//!
+//! ```no_run
+//! let lo = match storbench_testkit::LoopDevice::new(64 << 20, &["mkfs.ext4"]) {
+//!     Ok(lo) => lo,
+//!     Err(why) => return eprintln!("skipped: {why}"),
+//! };
+//! assert!(lo.path().starts_with("/dev/loop"));
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// True when running as root.
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// True when `name` is an executable on `PATH`.
+pub fn have_tool(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            let p = dir.join(name);
+            rustix::fs::access(&p, rustix::fs::Access::EXEC_OK).is_ok() && p.is_file()
+        })
+    })
+}
+
+/// Why a test needing root and `tools` cannot run here, or `None` when it can.
+pub fn skip_reason(tools: &[&str]) -> Option<String> {
+    if !is_root() {
+        return Some("not root (loop devices and mounts need root)".into());
+    }
+    tools
+        .iter()
+        .find(|t| !have_tool(t))
+        .map(|t| format!("`{t}` not installed"))
+}
+
+/// Runs `cmd` with `args`; its stdout, or an error naming the command and its stderr.
+pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A loop device over a sparse image in its own temporary directory. On drop it is
+/// unmounted if a test left it mounted, detached, and the image removed, in that order.
+pub struct LoopDevice {
+    dev: PathBuf,
+    // Declared last: dropped after `Drop::drop` has detached the device.
+    dir: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    /// A loop device over a fresh zeroed image of `size_bytes`, with partition
+    /// scanning on (so a partition table written to it shows up as partitions).
+    /// `Err` is the reason to skip: not root, `losetup` or one of `tools` missing, or
+    /// no free loop device.
+    pub fn new(size_bytes: u64, tools: &[&str]) -> Result<LoopDevice, String> {
+        assert!(
+            size_bytes > 0 && size_bytes.is_multiple_of(512),
+            "image size {size_bytes}"
+        );
+        let mut needed = vec!["losetup"];
+        needed.extend_from_slice(tools);
+        if let Some(why) = skip_reason(&needed) {
+            return Err(why);
+        }
+        let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+        let img = dir.path().join("loop.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(size_bytes))
+            .map_err(|e| format!("image {}: {e}", img.display()))?;
+        let img_str = img.to_str().ok_or("temp dir path is not UTF-8")?;
+        let out = sh("losetup", &["-f", "--show", "-P", img_str])
+            .map_err(|e| format!("no loop device: {e}"))?;
+        let dev = PathBuf::from(out.trim());
+        assert!(dev.starts_with("/dev/"), "losetup printed {out:?}");
+        Ok(LoopDevice { dev, dir })
+    }
+
+    /// The device node, e.g. `/dev/loop3`.
+    pub fn path(&self) -> &Path {
+        &self.dev
+    }
+
+    /// The device node as text (for command lines).
+    pub fn path_str(&self) -> &str {
+        self.dev.to_str().expect("device paths are ASCII")
+    }
+
+    /// The temporary directory holding the image; tests may put their own files here.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `MAJ,MIN` as the trace importers and ftrace print it.
+    pub fn maj_min(&self) -> String {
+        let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap();
+        let s = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
+            .unwrap_or_else(|e| panic!("/sys/block/{name}/dev: {e}"));
+        s.trim().replacen(':', ",", 1)
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        // Quiet: the device is usually not mounted.
+        let _ = Command::new("umount").arg(&self.dev).output();
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// A mount, unmounted on drop.
+pub struct Mounted {
+    dir: PathBuf,
+}
+
+impl Mounted {
+    /// Mounts `dev` on `dir` (created if missing) with `mount args... dev dir`.
+    pub fn new(dev: &Path, dir: &Path, args: &[&str]) -> Result<Mounted, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut all: Vec<&str> = args.to_vec();
+        all.push(dev.to_str().ok_or("device path is not UTF-8")?);
+        all.push(dir.to_str().ok_or("mount point is not UTF-8")?);
+        sh("mount", &all)?;
+        Ok(Mounted {
+            dir: dir.to_owned(),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_sh_and_not_a_made_up_tool() {
+        assert!(have_tool("sh"));
+        assert!(!have_tool("storbench-no-such-tool-0"));
+        let why = skip_reason(&["storbench-no-such-tool-0"]).unwrap();
+        assert!(
+            why.contains("not root") || why.contains("storbench-no-such-tool-0"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn sh_reports_failure_with_stderr() {
+        assert_eq!(sh("sh", &["-c", "echo hi"]).unwrap(), "hi\n");
+        let e = sh("sh", &["-c", "echo oops >&2; exit 3"]).unwrap_err();
+        assert!(e.contains("oops"), "{e}");
+    }
+
+    #[test]
+    fn loop_device_is_detached_on_drop() {
+        let lo = match LoopDevice::new(1 << 20, &[]) {
+            Ok(lo) => lo,
+            Err(why) => return eprintln!("skipped: {why}"),
+        };
+        let name = lo.path().file_name().unwrap().to_str().unwrap().to_owned();
+        let backing = format!("/sys/block/{name}/loop/backing_file");
+        let img = std::fs::read_to_string(&backing).unwrap();
+        assert!(img.trim().starts_with(lo.dir().to_str().unwrap()), "{img}");
+        assert_eq!(lo.maj_min().split(',').count(), 2);
+        let dir = lo.dir().to_owned();
+        drop(lo);
+        // Detached: the loop device no longer has our image as backing file.
+        let now = std::fs::read_to_string(&backing).unwrap_or_default();
+        assert!(
+            !now.contains(dir.to_str().unwrap()),
+            "still attached: {now}"
+        );
+        assert!(!dir.exists(), "image directory left behind");
+    }
+}
