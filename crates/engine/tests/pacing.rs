@@ -1,5 +1,8 @@
 //! The engine loop on a virtual-time target: each pacing mode, limits, stop, data.
 
+mod common;
+use common::run_to_end;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use storbench_engine::testing::{DelayTarget, VecSource};
@@ -15,11 +18,9 @@ const GIB: u64 = 1 << 30;
 
 fn io(op: Op, offset: u64, len: u64, at: Option<u64>, qd: Option<u32>) -> NextIo {
     NextIo {
-        op,
-        offset_bytes: offset,
-        len_bytes: len,
         at_ns: at,
         trace_qd: qd,
+        ..common::io(op, offset, len)
     }
 }
 
@@ -48,13 +49,7 @@ fn queue_depth_keeps_in_flight_at_most_trace_qd() {
         .collect();
     let mut t = DelayTarget::new(GIB, delay, 64);
     let mut src = VecSource::new(ios).with_trace_avg_qd(5.5);
-    let out = run_phase(
-        &mut t,
-        &mut src,
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let out = run_to_end(&mut t, &mut src, Pacing::QueueDepth { default_qd: 1 });
     assert!(out.complete);
     assert_eq!(out.metrics.read_ios, 400);
     assert_eq!(out.submitted_ios, 400);
@@ -81,13 +76,11 @@ fn queue_depth_without_trace_qd_uses_default() {
         .map(|i| io(Op::Write, i * 4096, 4096, None, None))
         .collect();
     let mut t = DelayTarget::new(GIB, delay, 32);
-    let out = run_phase(
+    let out = run_to_end(
         &mut t,
         &mut VecSource::new(ios),
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 4 }),
-        &mut NoObserver,
-    )
-    .unwrap();
+        Pacing::QueueDepth { default_qd: 4 },
+    );
     assert_eq!(t.max_seen_in_flight, 4);
     // 100 I/Os, 4 at a time, 1 µs each: exactly 25 µs of virtual time, all busy.
     assert_eq!(out.metrics.elapsed_ns, 25 * delay);
@@ -103,13 +96,7 @@ fn fixed_qd_keeps_n_in_flight() {
         .map(|i| io(Op::Read, i * 4096, 4096, Some(i * 1_000_000), Some(1)))
         .collect();
     let mut t = DelayTarget::new(GIB, delay, 128);
-    let out = run_phase(
-        &mut t,
-        &mut VecSource::new(ios),
-        &RunOptions::new(Pacing::FixedQd(8)),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let out = run_to_end(&mut t, &mut VecSource::new(ios), Pacing::FixedQd(8));
     assert_eq!(t.max_seen_in_flight, 8);
     // At every submission instant, exactly 8 are in flight once its batch is in.
     let subs = &t.submissions;
@@ -256,13 +243,7 @@ fn byte_limited_sequential_fill_writes_the_span_once() {
     let span = 64 << 20;
     let mut g = Generator::new(GenSpec::seq_fill(0, span, 3)).unwrap();
     let mut t = DelayTarget::new(GIB, 200_000, 64);
-    let out = run_phase(
-        &mut t,
-        &mut g,
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let out = run_to_end(&mut t, &mut g, Pacing::QueueDepth { default_qd: 1 });
     assert_eq!(out.metrics.write_bytes, span);
     assert_eq!(out.metrics.write_ios, span / (128 << 10));
     let mut offs: Vec<u64> = t.submissions.iter().map(|(_, r)| r.offset_bytes).collect();
@@ -328,13 +309,11 @@ fn folding_and_alignment_are_counted() {
         io(Op::Trim, 0, 2 * cap, None, None), // clipped to the span: folded
     ];
     let mut t = DelayTarget::new(cap, 1_000, 8);
-    let out = run_phase(
+    let out = run_to_end(
         &mut t,
         &mut VecSource::new(ios),
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
-        &mut NoObserver,
-    )
-    .unwrap();
+        Pacing::QueueDepth { default_qd: 1 },
+    );
     assert_eq!(out.folded_ios, 3);
     assert_eq!(out.aligned_ios, 2);
     let r: Vec<(u64, u64)> = t
@@ -372,13 +351,7 @@ fn writes_carry_fresh_data_of_the_chosen_kind() {
         .map(|i| io(Op::Write, i * 4096, 4096, None, None))
         .collect();
     let mut t = DelayTarget::new(GIB, 1_000, 4).with_buffers(4096);
-    run_phase(
-        &mut t,
-        &mut VecSource::new(ios.clone()),
-        &RunOptions::new(Pacing::FixedQd(4)),
-        &mut NoObserver,
-    )
-    .unwrap();
+    run_to_end(&mut t, &mut VecSource::new(ios.clone()), Pacing::FixedQd(4));
     let mut w = t.written.clone();
     assert_eq!(w.len(), 64);
     w.sort();

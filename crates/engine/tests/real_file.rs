@@ -1,6 +1,9 @@
 //! The engine loop on real file targets, with each backend: data lands where it should,
 //! reads come back, TRIM punches holes, the stop flag drains.
 
+mod common;
+use common::{io, run_to_end};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use storbench_engine::testing::VecSource;
@@ -54,13 +57,7 @@ fn fill_then_read(backend: BackendChoice) {
 
     // 128 KB sequential fill of the whole file.
     let mut g = Generator::new(GenSpec::seq_fill(0, SIZE, 1)).unwrap();
-    let out = run_phase(
-        &mut t,
-        &mut g,
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let out = run_to_end(&mut t, &mut g, Pacing::QueueDepth { default_qd: 1 });
     assert!(out.complete);
     assert_eq!(out.metrics.errors, 0, "{:?}", out.first_error);
     assert_eq!(out.metrics.write_bytes, SIZE);
@@ -88,44 +85,20 @@ fn fill_then_read(backend: BackendChoice) {
         seed: 2,
     };
     let mut g = Generator::new(spec).unwrap();
-    let out = run_phase(
-        &mut t,
-        &mut g,
-        &RunOptions::new(Pacing::FixedQd(8)),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let out = run_to_end(&mut t, &mut g, Pacing::FixedQd(8));
     assert_eq!(out.metrics.read_ios, 2000);
     assert_eq!(out.metrics.errors, 0, "{:?}", out.first_error);
     assert!(out.metrics.qd.max <= 8);
     assert!(out.metrics.service.min_us > 0.0);
     // Reads read what is on disk.
     let off = 4096 * 17;
-    let mut src = VecSource::new(vec![NextIo {
-        op: Op::Read,
-        offset_bytes: off,
-        len_bytes: 4096,
-        at_ns: None,
-        trace_qd: None,
-    }]);
-    run_phase(
-        &mut t,
-        &mut src,
-        &RunOptions::new(Pacing::FixedQd(1)),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let mut src = VecSource::new(vec![io(Op::Read, off, 4096)]);
+    run_to_end(&mut t, &mut src, Pacing::FixedQd(1));
     // Slot 0 served the only I/O of that phase (free slots are a stack from 0).
     let buf = t.buffer(0).unwrap()[..4096].to_vec();
     assert_eq!(&buf[..], &data[off as usize..off as usize + 4096]);
     // A read-only target refuses writes.
-    let mut src = VecSource::new(vec![NextIo {
-        op: Op::Write,
-        offset_bytes: 0,
-        len_bytes: 4096,
-        at_ns: None,
-        trace_qd: None,
-    }]);
+    let mut src = VecSource::new(vec![io(Op::Write, 0, 4096)]);
     let e = run_phase(
         &mut t,
         &mut src,
@@ -158,38 +131,11 @@ fn trim_punches_holes(backend: BackendChoice) {
         return;
     };
     let mut g = Generator::new(GenSpec::seq_fill(0, SIZE, 3)).unwrap();
-    run_phase(
-        &mut t,
-        &mut g,
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
-        &mut NoObserver,
-    )
-    .unwrap();
+    run_to_end(&mut t, &mut g, Pacing::QueueDepth { default_qd: 1 });
     let before = allocated_bytes(&path);
     // TRIM the first half, plus a flush.
-    let mut src = VecSource::new(vec![
-        NextIo {
-            op: Op::Trim,
-            offset_bytes: 0,
-            len_bytes: SIZE / 2,
-            at_ns: None,
-            trace_qd: None,
-        },
-        NextIo {
-            op: Op::Flush,
-            offset_bytes: 0,
-            len_bytes: 0,
-            at_ns: None,
-            trace_qd: None,
-        },
-    ]);
-    let out = run_phase(
-        &mut t,
-        &mut src,
-        &RunOptions::new(Pacing::FixedQd(1)),
-        &mut NoObserver,
-    )
-    .unwrap();
+    let mut src = VecSource::new(vec![io(Op::Trim, 0, SIZE / 2), io(Op::Flush, 0, 0)]);
+    let out = run_to_end(&mut t, &mut src, Pacing::FixedQd(1));
     assert_eq!(out.metrics.errors, 0, "{:?}", out.first_error);
     assert_eq!(out.metrics.trim_ios, 1);
     assert_eq!(out.metrics.flush_ios, 1);

@@ -2,6 +2,9 @@
 //! unchanged after a refusal, `--destroy-data` naming the exact device, TRIM on a
 //! loop device. Skips with a reason when not root or the tools are missing.
 
+mod common;
+use common::{io, run_to_end};
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
 use std::path::Path;
@@ -15,7 +18,6 @@ use storbench_engine::{
 use storbench_testkit::{have_tool, LoopDevice, Mounted};
 use storbench_trace::Op;
 use storbench_workload::generator::{GenSpec, Generator};
-use storbench_workload::NextIo;
 
 const SIZE: u64 = 64 << 20;
 
@@ -91,13 +93,7 @@ fn assert_refused_unchanged(dev: &Path, what: &str) {
         },
     )
     .unwrap();
-    let mut src = VecSource::new(vec![NextIo {
-        op: Op::Write,
-        offset_bytes: 0,
-        len_bytes: 4096,
-        at_ns: None,
-        trace_qd: None,
-    }]);
+    let mut src = VecSource::new(vec![io(Op::Write, 0, 4096)]);
     assert!(run_phase(
         &mut t,
         &mut src,
@@ -222,27 +218,9 @@ fn trim_on_a_loop_device_discards() {
     let mut t = open_real(&TargetSpec::BlockDevice(dev.clone()), &write_opts(None)).unwrap();
     assert!(t.info().discard, "loop devices support discard");
     let mut g = Generator::new(GenSpec::seq_fill(0, 8 << 20, 1)).unwrap();
-    run_phase(
-        &mut t,
-        &mut g,
-        &RunOptions::new(Pacing::QueueDepth { default_qd: 1 }),
-        &mut NoObserver,
-    )
-    .unwrap();
-    let mut src = VecSource::new(vec![NextIo {
-        op: Op::Trim,
-        offset_bytes: 0,
-        len_bytes: 4 << 20,
-        at_ns: None,
-        trace_qd: None,
-    }]);
-    let out = run_phase(
-        &mut t,
-        &mut src,
-        &RunOptions::new(Pacing::FixedQd(1)),
-        &mut NoObserver,
-    )
-    .unwrap();
+    run_to_end(&mut t, &mut g, Pacing::QueueDepth { default_qd: 1 });
+    let mut src = VecSource::new(vec![io(Op::Trim, 0, 4 << 20)]);
+    let out = run_to_end(&mut t, &mut src, Pacing::FixedQd(1));
     assert_eq!(out.metrics.errors, 0, "{:?}", out.first_error);
     assert_eq!(out.metrics.trim_ios, 1);
     drop(t);
