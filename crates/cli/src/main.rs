@@ -72,7 +72,7 @@ fn main() {
         Command::Record(a) => cmd::record::run(a),
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", cmd::render(&e));
         std::process::exit(cmd::exit_code(&e));
     }
 }

@@ -348,12 +348,50 @@ fn bad_input_gives_a_clear_error_and_exit_2() {
         "-o",
         path_str(&out),
     ]);
-    assert!(!r.status.success());
+    assert_user_error(&r, &["junk.parquet", "not a Parquet trace", "hint:"]);
+    not_a_trace_is_a_user_error_said_once(tmp.path(), &junk);
+}
+
+/// Regression: a text file given as a trace exited 1 (as if storbench had failed) and
+/// printed the Parquet error twice; `bench` found out only in its replay phase, after
+/// creating the run directory (and after seasoning, with `--season`).
+fn not_a_trace_is_a_user_error_said_once(tmp: &Path, junk: &Path) {
+    let res = tmp.join("bench-res");
+    let r = storbench(&[
+        "bench",
+        path_str(junk),
+        "--target",
+        "sim:client-7op",
+        "--quick",
+        "-o",
+        path_str(&res),
+    ]);
+    assert_user_error(&r, &["junk.parquet", "not a Parquet trace", "hint:"]);
     assert!(
-        String::from_utf8_lossy(&r.stderr).contains("junk.parquet"),
-        "{}",
-        String::from_utf8_lossy(&r.stderr)
+        !res.exists(),
+        "bench created {} for a bad trace",
+        res.display()
     );
+    for args in [
+        &["characterize", path_str(junk)][..],
+        &[
+            "export",
+            path_str(junk),
+            "--format",
+            "csv",
+            "-o",
+            path_str(&tmp.join("e.csv")),
+        ],
+    ] {
+        let r = storbench(args);
+        assert_user_error(&r, &["not a Parquet trace", "hint:"]);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(
+            stderr.matches("Parquet error").count(),
+            1,
+            "said twice:\n{stderr}"
+        );
+    }
 }
 
 #[test]

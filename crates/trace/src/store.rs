@@ -605,8 +605,13 @@ impl TraceReader {
     /// Opens decoding only the columns asked for.
     pub fn open_columns(path: &Path, columns: Columns) -> Result<TraceReader, TraceError> {
         let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| TraceError::parquet(path, e))?;
+        // A file without a readable Parquet footer is the user's input, not a failure of
+        // ours: say what it is not (a text trace passed where a Parquet one belongs).
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| TraceError::Format {
+                path: path.to_path_buf(),
+                message: format!("not a Parquet trace file ({e})"),
+            })?;
         let file_md = builder.metadata().file_metadata();
         let num_rows = u64::try_from(file_md.num_rows())
             .map_err(|_| TraceError::schema(path, "negative row count"))?;

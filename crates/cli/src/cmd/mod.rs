@@ -22,6 +22,24 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
     }
 }
 
+/// The error as one line per cause, `a: b: c`, skipping a cause whose text the message
+/// already carries: most of our error types print their source themselves (so a message
+/// reads whole on its own), and anyhow's `{:#}` would print it a second time.
+pub fn render(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// A user mistake, with a hint saying what to do.
 #[derive(Debug)]
 pub struct UserError {
@@ -40,3 +58,57 @@ impl std::fmt::Display for UserError {
 }
 
 impl std::error::Error for UserError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Like our error types: the message includes the source, which is also `source()`.
+    #[derive(Debug)]
+    struct Outer {
+        path: String,
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}: parquet: {}", self.path, self.source)
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn render_prints_each_cause_once() {
+        let inner = std::io::Error::other("corrupt footer");
+        let e = anyhow::Error::new(Outer {
+            path: "t.csv".into(),
+            source: inner,
+        })
+        .context("phase replay");
+        // anyhow's alternate form repeats the source the outer message already holds.
+        assert_eq!(
+            format!("{e:#}"),
+            "phase replay: t.csv: parquet: corrupt footer: corrupt footer"
+        );
+        assert_eq!(render(&e), "phase replay: t.csv: parquet: corrupt footer");
+        let plain = anyhow::anyhow!("disk full").context("writing series.parquet");
+        assert_eq!(render(&plain), "writing series.parquet: disk full");
+    }
+
+    #[test]
+    fn user_errors_exit_2_and_keep_their_hint() {
+        let e = anyhow::Error::new(UserError {
+            message: "bad".into(),
+            hint: Some("do this".into()),
+        })
+        .context("bench");
+        assert_eq!(exit_code(&e), 2);
+        assert_eq!(render(&e), "bench: bad\n  hint: do this");
+        assert_eq!(exit_code(&anyhow::anyhow!("io")), 1);
+    }
+}

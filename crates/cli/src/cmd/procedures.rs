@@ -402,9 +402,15 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
             .as_deref()
             .expect("clap requires the workload without --resume");
         let workload = if Path::new(w).is_file() {
-            Workload::Trace {
-                path: std::fs::canonicalize(w).with_context(|| format!("resolving {w}"))?,
-            }
+            let path = std::fs::canonicalize(w).with_context(|| format!("resolving {w}"))?;
+            // Before any phase runs: a bad trace must not surface after hours of seasoning.
+            storbench_trace::TraceReader::open(&path).map_err(|e| {
+                super::import::user_error(
+                    e,
+                    "is the input a storbench Parquet trace? (storbench import makes one)",
+                )
+            })?;
+            Workload::Trace { path }
         } else if storbench_workload::synth::builtin(w).is_some() || w.ends_with(".toml") {
             Workload::Profile {
                 name: w.to_owned(),
