@@ -319,6 +319,16 @@ fn bad_input_gives_a_clear_error_and_exit_2() {
         path_str(&out),
     ]);
     assert_user_error(&r, &["--rw sideways", "hint:"]);
+    let r = storbench(&[
+        "run",
+        "--target",
+        path_str(&tmp.path().join("no-such-dir/t.dat")),
+        "--size",
+        "1m",
+        "-o",
+        path_str(&out),
+    ]);
+    assert_user_error(&r, &["no-such-dir/t.dat", "hint: check the path"]);
 
     let trace = make_trace(tmp.path(), "t", &[(0, 0, 4096, "read")]);
     let r = storbench(&[
@@ -444,4 +454,22 @@ fn run_and_replay_on_a_loop_device() {
     assert_eq!(r["complete"], Value::Bool(true));
     assert_eq!(u(&metrics(&r)["read_ios"]), 100);
     assert!(u(&metrics(&r)["elapsed_ns"]) >= 99 * 20_000);
+}
+
+/// Regression: an unknown simulated preset printed two hints, the specific one (the valid
+/// presets) and a generic one after it.
+#[test]
+fn unknown_sim_preset_gives_one_specific_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = storbench(&[
+        "consistency",
+        "--target",
+        "sim:nope",
+        "--quick",
+        "-o",
+        path_str(&tmp.path().join("res")),
+    ]);
+    assert_user_error(&r, &["unknown preset `nope`", "client-7op"]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(stderr.matches("hint:").count(), 1, "{stderr}");
 }

@@ -148,10 +148,16 @@ fn run_proc<P: Procedure>(
             eprintln!("{e}");
             std::process::exit(130);
         }
-        Err(e @ (SuiteError::Invalid(_) | SuiteError::Target(_))) => Err(user(
-            e.to_string(),
-            "check the options; `storbench sim` lists the simulated presets",
-        )),
+        Err(e @ (SuiteError::Invalid(_) | SuiteError::Target(_))) => {
+            let message = e.to_string();
+            // A target error may carry its own, more specific hint.
+            let hint = if message.contains("hint:") {
+                ""
+            } else {
+                "check the options; `storbench sim` lists the simulated presets"
+            };
+            Err(user(message, hint))
+        }
         Err(SuiteError::State(e)) => Err(user(e.to_string(), "")),
         Err(e) => Err(anyhow::Error::new(e).context(format!("{} in {}", P::NAME, dir.display()))),
     }

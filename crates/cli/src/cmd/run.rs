@@ -76,6 +76,21 @@ pub(crate) fn target_err(e: TargetError) -> anyhow::Error {
     match e {
         TargetError::Refused { message, hint } => user(message, Some(&hint)),
         TargetError::Invalid(m) => user(m, None),
+        // A path that does not exist or may not be opened is the user's to fix.
+        TargetError::Io { context, source } if source.kind() == std::io::ErrorKind::NotFound => {
+            user(
+                format!("{context}: {source}"),
+                Some("check the path: storbench creates a target file, not its directory"),
+            )
+        }
+        TargetError::Io { context, source }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            user(
+                format!("{context}: {source}"),
+                Some("block devices need root; a file target needs write permission"),
+            )
+        }
         other => anyhow::Error::new(other),
     }
 }
