@@ -1,7 +1,8 @@
 //! Helper for bench/trace_*.sh: generates traces and times the library paths.
 //!
 //! ```text
-//! trace_bench gen OUT.parquet N            synthetic trace with completions, N I/Os
+//! trace_bench gen OUT.parquet N [fifo]     synthetic trace with completions, N I/Os
+//!                                          (fifo: completed first in, first out)
 //! trace_bench gen-text FORMAT OUT N        text trace of N I/Os (msr, blkparse, ftrace, fio-iolog-v3)
 //! trace_bench characterize TRACE           characterize, print I/Os per second on stderr
 //! trace_bench import IN OUT [FORMAT]       import, print lines per second on stderr
@@ -27,8 +28,16 @@ impl Rng {
 const SIZES: [u64; 8] = [4096, 4096, 4096, 8192, 16384, 32768, 65536, 12288];
 
 /// The synthetic workload: 60% reads, 40% sequential, 1-8 outstanding I/Os, 50-500 µs service.
-fn synth(n: u64, mut f: impl FnMut(&IoRecord)) {
+fn synth(n: u64, f: impl FnMut(&IoRecord)) {
+    synth_with(n, false, f)
+}
+
+/// [`synth`]; with `fifo`, a device that completes about in issue order (one server,
+/// 5-25 µs per I/O, 75% utilized, so QD ~3; up to 8 µs of jitter on each completion):
+/// completions arrive nearly sorted, as devices mostly give them.
+fn synth_with(n: u64, fifo: bool, mut f: impl FnMut(&IoRecord)) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut server_free = 0u64;
     let mut t = 0u64;
     let mut next_off = [0u64; 2];
     for _ in 0..n {
@@ -44,9 +53,13 @@ fn synth(n: u64, mut f: impl FnMut(&IoRecord)) {
         };
         next_off[d] = off + len;
         t += (r >> 40) % 40_000;
-        let svc = 50_000 + (r >> 33) % 450_000;
         let mut rec = IoRecord::new(op, off, len, t);
-        rec.complete_ns = Some(t + svc);
+        rec.complete_ns = Some(if fifo {
+            server_free = server_free.max(t) + 5_000 + (r >> 33) % 20_000;
+            server_free + (r >> 50) % 8_000
+        } else {
+            t + 50_000 + (r >> 33) % 450_000
+        });
         f(&rec);
     }
 }
@@ -66,8 +79,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 },
             )?;
             let dev = w.intern_device("bench");
+            let fifo = match args.get(4).map(String::as_str) {
+                None => false,
+                Some("fifo") => true,
+                Some(other) => return Err(format!("unknown completion model {other}").into()),
+            };
             let mut err = None;
-            synth(n, |r| {
+            synth_with(n, fifo, |r| {
                 let mut r = *r;
                 r.device = Some(dev);
                 if let Err(e) = w.write(&r) {

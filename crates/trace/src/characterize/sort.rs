@@ -1,5 +1,7 @@
-//! The one radix sort characterize uses: QD completions (nearly sorted `u64` times) and
-//! footprint ranges (random `(start, end)` pairs, by start).
+//! The sorts characterize uses: a radix sort for QD completions (nearly sorted `u64`
+//! times) and footprint ranges (random `(start, end)` pairs, by start), and an insertion
+//! sort for completions that are almost in order already (a device completing about
+//! first in, first out), where it moves few elements and beats the radix passes.
 
 /// Sorts by a `u64` key, stably. LSD radix sort, 11-bit digits over the bits where keys
 /// differ (a few ns per element, where a comparison sort costs tens), with four lanes
@@ -91,6 +93,31 @@ pub(super) fn radix_sort_by_key<T: Copy + Default>(
     debug_assert!(v.windows(2).all(|w| key(&w[0]) <= key(&w[1])));
 }
 
+/// Sorts `v` by insertion when that takes at most `moves_per_item` element moves per
+/// element in all; returns false as soon as it would take more, leaving `v` a
+/// permutation of its input (for a sort that copes with any order). The cost is
+/// proportional to how far elements are out of place, so on input nearly in order it
+/// is a little more than one pass.
+pub(super) fn insertion_sort_within(v: &mut [u64], moves_per_item: usize) -> bool {
+    let budget = moves_per_item.saturating_mul(v.len());
+    let mut moves = 0;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+        moves += i - j;
+        if moves > budget {
+            return false;
+        }
+    }
+    debug_assert!(v.windows(2).all(|w| w[0] <= w[1]));
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +159,31 @@ mod tests {
         want.sort_by_key(|r| r.0);
         radix_sort_by_key(&mut v, &mut Vec::new(), &mut Vec::new(), |r| r.0);
         assert_eq!(v, want);
+    }
+
+    #[test]
+    fn insertion_sort_sorts_within_its_budget_and_gives_up_beyond_it() {
+        let mut x: u64 = 99;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Nearly in order: a time plus a small jitter, with duplicates.
+        let mut v: Vec<u64> = (0..5000u64).map(|i| i * 100 + rnd() % 150).collect();
+        let mut want = v.clone();
+        want.sort_unstable();
+        assert!(insertion_sort_within(&mut v, 2));
+        assert_eq!(v, want);
+        // Reversed: n(n-1)/2 moves, far past 2 per element: refused, input permuted.
+        let mut v: Vec<u64> = (0..5000u64).rev().collect();
+        assert!(!insertion_sort_within(&mut v, 2));
+        let mut got = v.clone();
+        got.sort_unstable();
+        assert_eq!(got, (0..5000u64).collect::<Vec<_>>());
+        // Empty and single element.
+        assert!(insertion_sort_within(&mut [], 0));
+        assert!(insertion_sort_within(&mut [7], 0));
     }
 }

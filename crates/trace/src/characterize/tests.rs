@@ -536,3 +536,48 @@ fn parquet_path_matches_the_per_record_model() {
         assert_eq!(characterize_file(&path).unwrap(), m.finish(), "seed {seed}");
     }
 }
+
+#[test]
+fn completions_nearly_in_order_match_the_per_record_model() {
+    // A device completing about first in, first out (the insertion-sort path of the QD
+    // sweep), then a stretch far out of order (the radix path), then in order again:
+    // the sweep switches between the two sorts and must give the model's figures.
+    let mut x: u64 = 0x1234_5678;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut t = 0u64;
+    let mut server_free = 0u64;
+    let recs: Vec<IoRecord> = (0..120_000u64)
+        .map(|i| {
+            let r = rnd();
+            t += r % 30_000;
+            let op = if r % 3 == 0 { Op::Write } else { Op::Read };
+            let complete = if (40_000..60_000).contains(&i) {
+                // Out of order: uniform service times well above the gaps.
+                t + 50_000 + (r >> 20) % 450_000
+            } else if r % 17 == 0 {
+                t // zero service time: never outstanding
+            } else {
+                // One server, first in first out, with a little jitter.
+                server_free = server_free.max(t) + 20_000 + (r >> 20) % 5_000;
+                server_free + (r >> 40) % 3_000
+            };
+            IoRecord {
+                complete_ns: Some(complete),
+                ..IoRecord::new(op, (r >> 8) % (1 << 30) * 512, 4096, t)
+            }
+        })
+        .collect();
+    let mut m = Model::new();
+    recs.iter().for_each(|r| m.push(r));
+    let want = m.finish();
+    let got = run(&recs);
+    assert_eq!(got, want);
+    // The trace does queue: more than QD1, not only QD1.
+    let q = got.qd.unwrap();
+    assert!(q.max_qd > 4 && q.ios_at_qd1 > 0, "{q:?}");
+}
