@@ -29,7 +29,7 @@ use arrow_array::{
     Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, LargeStringArray, RecordBatch,
     StringArray,
 };
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
@@ -151,43 +151,220 @@ pub fn meta_from_kv<'a>(
 type FileWriter = ArrowWriter<BufWriter<File>>;
 
 /// Batches handed to the encoder thread that are not yet encoded: the writer's memory
-/// bound is this many batches plus the one being filled and the one being encoded.
+/// bound is this many batches plus the one being filled, the one being encoded and
+/// [`SPARE_BATCHES`] emptied ones waiting for reuse.
 pub const ENCODE_QUEUE_BATCHES: usize = 2;
+/// Emptied batches the encoder thread hands back for reuse (their memory is already
+/// paged in: a fresh 2 MB batch cost the caller's thread ~500 page faults).
+pub const SPARE_BATCHES: usize = 2;
+
+/// One batch of rows, column by column, as the caller's thread gathers them. A null
+/// completion, stream or device is stored as -1 (real values are never negative) and
+/// counted, so no per-row validity is kept unless a column has nulls; the encoder
+/// thread turns the -1s into null buffers.
+struct Cols {
+    issue: Vec<i64>,
+    complete: Vec<i64>,
+    complete_nulls: usize,
+    offset: Vec<i64>,
+    len: Vec<i64>,
+    op: Vec<i32>,
+    stream: Vec<i32>,
+    stream_nulls: usize,
+    device: Vec<i32>,
+    device_nulls: usize,
+}
+
+impl Cols {
+    fn with_capacity(n: usize) -> Cols {
+        Cols {
+            issue: Vec::with_capacity(n),
+            complete: Vec::with_capacity(n),
+            complete_nulls: 0,
+            offset: Vec::with_capacity(n),
+            len: Vec::with_capacity(n),
+            op: Vec::with_capacity(n),
+            stream: Vec::with_capacity(n),
+            stream_nulls: 0,
+            device: Vec::with_capacity(n),
+            device_nulls: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.issue.len()
+    }
+}
+
+/// A batch on its way to the encoder thread, with the dictionaries its keys index.
+struct Job {
+    cols: Cols,
+    stream_values: ArrayRef,
+    device_values: ArrayRef,
+}
+
+/// The null buffer of a column whose nulls are stored as -1 (None when it has none);
+/// the -1s become 0, as a column without the -1 trick would hold.
+fn nulls_of<T: Copy + Ord + Default>(
+    values: &mut [T],
+    nulls: usize,
+    null: T,
+) -> Option<NullBuffer> {
+    match nulls {
+        0 => None,
+        n if n == values.len() => {
+            values.fill(T::default());
+            Some(NullBuffer::new_null(n))
+        }
+        _ => {
+            let valid = BooleanBuffer::collect_bool(values.len(), |i| values[i] != null);
+            for v in values.iter_mut() {
+                if *v == null {
+                    *v = T::default();
+                }
+            }
+            let nb = NullBuffer::new(valid);
+            assert_eq!(nb.null_count(), nulls);
+            Some(nb)
+        }
+    }
+}
+
+/// Encodes one batch into the Parquet writer; returns its emptied column vectors for
+/// reuse (fresh ones if Arrow still held a buffer, which it does not: it copies what
+/// it encodes).
+fn encode_batch(
+    writer: &mut FileWriter,
+    path: &Path,
+    schema: &SchemaRef,
+    op_values: &ArrayRef,
+    job: Job,
+) -> Result<Cols, TraceError> {
+    let Job {
+        mut cols,
+        stream_values,
+        device_values,
+    } = job;
+    let n = cols.len();
+    assert!(n > 0 && n <= BATCH_ROWS);
+    for l in [
+        cols.complete.len(),
+        cols.offset.len(),
+        cols.len.len(),
+        cols.op.len(),
+        cols.stream.len(),
+        cols.device.len(),
+    ] {
+        assert_eq!(l, n, "columns of one batch have one length");
+    }
+    let complete_nulls = nulls_of(&mut cols.complete, cols.complete_nulls, -1);
+    let stream_nulls = nulls_of(&mut cols.stream, cols.stream_nulls, -1);
+    let device_nulls = nulls_of(&mut cols.device, cols.device_nulls, -1);
+    // The arrays share these buffers; once the batch is dropped each is unique again
+    // and comes back as its Vec.
+    let issue = Buffer::from_vec(std::mem::take(&mut cols.issue));
+    let complete = Buffer::from_vec(std::mem::take(&mut cols.complete));
+    let offset = Buffer::from_vec(std::mem::take(&mut cols.offset));
+    let len = Buffer::from_vec(std::mem::take(&mut cols.len));
+    let op = Buffer::from_vec(std::mem::take(&mut cols.op));
+    let stream = Buffer::from_vec(std::mem::take(&mut cols.stream));
+    let device = Buffer::from_vec(std::mem::take(&mut cols.device));
+    let int64 = |b: &Buffer, nb: Option<NullBuffer>| -> ArrayRef {
+        Arc::new(Int64Array::new(ScalarBuffer::new(b.clone(), 0, n), nb))
+    };
+    let dict = |b: &Buffer, nb: Option<NullBuffer>, values: ArrayRef| {
+        let keys = Int32Array::new(ScalarBuffer::new(b.clone(), 0, n), nb);
+        DictionaryArray::<Int32Type>::try_new(keys, values)
+            .map(|d| Arc::new(d) as ArrayRef)
+            .map_err(|e| TraceError::arrow(path, e))
+    };
+    let columns: Vec<ArrayRef> = vec![
+        int64(&issue, None),
+        int64(&complete, complete_nulls),
+        int64(&offset, None),
+        int64(&len, None),
+        dict(&op, None, op_values.clone())?,
+        dict(&stream, stream_nulls, stream_values)?,
+        dict(&device, device_nulls, device_values)?,
+    ];
+    let batch =
+        RecordBatch::try_new(schema.clone(), columns).map_err(|e| TraceError::arrow(path, e))?;
+    assert_eq!(batch.num_rows(), n);
+    writer
+        .write(&batch)
+        .map_err(|e| TraceError::parquet(path, e))?;
+    drop(batch);
+    fn back<T: arrow_buffer::ArrowNativeType>(b: Buffer) -> Vec<T> {
+        let mut v = b
+            .into_vec::<T>()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH_ROWS));
+        v.clear();
+        v
+    }
+    Ok(Cols {
+        issue: back(issue),
+        complete: back(complete),
+        complete_nulls: 0,
+        offset: back(offset),
+        len: back(len),
+        op: back(op),
+        stream: back(stream),
+        stream_nulls: 0,
+        device: back(device),
+        device_nulls: 0,
+    })
+}
 
 /// The Parquet encoder on its own thread: records are gathered into column batches on
-/// the caller's thread and encoded (delta bit-packing, dictionaries, zstd) on this
-/// one, so generating or parsing overlaps with encoding. The same batches reach the
-/// same `ArrowWriter` in the same order: the file is the one a single thread writes.
+/// the caller's thread and built into Arrow batches and encoded (delta bit-packing,
+/// dictionaries, zstd) on this one, so generating or parsing overlaps with encoding.
+/// The same batches reach the same `ArrowWriter` in the same order: the file is the
+/// one a single thread writes. Emptied column vectors travel back for reuse.
 struct Encoder {
     /// None once closed.
-    tx: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+    tx: Option<std::sync::mpsc::SyncSender<Job>>,
+    /// Emptied batches back from the encoder thread (at most [`SPARE_BATCHES`]).
+    spare: std::sync::mpsc::Receiver<Cols>,
     thread: Option<std::thread::JoinHandle<Result<FileWriter, TraceError>>>,
 }
 
 impl Encoder {
     fn start(path: &Path, mut writer: FileWriter) -> Result<Encoder, TraceError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(ENCODE_QUEUE_BATCHES);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(ENCODE_QUEUE_BATCHES);
+        let (spare_tx, spare) = std::sync::mpsc::sync_channel::<Cols>(SPARE_BATCHES);
         let p = path.to_path_buf();
+        let schema = arrow_schema();
+        let op_values: ArrayRef = Arc::new(StringArray::from_iter_values(
+            Op::ALL.iter().map(|o| o.as_str()),
+        ));
         let thread = std::thread::Builder::new()
             .name("trace-encode".into())
             .spawn(move || {
                 // Ends when the sender is dropped (finish, or the writer dropped).
-                for batch in rx {
-                    writer
-                        .write(&batch)
-                        .map_err(|e| TraceError::parquet(&p, e))?;
+                for job in rx {
+                    let cols = encode_batch(&mut writer, &p, &schema, &op_values, job)?;
+                    // Spares full (or the writer gone): let this one go.
+                    let _ = spare_tx.try_send(cols);
                 }
                 Ok(writer)
             })
             .map_err(|e| TraceError::io(path, "start the encoder thread", e))?;
         Ok(Encoder {
             tx: Some(tx),
+            spare,
             thread: Some(thread),
         })
     }
 
+    /// An emptied batch to fill, reused when the encoder thread has handed one back.
+    fn empty_cols(&self) -> Cols {
+        self.spare
+            .try_recv()
+            .unwrap_or_else(|_| Cols::with_capacity(BATCH_ROWS))
+    }
+
     /// Queues a batch (blocks while the queue is full); a failed encoder's error.
-    fn send(&mut self, path: &Path, batch: RecordBatch) -> Result<(), TraceError> {
+    fn send(&mut self, path: &Path, job: Job) -> Result<(), TraceError> {
         let Some(tx) = self.tx.as_ref() else {
             return Err(TraceError::io(
                 path,
@@ -195,7 +372,7 @@ impl Encoder {
                 std::io::Error::other("an earlier write to this trace failed"),
             ));
         };
-        if tx.send(batch).is_err() {
+        if tx.send(job).is_err() {
             // The thread stopped: it failed, and says why on join.
             return match self.join(path) {
                 Err(e) => Err(e),
@@ -237,24 +414,14 @@ impl Drop for Encoder {
 pub struct TraceWriter {
     path: PathBuf,
     encoder: Encoder,
-    schema: SchemaRef,
     meta: TraceMeta,
     streams: Names,
     devices: Names,
     /// Dictionary values cached between batches, rebuilt only when names were added.
     stream_values: Option<ArrayRef>,
     device_values: Option<ArrayRef>,
-    op_values: ArrayRef,
-    issue: Vec<i64>,
-    complete: Vec<i64>,
-    complete_valid: Vec<bool>,
-    offset: Vec<i64>,
-    len: Vec<i64>,
-    op: Vec<i32>,
-    stream: Vec<i32>,
-    stream_valid: Vec<bool>,
-    device: Vec<i32>,
-    device_valid: Vec<bool>,
+    /// The batch being filled.
+    cols: Cols,
     rows: u64,
 }
 
@@ -303,37 +470,22 @@ fn to_i64(path: &Path, what: &str, v: u64) -> Result<i64, TraceError> {
 impl TraceWriter {
     pub fn create(path: &Path, meta: &TraceMeta) -> Result<TraceWriter, TraceError> {
         let file = File::create(path).map_err(|e| TraceError::io(path, "create", e))?;
-        let schema = arrow_schema();
         let writer = ArrowWriter::try_new(
             BufWriter::with_capacity(1 << 20, file),
-            schema.clone(),
+            arrow_schema(),
             Some(writer_properties()),
         )
         .map_err(|e| TraceError::parquet(path, e))?;
-        let op_values: ArrayRef = Arc::new(StringArray::from_iter_values(
-            Op::ALL.iter().map(|o| o.as_str()),
-        ));
         let encoder = Encoder::start(path, writer)?;
         Ok(TraceWriter {
             path: path.to_path_buf(),
             encoder,
-            schema,
             meta: meta.clone(),
             streams: Names::default(),
             devices: Names::default(),
             stream_values: None,
             device_values: None,
-            op_values,
-            issue: Vec::with_capacity(BATCH_ROWS),
-            complete: Vec::with_capacity(BATCH_ROWS),
-            complete_valid: Vec::with_capacity(BATCH_ROWS),
-            offset: Vec::with_capacity(BATCH_ROWS),
-            len: Vec::with_capacity(BATCH_ROWS),
-            op: Vec::with_capacity(BATCH_ROWS),
-            stream: Vec::with_capacity(BATCH_ROWS),
-            stream_valid: Vec::with_capacity(BATCH_ROWS),
-            device: Vec::with_capacity(BATCH_ROWS),
-            device_valid: Vec::with_capacity(BATCH_ROWS),
+            cols: Cols::with_capacity(BATCH_ROWS),
             rows: 0,
         })
     }
@@ -386,7 +538,7 @@ impl TraceWriter {
                 ),
             });
         }
-        match rec.complete_ns {
+        let complete = match rec.complete_ns {
             Some(c) => {
                 if c < rec.issue_ns {
                     return Err(TraceError::InvalidRecord {
@@ -394,48 +546,49 @@ impl TraceWriter {
                         message: format!("complete_ns {c} is before issue_ns {}", rec.issue_ns),
                     });
                 }
-                self.complete.push(to_i64(&self.path, "complete_ns", c)?);
-                self.complete_valid.push(true);
+                to_i64(&self.path, "complete_ns", c)?
             }
             None => {
-                self.complete.push(0);
-                self.complete_valid.push(false);
+                self.cols.complete_nulls += 1;
+                -1
             }
-        }
-        self.issue.push(issue);
-        self.offset.push(offset);
-        self.len.push(len);
-        self.op.push(rec.op.index() as i32);
-        match rec.stream {
+        };
+        let stream = match rec.stream {
             Some(StreamId(id)) => {
                 assert!(
                     (id as usize) < self.streams.len(),
                     "stream id {id} was not interned by this writer"
                 );
-                self.stream.push(id as i32);
-                self.stream_valid.push(true);
+                id as i32
             }
             None => {
-                self.stream.push(0);
-                self.stream_valid.push(false);
+                self.cols.stream_nulls += 1;
+                -1
             }
-        }
-        match rec.device {
+        };
+        let device = match rec.device {
             Some(DeviceId(id)) => {
                 assert!(
                     (id as usize) < self.devices.len(),
                     "device id {id} was not interned by this writer"
                 );
-                self.device.push(id as i32);
-                self.device_valid.push(true);
+                id as i32
             }
             None => {
-                self.device.push(0);
-                self.device_valid.push(false);
+                self.cols.device_nulls += 1;
+                -1
             }
-        }
+        };
+        let c = &mut self.cols;
+        c.issue.push(issue);
+        c.complete.push(complete);
+        c.offset.push(offset);
+        c.len.push(len);
+        c.op.push(rec.op.index() as i32);
+        c.stream.push(stream);
+        c.device.push(device);
         self.rows += 1;
-        if self.issue.len() >= BATCH_ROWS {
+        if c.issue.len() >= BATCH_ROWS {
             self.flush_batch()?;
         }
         Ok(())
@@ -449,27 +602,13 @@ impl TraceWriter {
         &self.meta
     }
 
+    /// Hands the batch being filled to the encoder thread.
     fn flush_batch(&mut self) -> Result<(), TraceError> {
-        let n = self.issue.len();
+        let n = self.cols.len();
         if n == 0 {
             return Ok(());
         }
         assert!(n <= BATCH_ROWS);
-        fn nulls(valid: &mut Vec<bool>) -> Option<NullBuffer> {
-            let nb = if valid.iter().all(|&v| v) {
-                None
-            } else {
-                Some(NullBuffer::from(valid.as_slice()))
-            };
-            valid.clear();
-            nb
-        }
-        fn take(v: &mut Vec<i64>) -> ScalarBuffer<i64> {
-            ScalarBuffer::from(std::mem::replace(v, Vec::with_capacity(BATCH_ROWS)))
-        }
-        fn take32(v: &mut Vec<i32>) -> ScalarBuffer<i32> {
-            ScalarBuffer::from(std::mem::replace(v, Vec::with_capacity(BATCH_ROWS)))
-        }
         fn names_array(names: &Names) -> ArrayRef {
             Arc::new(StringArray::from_iter_values(names.iter()))
         }
@@ -481,28 +620,13 @@ impl TraceWriter {
             .device_values
             .get_or_insert_with(|| names_array(&self.devices))
             .clone();
-        let path = &self.path;
-        let dict = |keys: ScalarBuffer<i32>, nb: Option<NullBuffer>, values: ArrayRef| {
-            DictionaryArray::<Int32Type>::try_new(Int32Array::new(keys, nb), values)
-                .map(|d| Arc::new(d) as ArrayRef)
-                .map_err(|e| TraceError::arrow(path, e))
+        let cols = std::mem::replace(&mut self.cols, self.encoder.empty_cols());
+        let job = Job {
+            cols,
+            stream_values,
+            device_values,
         };
-        let complete_nulls = nulls(&mut self.complete_valid);
-        let stream_nulls = nulls(&mut self.stream_valid);
-        let device_nulls = nulls(&mut self.device_valid);
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::new(take(&mut self.issue), None)),
-            Arc::new(Int64Array::new(take(&mut self.complete), complete_nulls)),
-            Arc::new(Int64Array::new(take(&mut self.offset), None)),
-            Arc::new(Int64Array::new(take(&mut self.len), None)),
-            dict(take32(&mut self.op), None, self.op_values.clone())?,
-            dict(take32(&mut self.stream), stream_nulls, stream_values)?,
-            dict(take32(&mut self.device), device_nulls, device_values)?,
-        ];
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| TraceError::arrow(&self.path, e))?;
-        assert_eq!(batch.num_rows(), n);
-        self.encoder.send(&self.path, batch)
+        self.encoder.send(&self.path, job)
     }
 
     /// Flushes the last batch, writes the metadata and the footer; returns the row count.
@@ -1120,6 +1244,50 @@ mod tests {
                 g.device.map(|d| devices.get(d.0).unwrap()),
                 w_.device.map(|_| "8,16")
             );
+        }
+    }
+
+    #[test]
+    fn batches_with_no_some_and_all_nulls_round_trip() {
+        // Batch by batch a column has no nulls, only nulls, or some: the writer keeps
+        // nulls as counted -1s and reuses emptied batches, so each case must reset.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+        let s = w.intern_stream("app");
+        let d = w.intern_device("259,0");
+        let mut want = Vec::new();
+        let n = BATCH_ROWS as u64;
+        for i in 0..(n * 6 + 5) {
+            let batch = i / n;
+            let mut r = rec(Op::Write, i * 512, 512, i * 10, None);
+            let some = |k: u64| match batch % 3 {
+                0 => true,
+                1 => false,
+                _ => (i + k) % 7 < 3,
+            };
+            r.complete_ns = some(0).then_some(i * 10 + 3);
+            r.stream = some(1).then_some(s);
+            r.device = (!some(2)).then_some(d);
+            w.write(&r).unwrap();
+            want.push(r);
+        }
+        assert_eq!(w.finish().unwrap(), want.len() as u64);
+        let (_, got, streams, devices) = read_all(&path).unwrap();
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w_)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.complete_ns, w_.complete_ns, "row {i}");
+            assert_eq!(
+                g.stream.map(|x| streams.get(x.0).unwrap()),
+                w_.stream.map(|_| "app"),
+                "row {i}"
+            );
+            assert_eq!(
+                g.device.map(|x| devices.get(x.0).unwrap()),
+                w_.device.map(|_| "259,0"),
+                "row {i}"
+            );
+            assert_eq!((g.issue_ns, g.offset_bytes), (w_.issue_ns, w_.offset_bytes));
         }
     }
 

@@ -172,6 +172,8 @@ struct StreamState {
     cdf: [[f64; 7]; 2],
     /// Geometric middle of the "other" size range, bytes.
     other_mid_bytes: f64,
+    /// Each bucket's size for ordering, bytes: the bucket sizes, then `other_mid_bytes`.
+    bucket_bytes: [f64; 7],
     /// "Other" sizes at the quantiles of the log-uniform range: the lower half, then
     /// the upper half.
     other_sizes: Box<[u64; 2 * OTHER_TABLE]>,
@@ -666,20 +668,19 @@ impl<'a, S: Sink> Gen<'a, S> {
     #[inline]
     fn draw_bucket(&mut self, s: usize, dir: usize) -> usize {
         let u = self.rng.f();
+        // The first bucket whose cumulative share exceeds u: the cdf rises, so that is
+        // the number of entries at or below u (counted without a branch per entry; u
+        // is below the last entry, 1.0, so the count is at most OTHER).
         self.streams[s].cdf[dir]
             .iter()
-            .position(|&x| u < x)
-            .unwrap_or(OTHER)
+            .map(|&x| (x <= u) as usize)
+            .sum()
     }
 
     /// Bucket sizes for ordering; "other" counts as its stream's middle size.
     #[inline]
     fn bucket_size(&self, s: usize, b: usize) -> f64 {
-        if b < OTHER {
-            BUCKET_BYTES[b] as f64
-        } else {
-            self.streams[s].other_mid_bytes
-        }
+        self.streams[s].bucket_bytes[b]
     }
 
     fn choose_len(&mut self, s: usize, dir: usize, tilt: Tilt, band: f64) -> u64 {
@@ -946,6 +947,11 @@ fn stream_state<S: Sink>(
         let q = (i as f64 + 0.5) / (2 * OTHER_TABLE) as f64;
         *v = other_size((lo + q * (hi - lo)).exp());
     }
+    let other_mid_bytes = ((lo + hi) / 2.0).exp();
+    let mut bucket_bytes = [other_mid_bytes; 7];
+    for (b, v) in bucket_bytes.iter_mut().enumerate().take(OTHER) {
+        *v = BUCKET_BYTES[b] as f64;
+    }
     Ok(StreamState {
         id: sink.intern_stream(&s.name),
         read_p: s.read_fraction,
@@ -956,7 +962,8 @@ fn stream_state<S: Sink>(
             cdf(s.read_sizes.fractions()),
             cdf(s.write_sizes.fractions()),
         ],
-        other_mid_bytes: ((lo + hi) / 2.0).exp(),
+        other_mid_bytes,
+        bucket_bytes,
         other_sizes,
         burst_p: s.burst,
         burst_len: s.burst_len,
