@@ -46,8 +46,14 @@ use std::sync::Arc;
 pub const FORMAT_VERSION: u32 = 1;
 /// Rows per Parquet row group (the writer's in-memory bound: one encoded row group).
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
-/// Rows per Arrow batch handed to the Parquet writer, and per `next_batch` of the reader.
+/// Rows per `next_batch` of the reader.
 pub const BATCH_ROWS: usize = 1 << 16;
+/// Rows per batch the writer gathers and hands to its encoder thread (44 bytes a row).
+/// It divides [`ROW_GROUP_ROWS`], so row groups are whole batches. The nullable columns'
+/// pages split where batches do: a different size writes the same values in other
+/// bytes (1 << 14 measured no faster), so it stays what earlier files were written with.
+pub const WRITE_BATCH_ROWS: usize = 1 << 16;
+const _: () = assert!(ROW_GROUP_ROWS.is_multiple_of(WRITE_BATCH_ROWS));
 
 pub const COL_ISSUE: &str = "issue_ns";
 pub const COL_COMPLETE: &str = "complete_ns";
@@ -246,7 +252,7 @@ fn encode_batch(
         device_values,
     } = job;
     let n = cols.len();
-    assert!(n > 0 && n <= BATCH_ROWS);
+    assert!(n > 0 && n <= WRITE_BATCH_ROWS);
     for l in [
         cols.complete.len(),
         cols.offset.len(),
@@ -297,7 +303,7 @@ fn encode_batch(
     fn back<T: arrow_buffer::ArrowNativeType>(b: Buffer) -> Vec<T> {
         let mut v = b
             .into_vec::<T>()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH_ROWS));
+            .unwrap_or_else(|_| Vec::with_capacity(WRITE_BATCH_ROWS));
         v.clear();
         v
     }
@@ -360,7 +366,7 @@ impl Encoder {
     fn empty_cols(&self) -> Cols {
         self.spare
             .try_recv()
-            .unwrap_or_else(|_| Cols::with_capacity(BATCH_ROWS))
+            .unwrap_or_else(|_| Cols::with_capacity(WRITE_BATCH_ROWS))
     }
 
     /// Queues a batch (blocks while the queue is full); a failed encoder's error.
@@ -485,7 +491,7 @@ impl TraceWriter {
             devices: Names::default(),
             stream_values: None,
             device_values: None,
-            cols: Cols::with_capacity(BATCH_ROWS),
+            cols: Cols::with_capacity(WRITE_BATCH_ROWS),
             rows: 0,
         })
     }
@@ -525,29 +531,25 @@ impl TraceWriter {
 
     /// Buffers one record; a full batch goes to the Parquet writer, which closes a row
     /// group every [`ROW_GROUP_ROWS`] rows.
+    #[inline]
     pub fn write(&mut self, rec: &IoRecord) -> Result<(), TraceError> {
-        let issue = to_i64(&self.path, "issue_ns", rec.issue_ns)?;
-        let offset = to_i64(&self.path, "offset_bytes", rec.offset_bytes)?;
-        let len = to_i64(&self.path, "len_bytes", rec.len_bytes)?;
-        if rec.offset_bytes.checked_add(rec.len_bytes).is_none() {
-            return Err(TraceError::InvalidRecord {
-                path: self.path.clone(),
-                message: format!(
-                    "offset_bytes {} + len_bytes {} overflows",
-                    rec.offset_bytes, rec.len_bytes
-                ),
-            });
+        const MAX: u64 = i64::MAX as u64;
+        let bad_complete = matches!(rec.complete_ns, Some(c) if c < rec.issue_ns || c > MAX);
+        if rec.issue_ns > MAX
+            || rec.offset_bytes > MAX
+            || rec.len_bytes > MAX
+            || rec.offset_bytes.checked_add(rec.len_bytes).is_none()
+            || bad_complete
+        {
+            return Err(self.invalid(rec));
         }
+        let (issue, offset, len) = (
+            rec.issue_ns as i64,
+            rec.offset_bytes as i64,
+            rec.len_bytes as i64,
+        );
         let complete = match rec.complete_ns {
-            Some(c) => {
-                if c < rec.issue_ns {
-                    return Err(TraceError::InvalidRecord {
-                        path: self.path.clone(),
-                        message: format!("complete_ns {c} is before issue_ns {}", rec.issue_ns),
-                    });
-                }
-                to_i64(&self.path, "complete_ns", c)?
-            }
+            Some(c) => c as i64,
             None => {
                 self.cols.complete_nulls += 1;
                 -1
@@ -588,10 +590,40 @@ impl TraceWriter {
         c.stream.push(stream);
         c.device.push(device);
         self.rows += 1;
-        if c.issue.len() >= BATCH_ROWS {
+        if c.issue.len() >= WRITE_BATCH_ROWS {
             self.flush_batch()?;
         }
         Ok(())
+    }
+
+    /// Why `write` refuses `rec` (the first problem, in column order).
+    #[cold]
+    fn invalid(&self, rec: &IoRecord) -> TraceError {
+        let check = || -> Result<(), TraceError> {
+            to_i64(&self.path, "issue_ns", rec.issue_ns)?;
+            to_i64(&self.path, "offset_bytes", rec.offset_bytes)?;
+            to_i64(&self.path, "len_bytes", rec.len_bytes)?;
+            if rec.offset_bytes.checked_add(rec.len_bytes).is_none() {
+                return Err(TraceError::InvalidRecord {
+                    path: self.path.clone(),
+                    message: format!(
+                        "offset_bytes {} + len_bytes {} overflows",
+                        rec.offset_bytes, rec.len_bytes
+                    ),
+                });
+            }
+            if let Some(c) = rec.complete_ns {
+                if c < rec.issue_ns {
+                    return Err(TraceError::InvalidRecord {
+                        path: self.path.clone(),
+                        message: format!("complete_ns {c} is before issue_ns {}", rec.issue_ns),
+                    });
+                }
+                to_i64(&self.path, "complete_ns", c)?;
+            }
+            Ok(())
+        };
+        check().expect_err("write() found this record invalid")
     }
 
     pub fn set_meta(&mut self, meta: TraceMeta) {
@@ -608,7 +640,7 @@ impl TraceWriter {
         if n == 0 {
             return Ok(());
         }
-        assert!(n <= BATCH_ROWS);
+        assert!(n <= WRITE_BATCH_ROWS);
         fn names_array(names: &Names) -> ArrayRef {
             Arc::new(StringArray::from_iter_values(names.iter()))
         }
@@ -1257,7 +1289,7 @@ mod tests {
         let s = w.intern_stream("app");
         let d = w.intern_device("259,0");
         let mut want = Vec::new();
-        let n = BATCH_ROWS as u64;
+        let n = WRITE_BATCH_ROWS as u64;
         for i in 0..(n * 6 + 5) {
             let batch = i / n;
             let mut r = rec(Op::Write, i * 512, 512, i * 10, None);

@@ -1,6 +1,8 @@
-//! Times synthesis with and without the Parquet writer, in CPU seconds of this thread
-//! (the machine is shared: wall time lies), so the generator's and the writer's share
-//! of `storbench synth` can be told apart.
+//! Times synthesis with and without the Parquet writer, in CPU seconds (the machine is
+//! shared: wall time lies), so the generator's and the writer's share of `storbench
+//! synth` can be told apart: the generator thread (this one, which also gathers the
+//! rows into batches), the rest of the process (the writer's `trace-encode` thread),
+//! and wall time.
 //!
 //! ```text
 //! synth_bench PROFILE SCALE OUT.parquet     generate into a trace file
@@ -39,6 +41,20 @@ fn thread_cpu_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// User + system CPU time of the whole process, ended threads included, ns (from
+/// /proc/self/stat, in USER_HZ = 100 ticks on Linux).
+fn process_cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) close with ')'.
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10_000_000
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 4 {
@@ -50,6 +66,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..SynthOptions::default()
     };
     let cpu0 = thread_cpu_ns();
+    let proc0 = process_cpu_ns();
+    let wall0 = std::time::Instant::now();
     let (rows, what) = if args[3] == "-" {
         let mut sink = Null {
             names: 0,
@@ -66,9 +84,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (w.finish()?, "generate + write")
     };
     let cpu_s = (thread_cpu_ns() - cpu0) as f64 / 1e9;
+    let wall_s = wall0.elapsed().as_secs_f64();
+    let proc_s = (process_cpu_ns() - proc0) as f64 / 1e9;
+    let other_s = (proc_s - cpu_s).max(0.0);
+    let m = rows as f64 / 1e6;
     println!(
-        "{what}: {rows} rows in {cpu_s:.2} CPU-s = {:.2} M rows per CPU-s",
-        rows as f64 / cpu_s / 1e6
+        "{what}: {rows} rows; generator thread {cpu_s:.2} CPU-s = {:.2} M rows per CPU-s; \
+         other threads (encoder) {other_s:.2} CPU-s; process {proc_s:.2} CPU-s = {:.2} M \
+         rows per CPU-s; wall {wall_s:.2} s = {:.2} M rows/s",
+        m / cpu_s,
+        m / proc_s.max(1e-3),
+        m / wall_s
     );
     Ok(())
 }

@@ -250,7 +250,17 @@ impl Rand {
 /// coincides with a completion and queue depth at an issue is never ambiguous).
 #[inline]
 fn even(ns: f64) -> u64 {
-    ((ns.max(2.0) as u64) + 1) & !1
+    // Through i64: one instruction, and the same value below 2^63 ns (292 years; the
+    // trace writer refuses anything later).
+    ((ns.max(2.0) as i64 as u64) + 1) & !1
+}
+
+/// `x as f64` through i64: one instruction (u64 takes several), and the same value for
+/// every count and byte total here, all below 2^63.
+#[inline]
+fn as_f64(x: u64) -> f64 {
+    debug_assert!(x <= i64::MAX as u64);
+    x as i64 as f64
 }
 
 struct Gen<'a, S: Sink> {
@@ -413,7 +423,7 @@ impl<'a, S: Sink> Gen<'a, S> {
     /// Half-width of the steering band, in I/Os: wide mid-trace, a few I/Os at the end.
     #[inline]
     fn band(&self) -> f64 {
-        let n = self.done() as f64;
+        let n = as_f64(self.done());
         let left = 1.0 - n * self.inv_total;
         2.0 + SLACK * n * left
     }
@@ -652,7 +662,7 @@ impl<'a, S: Sink> Gen<'a, S> {
         if self.count[WRITE] >= w {
             return READ;
         }
-        let owed = r as f64 * self.inv_total * self.done() as f64 - self.count[READ] as f64;
+        let owed = as_f64(r) * self.inv_total * as_f64(self.done()) - as_f64(self.count[READ]);
         if owed > band {
             READ
         } else if owed < -band {
@@ -697,18 +707,18 @@ impl<'a, S: Sink> Gen<'a, S> {
         if let Some(m) = self.mean_target[dir] {
             // Bytes of this direction off target by more than the band: trade the
             // bucket for one on the right side of the target mean.
-            let owed = m * (self.count[dir] + 1) as f64 - self.sum_bytes(dir) as f64;
+            let owed = m * as_f64(self.count[dir] + 1) - as_f64(self.sum_bytes(dir));
             let band_bytes = m * band;
             let size = self.bucket_size(s, b);
             if (owed < -band_bytes && size > m) || (owed > band_bytes && size < m) {
                 let want_large = owed > 0.0;
                 if let Some(tgt) = self.size_target {
-                    let n1 = (self.done() + 1) as f64;
+                    let n1 = as_f64(self.done() + 1);
                     let mut best = (f64::NEG_INFINITY, b);
                     for (j, share) in tgt.iter().enumerate() {
                         let sz = self.bucket_size(s, j);
                         if (sz > m) == want_large {
-                            let o = share * n1 - self.sum.size_counts[j] as f64;
+                            let o = share * n1 - as_f64(self.sum.size_counts[j]);
                             if o > best.0 {
                                 best = (o, j);
                             }
@@ -721,13 +731,13 @@ impl<'a, S: Sink> Gen<'a, S> {
             }
         }
         if let Some(tgt) = self.size_target {
-            let n1 = (self.done() + 1) as f64;
-            let owed = |j: usize, sum: &SynthSummary| tgt[j] * n1 - sum.size_counts[j] as f64;
+            let n1 = as_f64(self.done() + 1);
+            let owed = |j: usize, sum: &SynthSummary| tgt[j] * n1 - as_f64(sum.size_counts[j]);
             if owed(b, &self.sum) < -band {
                 // Over its share: take an under-represented bucket instead, the one
                 // that also helps this direction's bytes most (else the most owed).
                 let bytes_owed = self.mean_target[dir]
-                    .map(|m| m * (self.count[dir] + 1) as f64 - self.sum_bytes(dir) as f64)
+                    .map(|m| m * as_f64(self.count[dir] + 1) - as_f64(self.sum_bytes(dir)))
                     .unwrap_or(0.0);
                 let key = |j: usize, g: &Self| -> f64 {
                     let o = owed(j, &g.sum);
@@ -753,7 +763,7 @@ impl<'a, S: Sink> Gen<'a, S> {
         // whichever brings this direction's bytes towards target.
         let half = match self.mean_target[dir] {
             Some(m) => {
-                let owed = m * (self.count[dir] + 1) as f64 - self.sum_bytes(dir) as f64;
+                let owed = m * as_f64(self.count[dir] + 1) - as_f64(self.sum_bytes(dir));
                 if owed > self.streams[s].other_mid_bytes {
                     OTHER_TABLE
                 } else {
@@ -780,7 +790,7 @@ impl<'a, S: Sink> Gen<'a, S> {
         let prior = self.streams[s].seq_p;
         let (want, forced) = match self.seq_target {
             Some(t) => {
-                let owed = t * (self.done() + 1) as f64 - self.sum.sequential as f64;
+                let owed = t * as_f64(self.done() + 1) - as_f64(self.sum.sequential);
                 if owed > band {
                     (true, true)
                 } else if owed < -band {
@@ -858,15 +868,15 @@ impl<'a, S: Sink> Gen<'a, S> {
             .enumerate()
             .min_by_key(|&(_, f)| f)
             .expect("at least one unit");
-        let work = even(self.lat_ns[dir] + len as f64 * self.ns_per_byte[dir]);
+        let work = even(self.lat_ns[dir] + as_f64(len) * self.ns_per_byte[dir]);
         let done = t.max(free) + work;
         self.unit_free[u] = done;
         let complete = done + 1;
         if in_burst {
-            self.work_sum_burst += work as f64;
+            self.work_sum_burst += as_f64(work);
             self.work_n_burst += 1;
         } else {
-            self.work_sum_run += work as f64;
+            self.work_sum_run += as_f64(work);
             self.work_n_run += 1;
         }
         // Measure as characterize does.
