@@ -227,6 +227,16 @@ pub enum Wait {
     For { nr: usize, timeout_ns: Option<u64> },
 }
 
+/// What a non-blocking [`Backend::enter`] would do beyond [`Backend::harvest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnterWork {
+    /// I/O is queued that only an enter hands to the kernel.
+    pub submit: bool,
+    /// Completions are held back until the thread enters the kernel (io_uring's
+    /// DEFER_TASKRUN or COOP_TASKRUN work). May be `true` when unknown.
+    pub reap: bool,
+}
+
 /// What a backend does; [`crate::real::RealTarget`] adds the clock and the stamping.
 ///
 /// The hot path is one [`Backend::enter`] (one system call: submission and waiting
@@ -242,6 +252,14 @@ pub trait Backend: Send {
     fn harvest(&mut self, out: &mut Vec<(u32, Result<u64, i32>)>) -> Result<(), TargetError>;
     /// I/Os submitted and not yet returned by `harvest`.
     fn in_flight(&self) -> usize;
+    /// What a non-blocking `enter` would do that `harvest` alone does not, so a caller
+    /// that polls can skip the system call when it would do nothing.
+    fn enter_work(&mut self) -> EnterWork {
+        EnterWork {
+            submit: true,
+            reap: true,
+        }
+    }
     /// `io_uring` or `threads`.
     fn name(&self) -> &'static str;
     /// Setup details for the report (ring flags, thread count).

@@ -14,7 +14,7 @@
 //! a file it is an io_uring fallocate(PUNCH_HOLE). Flush is an io_uring fdatasync.
 
 use super::threads::Threads;
-use super::{io_err, Backend, BufferPool, TrimMode, Wait};
+use super::{io_err, Backend, BufferPool, EnterWork, TrimMode, Wait};
 use crate::target::{IoRequest, TargetError};
 use io_uring::{opcode, squeue, types, EnterFlags, IoUring};
 use std::os::fd::{AsRawFd, RawFd};
@@ -29,7 +29,9 @@ pub struct Uring {
     fixed_file: bool,
     fd: RawFd,
     enabled: bool,
-    /// DEFER_TASKRUN or COOP_TASKRUN: reaping needs an enter into the kernel.
+    /// DEFER_TASKRUN or COOP_TASKRUN: reaping needs an enter into the kernel. Both are
+    /// set up with TASKRUN_FLAG, so the SQ ring's IORING_SQ_TASKRUN flag says when
+    /// completions are waiting for one (a polling caller skips the enter otherwise).
     enter_to_reap: bool,
     flags: &'static str,
     trim: TrimMode,
@@ -104,6 +106,9 @@ impl Uring {
             }
             if dt {
                 b.setup_defer_taskrun();
+                // IORING_SQ_TASKRUN tells when completions wait for an enter (5.19;
+                // every kernel with DEFER_TASKRUN, 6.1, has it).
+                b.setup_taskrun_flag();
             }
             if coop {
                 b.setup_coop_taskrun();
@@ -384,6 +389,16 @@ impl Backend for Uring {
         self.in_ring + self.helper.as_ref().map_or(0, |h| h.in_flight())
     }
 
+    fn enter_work(&mut self) -> EnterWork {
+        let sq = self.ring.submission();
+        let submit = !sq.is_empty();
+        // Without DEFER_TASKRUN or COOP_TASKRUN, completions are posted by task work
+        // that runs on the way back to user mode: no enter needed to see them. The TRIM
+        // helper's completions arrive on its channel.
+        let reap = self.in_ring > 0 && self.enter_to_reap && (sq.taskrun() || sq.cq_overflow());
+        EnterWork { submit, reap }
+    }
+
     fn name(&self) -> &'static str {
         "io_uring"
     }
@@ -431,5 +446,74 @@ impl Drop for Uring {
                 )
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::DataKind;
+    use std::os::fd::AsRawFd;
+    use std::time::{Duration, Instant};
+
+    /// The spin in `RealTarget::advance` skips the system call when `enter_work` says
+    /// nothing waits: that must be true of this kernel's DEFER_TASKRUN ring, where a
+    /// completion stays invisible to `harvest` until an enter runs its task work.
+    #[test]
+    fn taskrun_flag_says_when_completions_wait_for_an_enter() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 4096]).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let pool = BufferPool::new(1, 4096);
+        let mut u = match Uring::new(file.as_raw_fd(), 1, &pool, TrimMode::PunchHole) {
+            Ok(u) => u,
+            Err(e) => {
+                eprintln!("skipped: io_uring unavailable: {e}");
+                return;
+            }
+        };
+        if !u.flags.contains("DEFER_TASKRUN") {
+            eprintln!("skipped: the kernel refused DEFER_TASKRUN ({})", u.flags);
+            return;
+        }
+        let none = EnterWork {
+            submit: false,
+            reap: false,
+        };
+        assert_eq!(u.enter_work(), none);
+        // A flush always completes on an io-wq worker, so its completion is task work
+        // for this thread.
+        let flush = IoRequest {
+            slot: 0,
+            op: Op::Flush,
+            offset_bytes: 0,
+            len_bytes: 0,
+            data: DataKind::Random,
+        };
+        u.submit(&[flush], &pool).unwrap();
+        assert!(u.enter_work().submit);
+        u.enter(Wait::No).unwrap();
+        assert!(!u.enter_work().submit);
+        let t0 = Instant::now();
+        while !u.enter_work().reap {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "the flush never signalled a pending completion"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut out = Vec::new();
+        u.harvest(&mut out).unwrap();
+        assert!(out.is_empty(), "posted before any enter: {out:?}");
+        u.enter(Wait::No).unwrap();
+        u.harvest(&mut out).unwrap();
+        assert_eq!(out, vec![(0, Ok(0))]);
+        assert_eq!(u.enter_work(), none);
+        assert_eq!(u.in_flight(), 0);
     }
 }
