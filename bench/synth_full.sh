@@ -6,7 +6,9 @@
 # usage: bench/synth_full.sh [SCALE] [PROFILE ...]     (default: 1, all four)
 # Targets: every figure within 1% at scale 1; generation >= 5 M I/Os per second, flat memory.
 # Generation is reported per wall second (the generator and the Parquet encoder run on
-# two threads) and per CPU-second (user + sys, robust to a shared machine).
+# two threads) and per CPU-second (user + sys, robust to a shared machine). The split
+# between the generator thread and the encoder thread:
+#   cargo run --release -p storbench-workload --example synth_bench -- destroyer-2013 1 /dev/shm/x.parquet
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-1}
