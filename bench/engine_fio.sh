@@ -22,6 +22,12 @@
 # BENCH_SECONDS (default 5), BENCH_QDS (default "32 128"), BENCH_PARTS (default "1 2 3").
 # BENCH_RT_PRIO=N runs both timed replays under `chrt -f N` (SCHED_FIFO): on a host
 # busy with other work, the scheduler, not the pacing, makes the tail of the issue error.
+# BENCH_DEVICE=zram uses a zram device of its own (hot_add, 1 GiB of random data, reset
+# and hot_remove at the end) instead of the loop device. zram does the copy in the
+# submitting context and does not take non-blocking I/O, so io_uring hands every read
+# to its io-wq worker threads (both tools alike; the workers' CPU time counts as the
+# tool's): a test of the submission path more than of the device. The loop device's
+# worker is a kernel thread outside both tools; it bounds the IOPS on 2 CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,8 +54,12 @@ fi
 WORK=$(mktemp -d)
 IMG=/dev/shm/storbench-bench-$$.img
 DEV=""
+ZRAM=""
 cleanup() {
-  if [ -n "$DEV" ]; then losetup -d "$DEV" || true; fi
+  if [ -n "$ZRAM" ]; then
+    echo 1 >"/sys/block/zram$ZRAM/reset" || true
+    echo "$ZRAM" >/sys/class/zram-control/hot_remove || true
+  elif [ -n "$DEV" ]; then losetup -d "$DEV" || true; fi
   rm -f "$IMG"
   rm -rf "$WORK"
 }
@@ -59,7 +69,16 @@ has_part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 need_dev() {
   if [ "$(id -u)" != 0 ]; then echo "skipped parts 1-2: not root (loop devices need root)"; return 1; fi
   if ! command -v fio >/dev/null; then echo "skipped parts 1-2: fio not installed"; return 1; fi
-  if [ -z "$DEV" ]; then
+  if [ -z "$DEV" ] && [ "${BENCH_DEVICE:-loop}" = zram ]; then
+    if [ ! -w /sys/class/zram-control/hot_add ]; then echo "skipped parts 1-2: no zram-control"; return 1; fi
+    ZRAM=$(cat /sys/class/zram-control/hot_add)
+    DEV=/dev/zram$ZRAM
+    echo 1G >"/sys/block/zram$ZRAM/disksize"
+    # Random data: stored uncompressed, so a read is a 4 KB copy.
+    dd if=/dev/urandom of="$DEV" bs=1M count=1024 oflag=direct status=none
+    echo "device: $DEV (zram, 1 GiB of random data)"
+    echo "fio: $(fio --version); load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+  elif [ -z "$DEV" ]; then
     truncate -s 1G "$IMG"
     # Fill with data so reads are not of holes.
     dd if=/dev/urandom of="$IMG" bs=1M count=1024 status=none conv=notrunc
@@ -90,8 +109,8 @@ cpu_of() {
 }
 
 if has_part 1 && need_dev; then
-  printf '\n%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s\n' QD pair sb_IOPS fio_IOPS ratio sb_cpu_ns/IO fio_cpu_ns/IO ratio \
-    sb_ent/IO fio_ent/IO sb_cs/IO fio_cs/IO
+  printf '\n%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s %5s\n' QD pair sb_IOPS fio_IOPS ratio sb_cpu_ns/IO fio_cpu_ns/IO ratio \
+    sb_ent/IO fio_ent/IO sb_cs/IO fio_cs/IO load
   for QD in $QDS; do
     : >"$WORK/pairs$QD"
     for i in $(seq 1 "$REPEAT"); do
@@ -111,10 +130,11 @@ j = json.load(open(fiof))["jobs"][0]["read"]
 fio_ios, fio_s = j["total_ios"], j["runtime"] / 1e3
 sb_iops, fio_iops = sb_ios / sb_s, fio_ios / fio_s
 sb_c, fio_c = float(sb_cpu) / sb_ios * 1e9, float(fio_cpu) / fio_ios * 1e9
+load = open("/proc/loadavg").read().split()[0]
 print(f"{qd} {i} {sb_iops:.0f} {fio_iops:.0f} {sb_iops/fio_iops:.3f} {sb_c:.0f} {fio_c:.0f} {sb_c/fio_c:.3f} "
-      f"{per(sb_ent, sb_ios)} {per(fio_ent, fio_ios)} {per(sb_cs, sb_ios)} {per(fio_cs, fio_ios)}")
+      f"{per(sb_ent, sb_ios)} {per(fio_ent, fio_ios)} {per(sb_cs, sb_ios)} {per(fio_cs, fio_ios)} {load}")
 EOF
-      awk '{printf "%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12}' <(tail -1 "$WORK/pairs$QD")
+      awk '{printf "%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s %5s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13}' <(tail -1 "$WORK/pairs$QD")
     done
     python3 - "$WORK/pairs$QD" <<'EOF'
 import statistics, sys
@@ -232,6 +252,7 @@ except Exception as e:
 report("storbench timed (block trace):  ", issue_times(sys.argv[2], "storbench"), len(sched))
 report("fio read_iolog  (block trace):  ", issue_times(sys.argv[3], "fio"), fio_total)
 EOF
+  echo "load average after the replays: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
 if has_part 3; then
