@@ -54,6 +54,14 @@ pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// CPU time this thread has used, ns. Benchmarks on a shared machine report CPU time per
+/// unit of work, since wall time depends on what else runs.
+pub fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let (sec, nsec) = (u64::try_from(t.tv_sec), u64::try_from(t.tv_nsec));
+    sec.expect("CPU time is not negative") * 1_000_000_000 + nsec.expect("nanoseconds")
+}
+
 /// A loop device over a sparse image in its own temporary directory. On drop it is
 /// unmounted if a test left it mounted, detached, and the image removed, in that order.
 pub struct LoopDevice {
@@ -164,6 +172,21 @@ mod tests {
             why.contains("not root") || why.contains("storbench-no-such-tool-0"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn thread_cpu_time_grows_with_work_not_with_sleep() {
+        let t0 = thread_cpu_ns();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let slept = thread_cpu_ns() - t0;
+        let t1 = thread_cpu_ns();
+        let mut x = 1u64;
+        while thread_cpu_ns() - t1 < 20_000_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        assert!(slept < 15_000_000, "sleeping used {slept} ns of CPU");
+        assert!(thread_cpu_ns() - t1 >= 20_000_000);
     }
 
     #[test]

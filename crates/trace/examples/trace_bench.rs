@@ -11,6 +11,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Instant;
+use storbench_testkit::thread_cpu_ns;
 use storbench_trace::formats::{import, Format, ImportOptions};
 use storbench_trace::{characterize_file, IoRecord, Op, TraceMeta, TraceWriter};
 
@@ -184,15 +185,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => return Err(usage.into()),
     }
     Ok(())
-}
-
-/// CPU time of this thread, ns (from /proc: the machine is shared, wall time lies).
-fn thread_cpu_ns() -> u64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    s.split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Writes the bench workload with several Parquet writer settings; prints file size,

@@ -10,6 +10,7 @@
 //! ```
 
 use std::path::Path;
+use storbench_testkit::thread_cpu_ns;
 use storbench_trace::{IoRecord, StreamId, TraceError, TraceWriter};
 use storbench_workload::synth::{self, Sink, SynthOptions};
 
@@ -30,15 +31,6 @@ impl Sink for Null {
         self.fold ^= rec.issue_ns ^ rec.offset_bytes ^ rec.len_bytes;
         Ok(())
     }
-}
-
-/// CPU time of this thread, ns.
-fn thread_cpu_ns() -> u64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    s.split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 /// User + system CPU time of the whole process, ended threads included, ns (from
