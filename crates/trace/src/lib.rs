@@ -9,6 +9,8 @@ pub mod error;
 pub mod formats;
 pub mod model;
 pub mod store;
+#[cfg(test)]
+mod test_rng;
 
 pub use characterize::{characterize_file, Characterization, Characterizer};
 pub use error::TraceError;

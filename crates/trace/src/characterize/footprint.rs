@@ -644,11 +644,9 @@ mod tests {
     fn footprint_matches_naive_union_across_merges() {
         let mut f = IntervalSet::with_max_intervals(FOOTPRINT_MAX_INTERVALS);
         let mut naive = vec![false; 1 << 20];
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             let s = x % ((1 << 20) - 300);
             let l = (x >> 40) % 300;
             f.add(s, s + l);
@@ -696,12 +694,10 @@ mod tests {
             (FOOTPRINT_MAX_PAGES, 13),
         ] {
             let mut f = Footprint::with_limits(max_pages, FOOTPRINT_MAX_INTERVALS);
-            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut rng = crate::test_rng::XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let mut ranges = Vec::new();
             for i in 0..20_000u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next();
                 let (s, l) = match (i + seed) % 3 {
                     0 => ((x % 1000) * 4096, ((x >> 20) % 8 + 1) * 4096),
                     // Only late in the run for one seed: refinement after many 4K ranges.

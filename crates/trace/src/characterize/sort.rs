@@ -125,15 +125,10 @@ mod tests {
     #[test]
     fn four_lane_radix_sort_sorts() {
         for n in [0usize, 5, 2047, 2048, 2051, 10_007] {
-            let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+            let mut rng = crate::test_rng::XorShift(0x2545_F491_4F6C_DD1D);
             // Nearly sorted (a time plus a random service time), with duplicates.
             let mut v: Vec<u64> = (0..n as u64)
-                .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (1 << 40) + i * 20_000 + (x % 500_000) / 1000 * 1000
-                })
+                .map(|i| (1 << 40) + i * 20_000 + rng.below(500_000) / 1000 * 1000)
                 .collect();
             let mut want = v.clone();
             want.sort_unstable();
@@ -163,13 +158,8 @@ mod tests {
 
     #[test]
     fn insertion_sort_sorts_within_its_budget_and_gives_up_beyond_it() {
-        let mut x: u64 = 99;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::test_rng::XorShift(99);
+        let mut rnd = move || rng.next();
         // Nearly in order: a time plus a small jitter, with duplicates.
         let mut v: Vec<u64> = (0..5000u64).map(|i| i * 100 + rnd() % 150).collect();
         let mut want = v.clone();

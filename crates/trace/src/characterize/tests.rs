@@ -441,13 +441,8 @@ impl Model {
 /// out-of-order issue times (only when `ordered` is false), sequential runs, and
 /// offsets aligned to 4 KiB, to 512 B or not at all.
 fn random_trace(seed: u64, n: usize, completions: u8, ordered: bool) -> Vec<IoRecord> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = crate::test_rng::XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut next = move || rng.next();
     let mut t = 1_000u64;
     let mut ends = [0u64; 8];
     (0..n)
@@ -542,13 +537,8 @@ fn completions_nearly_in_order_match_the_per_record_model() {
     // A device completing about first in, first out (the insertion-sort path of the QD
     // sweep), then a stretch far out of order (the radix path), then in order again:
     // the sweep switches between the two sorts and must give the model's figures.
-    let mut x: u64 = 0x1234_5678;
-    let mut rnd = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = crate::test_rng::XorShift(0x1234_5678);
+    let mut rnd = move || rng.next();
     let mut t = 0u64;
     let mut server_free = 0u64;
     let recs: Vec<IoRecord> = (0..120_000u64)

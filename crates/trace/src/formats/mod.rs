@@ -728,13 +728,8 @@ mod tests {
             last: 0,
             out: Vec::new(),
         };
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rand = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
+        let mut rand = move |n: u64| rng.below(n);
         {
             let mut sink = Sink::new(&mut w);
             let mut t = 1_000_000u64;
