@@ -26,12 +26,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bar.set_position(done);
     });
     bar.finish_and_clear();
-    let c = c.map_err(|e| {
-        super::import::user_error(
-            e,
-            "is the input a storbench Parquet trace? (storbench import makes one)",
-        )
-    })?;
+    let c = c.map_err(super::import::trace_input_error)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {

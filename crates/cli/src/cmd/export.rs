@@ -27,12 +27,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let opts = ExportOptions {
         filename: args.filename,
     };
-    let n = export(&args.input, &args.output, format, &opts).map_err(|e| {
-        super::import::user_error(
-            e,
-            "is the input a storbench Parquet trace? (storbench import makes one)",
-        )
-    })?;
+    let n = export(&args.input, &args.output, format, &opts)
+        .map_err(super::import::trace_input_error)?;
     println!("exported {n} records to {}", args.output.display());
     Ok(())
 }

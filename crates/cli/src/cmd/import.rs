@@ -48,6 +48,14 @@ pub fn user_error(e: TraceError, hint: &str) -> anyhow::Error {
     }
 }
 
+/// [`user_error`] for a trace the user gave to read (characterize, export, replay, bench).
+pub fn trace_input_error(e: TraceError) -> anyhow::Error {
+    user_error(
+        e,
+        "is the input a storbench Parquet trace? (storbench import makes one)",
+    )
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let format = match &args.format {
         None => None,

@@ -410,12 +410,7 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
         let workload = if Path::new(w).is_file() {
             let path = std::fs::canonicalize(w).with_context(|| format!("resolving {w}"))?;
             // Before any phase runs: a bad trace must not surface after hours of seasoning.
-            storbench_trace::TraceReader::open(&path).map_err(|e| {
-                super::import::user_error(
-                    e,
-                    "is the input a storbench Parquet trace? (storbench import makes one)",
-                )
-            })?;
+            storbench_trace::TraceReader::open(&path).map_err(super::import::trace_input_error)?;
             Workload::Trace { path }
         } else if storbench_workload::synth::builtin(w).is_some() || w.ends_with(".toml") {
             Workload::Profile {

@@ -46,12 +46,8 @@ fn user(message: String, hint: Option<&str>) -> anyhow::Error {
 /// One pass over the op column: whether the trace writes or trims, the largest I/O,
 /// and a short summary for result.json.
 fn scan(path: &std::path::Path) -> anyhow::Result<(bool, u64, serde_json::Value, TraceMeta)> {
-    let mut r = TraceReader::open_columns(path, Columns::NoNames).map_err(|e| {
-        super::import::user_error(
-            e,
-            "is the input a storbench Parquet trace? (storbench import makes one)",
-        )
-    })?;
+    let mut r = TraceReader::open_columns(path, Columns::NoNames)
+        .map_err(super::import::trace_input_error)?;
     let meta = r.meta().clone();
     let mut batch: Vec<IoRecord> = Vec::new();
     let mut counts = [0u64; 4];
