@@ -109,6 +109,10 @@ pub struct PairStats {
     /// Issues of requests that are not read/write/trim/flush (RWBS `N`: write-zeroes,
     /// zone and driver commands; unknown strings).
     pub skipped_other: u64,
+    /// Of those, requests with sectors: write-zeroes (or zone append), which write the
+    /// device but have no op in the trace; and their bytes.
+    pub write_zeroes: u64,
+    pub write_zeroes_bytes: u64,
     /// Completions of the original request of a flush sequence (a read/write RWBS with
     /// 0 sectors): the device saw the flush requests and the data, not this one.
     pub flush_sequence_completes: u64,
@@ -191,6 +195,10 @@ impl Pairer {
                 let op = i.rwbs.as_ref().and_then(|r| op_for(r, i.nr_sector));
                 if op.is_none() {
                     self.stats.skipped_other += 1;
+                    if i.nr_sector > 0 && i.rwbs.is_some_and(|r| r.op.is_none()) {
+                        self.stats.write_zeroes += 1;
+                        self.stats.write_zeroes_bytes += u64::from(i.nr_sector) * 512;
+                    }
                 }
                 let op_or_read = op.unwrap_or(Op::Read);
                 let len_bytes = if op_or_read == Op::Flush {
@@ -455,6 +463,10 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].offset_bytes, 4096);
         assert_eq!(p.stats().skipped_other, 1);
+        assert_eq!(
+            (p.stats().write_zeroes, p.stats().write_zeroes_bytes),
+            (1, 4096)
+        );
         assert_eq!(p.stats().unmatched_completes, 0);
     }
 

@@ -95,6 +95,8 @@ impl TraceSink {
         put("incomplete", s.pair.incomplete.to_string());
         put("errors", s.pair.errors.to_string());
         put("skipped_other_ops", s.pair.skipped_other.to_string());
+        put("write_zeroes", s.pair.write_zeroes.to_string());
+        put("write_zeroes_bytes", s.pair.write_zeroes_bytes.to_string());
         put("kernel_filter", s.kernel_filter.to_string());
         self.writer.set_meta(meta);
         self.writer.finish()

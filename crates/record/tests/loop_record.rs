@@ -2,127 +2,16 @@
 //! mkfs.ext4/fstrim/mount for the filesystem test); skips with a printed reason
 //! otherwise. Every loop device and mount is undone by a guard, also on failure.
 
+mod common;
+
+use common::{by_op, fio_iolog, record_during, rig, run, DiskStat};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
 use storbench_record::pair::PairedIo;
-use storbench_record::recorder::monotonic_ns;
-use storbench_record::{device_info, RecordOptions, RecordSummary, Recorder};
-use storbench_testkit::{LoopDevice, Mounted};
+use storbench_record::{device_info, RecordOptions, Recorder};
+use storbench_testkit::Mounted;
 use storbench_trace::Op;
-
-/// One recording at a time in this process: two recorders would race on mounting and
-/// unmounting tracefs.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Why the recording tests cannot run here (besides what the loop device needs).
-fn no_tracefs() -> Option<String> {
-    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
-        return Some("no tracefs in this kernel".into());
-    }
-    None
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Everything a loop-device test needs, torn down in field order: the loop device is
-/// detached (and its image directory removed) before the recording lock is released.
-struct Rig {
-    lo: LoopDevice,
-    _one: std::sync::MutexGuard<'static, ()>,
-}
-
-/// A loop device over a fresh `size_bytes` image, or `None` (with the reason printed)
-/// when root, tracefs or one of `tools` is missing.
-fn rig(tools: &[&str], size_bytes: u64) -> Option<Rig> {
-    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let lo = match no_tracefs().map_or_else(|| LoopDevice::new(size_bytes, tools), Err) {
-        Ok(lo) => lo,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return None;
-        }
-    };
-    Some(Rig { lo, _one: one })
-}
-
-/// Records the device while `work` runs; returns the I/Os, the summary and the
-/// monotonic times just before and after the work.
-fn record_during(dev: &Path, work: impl FnOnce()) -> (Vec<PairedIo>, RecordSummary, u64, u64) {
-    let info = device_info(dev).expect("device info");
-    let recorder = Recorder::start(info, RecordOptions::default()).expect("start recording");
-    let instance = recorder.instance_dir().to_owned();
-    assert!(instance.is_dir());
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = Arc::clone(&stop);
-    let handle = std::thread::spawn(move || {
-        let mut ios = Vec::new();
-        let summary = recorder
-            .run(&stop2, |io| {
-                ios.push(*io);
-                Ok(())
-            })
-            .expect("recording");
-        (ios, summary)
-    });
-    let before = monotonic_ns();
-    work();
-    let after = monotonic_ns();
-    stop.store(true, Ordering::SeqCst);
-    let (ios, summary) = handle.join().expect("recorder thread");
-    assert!(
-        !instance.exists(),
-        "instance {} left behind",
-        instance.display()
-    );
-    (ios, summary, before, after)
-}
-
-fn by_op(ios: &[PairedIo]) -> BTreeMap<Op, (u64, u64)> {
-    let mut m = BTreeMap::new();
-    for io in ios {
-        let e = m.entry(io.op).or_insert((0, 0));
-        e.0 += 1;
-        e.1 += io.len_bytes;
-    }
-    m
-}
-
-/// fio's own list of the I/Os it issued (iolog v2: `file read|write offset length`).
-fn fio_iolog(path: &Path) -> Vec<(Op, u64, u64)> {
-    let text = std::fs::read_to_string(path).expect("fio iolog");
-    let mut v = Vec::new();
-    for line in text.lines() {
-        // v2: `file op offset len`; v3 puts a timestamp first.
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let Some(i) = f.iter().position(|w| *w == "read" || *w == "write") else {
-            continue;
-        };
-        if f.len() != i + 3 {
-            continue;
-        }
-        let op = if f[i] == "read" { Op::Read } else { Op::Write };
-        v.push((
-            op,
-            f[i + 1].parse().expect("offset"),
-            f[i + 2].parse().expect("length"),
-        ));
-    }
-    v
-}
 
 #[test]
 fn records_a_known_fio_workload() {
@@ -358,4 +247,379 @@ fn writes_a_parquet_trace_with_streams_and_idle_time() {
     assert!(recs.iter().all(|r| r
         .complete_ns
         .is_some_and(|c| c >= r.issue_ns && c < 4_000_000_000)));
+}
+
+/// Runs fio on `dev` with the common options and `args`; fio's JSON report.
+fn fio(dev: &std::path::Path, args: &[&str]) -> String {
+    run(Command::new("fio")
+        .arg("--name=t")
+        .arg(format!("--filename={}", dev.display()))
+        .arg("--output-format=json")
+        .args(args))
+}
+
+/// Requests, not the application's I/Os: sequential 4 KiB writes submitted 32 at a
+/// time are merged by the block layer, and what is recorded is what the device was
+/// asked, exactly as the kernel's own per-disk counters count it.
+#[test]
+fn records_merged_requests_as_the_kernel_counts_them() {
+    let Some(rig) = rig(&["fio"], 64 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    let before = DiskStat::of(lo.path());
+    let (ios, summary, _, _) = record_during(lo.path(), || {
+        fio(
+            lo.path(),
+            &[
+                "--direct=1",
+                "--ioengine=io_uring",
+                "--iodepth=32",
+                "--iodepth_batch_submit=32",
+                "--rw=write",
+                "--bs=4k",
+                "--size=16m",
+            ],
+        );
+    });
+    let d = DiskStat::of(lo.path()).since(&before);
+    let ops = by_op(&ios);
+    eprintln!("kernel counters {d:?}; recorded {ops:?}; summary {summary:?}");
+    assert!(
+        d.write_merges > 0,
+        "the block layer merged nothing, so this test proves nothing: {d:?}"
+    );
+    let (writes, write_bytes) = ops[&Op::Write];
+    assert_eq!(write_bytes, 16 << 20, "every byte fio wrote, once");
+    assert_eq!(write_bytes, d.write_sectors * 512);
+    assert_eq!(
+        writes, d.writes,
+        "one recorded I/O per request the disk completed"
+    );
+    assert!(writes < 4096, "merged: {writes} requests for 4096 writes");
+    // Reads are not compared: udev probes the device when fio closes it, racing the
+    // end of the recording.
+    assert_eq!(summary.pair.incomplete, 0);
+    assert_eq!(summary.pair.unmatched_completes, 0);
+}
+
+/// Flushes, discards and write-zeroes as the device sees them: fio's fsyncs are
+/// flushes without bytes, blkdiscard's ranges are trims at their offsets, and
+/// write-zeroes (RWBS `N`, an op the trace has no name for) are counted, not written.
+#[test]
+fn records_flushes_discards_and_counts_write_zeroes() {
+    let Some(rig) = rig(&["fio", "blkdiscard"], 64 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    let dev = lo.path_str();
+    let before = DiskStat::of(lo.path());
+    let (ios, summary, _, _) = record_during(lo.path(), || {
+        fio(
+            lo.path(),
+            &[
+                "--direct=1",
+                "--ioengine=psync",
+                "--rw=write",
+                "--bs=4k",
+                "--size=40k",
+                "--fsync=1",
+            ],
+        );
+        run(Command::new("blkdiscard").args(["-o", "1048576", "-l", "2097152", dev]));
+        run(Command::new("blkdiscard").args(["-z", "-o", "4194304", "-l", "1048576", dev]));
+    });
+    let d = DiskStat::of(lo.path()).since(&before);
+    let ops = by_op(&ios);
+    eprintln!("kernel counters {d:?}; recorded {ops:?}; summary {summary:?}");
+    let flushes: Vec<&PairedIo> = ios.iter().filter(|i| i.op == Op::Flush).collect();
+    // One flush per fsync of fio's 10 writes, less those blk-flush coalesced (the
+    // kernel's counter says how many the disk saw).
+    assert!(flushes.len() >= 5, "fio's fsyncs flush: {ops:?}");
+    assert_eq!(
+        flushes.len() as u64,
+        d.flushes,
+        "as many as the disk completed"
+    );
+    assert!(flushes
+        .iter()
+        .all(|f| f.len_bytes == 0 && f.complete_ns.is_some_and(|c| c >= f.issue_ns)));
+    let trims: Vec<(u64, u64)> = ios
+        .iter()
+        .filter(|i| i.op == Op::Trim)
+        .map(|i| (i.offset_bytes, i.len_bytes))
+        .collect();
+    assert_eq!(trims, vec![(1 << 20, 2 << 20)], "blkdiscard's range");
+    assert_eq!((d.discards, d.discard_sectors * 512), (1, 2 << 20));
+    let fio_writes = ios
+        .iter()
+        .filter(|i| i.op == Op::Write && i.comm.as_bytes().starts_with(b"fio"))
+        .count();
+    assert_eq!(fio_writes, 10);
+    // The write-zeroes: the kernel counts them as writes; the trace leaves them out
+    // and the summary says how many and how large.
+    assert_eq!(summary.pair.write_zeroes, 1, "{summary:?}");
+    assert_eq!(summary.pair.write_zeroes_bytes, 1 << 20);
+    assert!(ios
+        .iter()
+        .all(|i| !(i.op == Op::Write && i.offset_bytes == 4 << 20)));
+    // The kernel counts flush requests among the writes too.
+    let (writes, write_bytes) = ops[&Op::Write];
+    assert_eq!(
+        writes + summary.pair.write_zeroes + flushes.len() as u64,
+        d.writes
+    );
+    assert_eq!(
+        write_bytes + summary.pair.write_zeroes_bytes,
+        d.write_sectors * 512
+    );
+    assert_eq!(summary.pair.unmatched_completes, 0);
+    assert_eq!(summary.pair.incomplete, 0);
+}
+
+/// A loop device over a file, detached on drop.
+struct FileLoop(std::path::PathBuf);
+
+impl Drop for FileLoop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+    }
+}
+
+/// A frozen filesystem (writes to it wait), thawed on drop.
+struct Frozen<'a>(&'a std::path::Path);
+
+impl<'a> Frozen<'a> {
+    fn new(mnt: &'a std::path::Path) -> Frozen<'a> {
+        run(Command::new("fsfreeze").arg("-f").arg(mnt));
+        Frozen(mnt)
+    }
+}
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(self.0).status();
+    }
+}
+
+/// Requests in flight on `dev` (`/sys/block/NAME/inflight`: reads + writes).
+fn inflight(dev: &std::path::Path) -> u64 {
+    let name = dev.file_name().unwrap().to_string_lossy();
+    std::fs::read_to_string(format!("/sys/block/{name}/inflight"))
+        .unwrap()
+        .split_whitespace()
+        .map(|w| w.parse::<u64>().unwrap())
+        .sum()
+}
+
+/// A 4 KiB O_DIRECT write of block `block` to `dev`, left running.
+fn dd_write(dev: &std::path::Path, block: u64) -> std::process::Child {
+    let mut child = Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", dev.display()))
+        .args(["bs=4096", "count=1", "oflag=direct", "status=none"])
+        .arg(format!("seek={block}"))
+        .spawn()
+        .expect("dd");
+    for _ in 0..500 {
+        if inflight(dev) > 0 {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("dd's write never got in flight on {}", dev.display());
+}
+
+/// A request issued before recording began completes without its issue, and one
+/// still in flight when recording ends is written without a completion time; both are
+/// counted, and the Parquet trace keeps the missing completion as a null.
+///
+/// Requests are held in flight deterministically: the recorded loop device is backed
+/// by a file on a filesystem that is frozen (`fsfreeze`), so its writes wait in the
+/// loop driver until the filesystem is thawed.
+#[test]
+fn requests_in_flight_at_start_and_end_are_counted() {
+    use storbench_record::sink::{trace_meta, TraceSink};
+    use storbench_trace::TraceWriter;
+    let Some(rig) = rig(
+        &["mkfs.ext4", "mount", "umount", "fsfreeze", "dd"],
+        64 << 20,
+    ) else {
+        return;
+    };
+    let lo = &rig.lo;
+    run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(lo.path()));
+    let mnt = lo.dir().join("mnt");
+    let _mounted = Mounted::new(lo.path(), &mnt, &[]).expect("mount");
+    let img = mnt.join("held.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(16 << 20))
+        .expect("image");
+    let out = run(Command::new("losetup").args(["-f", "--show"]).arg(&img));
+    let held = FileLoop(std::path::PathBuf::from(out.trim()));
+    let dev = held.0.as_path();
+    let info = device_info(dev).expect("device info");
+
+    // Block 5 is written (and held) before recording starts.
+    let frozen = Frozen::new(&mnt);
+    let mut before = dd_write(dev, 5);
+    let recorder = Recorder::start(info.clone(), RecordOptions::default()).expect("start");
+    let trace = lo.dir().join("inflight.parquet");
+    let writer = TraceWriter::create(&trace, &trace_meta(&info)).expect("writer");
+    let mut sink = TraceSink::new(writer, &info, recorder.start_mono_ns());
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stop2 = std::sync::Arc::clone(&stop);
+    let recording = std::thread::spawn(move || {
+        let mut ios = Vec::new();
+        let summary = recorder
+            .run(&stop2, |io| {
+                ios.push(*io);
+                sink.write(io)?;
+                Ok(())
+            })
+            .expect("recording");
+        sink.finish(&summary).expect("finish");
+        (ios, summary)
+    });
+    drop(frozen);
+    assert!(before.wait().expect("dd").success());
+    // Block 9 is written while recording and still held when it stops.
+    let frozen = Frozen::new(&mnt);
+    let mut after = dd_write(dev, 9);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (ios, summary) = recording.join().expect("recorder thread");
+    drop(frozen);
+    assert!(after.wait().expect("dd").success());
+
+    eprintln!("recorded {ios:?}; summary {summary:?}");
+    assert_eq!(summary.pair.unmatched_completes, 1, "block 5's completion");
+    assert_eq!(summary.pair.incomplete, 1, "block 9 never completed");
+    let open: Vec<&PairedIo> = ios.iter().filter(|i| i.complete_ns.is_none()).collect();
+    assert_eq!(open.len(), 1);
+    assert_eq!(
+        (open[0].op, open[0].offset_bytes, open[0].len_bytes),
+        (Op::Write, 9 * 4096, 4096)
+    );
+    assert!(
+        ios.iter().all(|i| i.offset_bytes != 5 * 4096),
+        "block 5 was issued before recording"
+    );
+    let (meta, recs, _, _) = storbench_trace::read_all(&trace).expect("read back");
+    assert_eq!(recs.len() as u64, summary.ios_written);
+    let nulls: Vec<u64> = recs
+        .iter()
+        .filter(|r| r.complete_ns.is_none())
+        .map(|r| r.offset_bytes)
+        .collect();
+    assert_eq!(nulls, vec![9 * 4096]);
+    assert_eq!(
+        meta.extra.get("record.incomplete").map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(
+        meta.extra
+            .get("record.unmatched_completes")
+            .map(String::as_str),
+        Some("1")
+    );
+}
+
+/// The device filter: recording a disk takes nothing of another device busy at the
+/// same time.
+#[test]
+fn records_no_other_device() {
+    let Some(rig) = rig(&["fio"], 32 << 20) else {
+        return;
+    };
+    let other = match storbench_testkit::LoopDevice::new(16 << 20, &[]) {
+        Ok(o) => o,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let lo = &rig.lo;
+    let other_path = other.path().to_owned();
+    let before = DiskStat::of(other.path());
+    let (ios, summary, _, _) = record_during(lo.path(), || {
+        let busy = std::thread::spawn(move || {
+            fio(
+                &other_path,
+                &["--direct=1", "--rw=write", "--bs=4k", "--size=4m"],
+            )
+        });
+        fio(
+            lo.path(),
+            &["--direct=1", "--rw=write", "--bs=8k", "--size=400k"],
+        );
+        busy.join().expect("other fio");
+    });
+    assert!(DiskStat::of(other.path()).since(&before).writes >= 1024);
+    let fio: Vec<(Op, u64, u64)> = ios
+        .iter()
+        .filter(|i| i.comm.as_bytes().starts_with(b"fio"))
+        .map(|i| (i.op, i.offset_bytes, i.len_bytes))
+        .collect();
+    let want: Vec<(Op, u64, u64)> = (0..50).map(|k| (Op::Write, k * 8192, 8192)).collect();
+    assert_eq!(
+        fio, want,
+        "this device's 50 writes, none of the other's 1024"
+    );
+    assert!(summary.kernel_filter);
+    assert_eq!(summary.events_other_device, 0);
+}
+
+/// Recording a disk takes the requests to its partitions, at their offsets on the disk
+/// (a request carries the disk's device number and absolute sectors). The partition is
+/// added with BLKPG (`addpart`), which needs no partition table support in the kernel.
+#[test]
+fn records_the_partitions_of_the_disk() {
+    let Some(rig) = rig(&["fio", "addpart"], 64 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    const START: u64 = 2048;
+    run(Command::new("addpart")
+        .arg(lo.path())
+        .args(["1", &START.to_string(), "32768"]));
+    let p1 = std::path::PathBuf::from(format!("{}p1", lo.path_str()));
+    for _ in 0..100 {
+        if p1.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if !p1.exists() {
+        eprintln!("skipped: {} did not appear (no devtmpfs?)", p1.display());
+        return;
+    }
+    let (ios, _, _, _) = record_during(lo.path(), || {
+        fio(
+            &p1,
+            &[
+                "--direct=1",
+                "--rw=write",
+                "--bs=8k",
+                "--size=400k",
+                "--offset=64k",
+            ],
+        );
+    });
+    let base = START * 512 + (64 << 10);
+    let fio: Vec<(Op, u64, u64)> = ios
+        .iter()
+        .filter(|i| i.comm.as_bytes().starts_with(b"fio"))
+        .map(|i| (i.op, i.offset_bytes, i.len_bytes))
+        .collect();
+    let want: Vec<(Op, u64, u64)> = (0..50)
+        .map(|k| (Op::Write, base + k * 8192, 8192))
+        .collect();
+    assert_eq!(fio, want, "the partition's 50 writes at their disk offsets");
+    // A partition itself is refused, naming the disk to record instead.
+    match device_info(&p1) {
+        Err(storbench_record::RecordError::Partition { disk, .. }) => {
+            assert_eq!(disk, lo.path_str())
+        }
+        other => panic!("recording a partition: {other:?}"),
+    }
 }

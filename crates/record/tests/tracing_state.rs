@@ -1,0 +1,314 @@
+//! The recorder and the rest of the machine's tracing: it works in a private instance
+//! and leaves the top-level buffer and other tools' instances as they were, removes its
+//! instance when recording ends in an error or a panic, mounts tracefs when nobody has,
+//! and counts the events the kernel drops when the reader falls behind. Needs root,
+//! tracefs and a loop device; skips with a printed reason otherwise.
+
+mod common;
+
+use common::{record_with, rig, run};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use storbench_record::tracefs::{read_text, Tracefs, INSTANCE_PREFIX};
+use storbench_record::{device_info, RecordError, RecordOptions, Recorder};
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// The settings of a tracing directory (top level or instance) that a recorder could
+/// change: what is traced, how, into how large a buffer.
+fn settings(dir: &Path) -> BTreeMap<String, String> {
+    let mut files = vec![
+        "tracing_on".to_owned(),
+        "trace_clock".into(),
+        "buffer_size_kb".into(),
+        "current_tracer".into(),
+        "set_event".into(),
+        "tracing_cpumask".into(),
+        "options/overwrite".into(),
+        "trace_options".into(),
+    ];
+    for ev in ["block_rq_issue", "block_rq_complete", "block_rq_requeue"] {
+        files.push(format!("events/block/{ev}/enable"));
+        files.push(format!("events/block/{ev}/filter"));
+    }
+    files.push("events/block/enable".into());
+    files
+        .into_iter()
+        .filter_map(|f| Some((f.clone(), read_text(&dir.join(&f)).ok()?)))
+        .collect()
+}
+
+/// Another tool's instance, removed on drop.
+struct Foreign(PathBuf);
+
+impl Drop for Foreign {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0.join("tracing_on"), "0");
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+fn storbench_instances() -> Vec<String> {
+    std::fs::read_dir(Path::new(TRACEFS).join("instances"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with(INSTANCE_PREFIX))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// While another tool traces the same block events in its own instance (another clock,
+/// overwrite mode, its own filter), a recording leaves that instance's settings and the
+/// top level's as they were, and takes no event away from it: it sees every request
+/// the recorder saw.
+#[test]
+fn leaves_other_tracing_untouched_and_sees_the_same_requests() {
+    let Some(rig) = rig(&["fio"], 32 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    let info = device_info(lo.path()).expect("device info");
+    let top = PathBuf::from(TRACEFS);
+    let foreign = Foreign(top.join(format!("instances/other-tool-{}", std::process::id())));
+    std::fs::create_dir(&foreign.0).expect("create another tool's instance");
+    let w = |rel: &str, v: &str| {
+        std::fs::write(foreign.0.join(rel), v).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    };
+    w("trace_clock", "global");
+    w("buffer_size_kb", "2048");
+    w("options/overwrite", "1");
+    let filter = format!("dev == {}", info.kernel_dev);
+    for ev in ["block_rq_issue", "block_rq_complete"] {
+        w(&format!("events/block/{ev}/filter"), &filter);
+        w(&format!("events/block/{ev}/enable"), "1");
+    }
+    w("trace", "");
+    let top_before = settings(&top);
+    let foreign_before = settings(&foreign.0);
+    assert!(top_before.len() >= 8 && foreign_before.len() >= 8);
+
+    let (ios, summary, _, _) = record_with(lo.path(), RecordOptions::default(), || {
+        run(Command::new("fio")
+            .arg("--name=both")
+            .arg(format!("--filename={}", lo.path().display()))
+            .args([
+                "--direct=1",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=16m",
+                "--number_ios=300",
+                "--randrepeat=1",
+            ]));
+    });
+    assert_eq!(settings(&top), top_before, "top-level settings changed");
+    assert_eq!(
+        settings(&foreign.0),
+        foreign_before,
+        "the other instance's settings changed"
+    );
+    w("tracing_on", "0");
+    let text = read_text(&foreign.0.join("trace")).expect("other instance's trace");
+    let seen = |ev: &str| text.lines().filter(|l| l.contains(ev)).count() as u64;
+    eprintln!(
+        "recorder: {} I/Os, {} issues, {} completes; other instance: {} issues, {} completes",
+        ios.len(),
+        summary.pair.issues,
+        summary.pair.completes,
+        seen("block_rq_issue:"),
+        seen("block_rq_complete:")
+    );
+    assert!(summary.pair.issues >= 300);
+    assert_eq!(seen("block_rq_issue:"), summary.pair.issues);
+    assert_eq!(seen("block_rq_complete:"), summary.pair.completes);
+    assert_eq!(summary.lost_events_kernel(), 0);
+}
+
+/// A recording that ends in an error (the sink fails) or a panic (in the sink, on the
+/// recording thread) removes its instance: nothing of it is left in tracefs.
+#[test]
+fn removes_its_instance_on_error_and_on_panic() {
+    let Some(rig) = rig(&["fio"], 16 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    let info = device_info(lo.path()).expect("device info");
+    let workload = || {
+        run(Command::new("fio")
+            .arg("--name=w")
+            .arg(format!("--filename={}", lo.path().display()))
+            .args(["--direct=1", "--rw=write", "--bs=4k", "--size=400k"]));
+    };
+    let opts = RecordOptions {
+        duration: Some(Duration::from_secs(1)),
+        ..RecordOptions::default()
+    };
+    assert!(storbench_instances()
+        .iter()
+        .all(|n| !n.starts_with(&format!("{INSTANCE_PREFIX}{}-", std::process::id()))));
+
+    // The sink fails: the error comes back, the instance is gone.
+    let rec = Recorder::start(info.clone(), opts.clone()).expect("start");
+    let dir = rec.instance_dir().to_owned();
+    assert!(dir.is_dir());
+    workload();
+    let err = rec
+        .run(&AtomicBool::new(false), |_| Err("disk full".into()))
+        .expect_err("the sink's error");
+    assert!(
+        matches!(&err, RecordError::Sink(e) if e.to_string() == "disk full"),
+        "{err:?}"
+    );
+    assert!(!dir.exists(), "{} left after an error", dir.display());
+
+    // The sink panics on the recording thread: unwinding removes the instance.
+    let rec = Recorder::start(info.clone(), opts.clone()).expect("start");
+    let dir = rec.instance_dir().to_owned();
+    workload();
+    let t = std::thread::spawn(move || {
+        rec.run(&AtomicBool::new(false), |_| panic!("sink bug"))
+            .map(|_| ())
+    });
+    assert!(t.join().is_err(), "the recording thread panicked");
+    assert!(!dir.exists(), "{} left after a panic", dir.display());
+
+    // Dropped before running (an error between start and run): gone too.
+    let rec = Recorder::start(info, opts).expect("start");
+    let dir = rec.instance_dir().to_owned();
+    drop(rec);
+    assert!(!dir.exists(), "{} left after drop", dir.display());
+}
+
+/// A reader that falls behind a small buffer: the kernel drops events, the summary
+/// counts them from the per-CPU stats (`dropped events`), and every request fio issued
+/// is either recorded or accounted for by a lost event.
+#[test]
+fn counts_the_events_the_kernel_drops() {
+    let Some(rig) = rig(&["fio"], 32 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    const IOS: u64 = 4000;
+    let opts = RecordOptions {
+        // The smallest buffer (a few pages per CPU), read once every 5 s.
+        buffer_kib_per_cpu: 8,
+        poll_interval: Duration::from_secs(5),
+        ..RecordOptions::default()
+    };
+    let (ios, summary, _, _) = record_with(lo.path(), opts, || {
+        std::thread::sleep(Duration::from_millis(100));
+        run(Command::new("fio")
+            .arg("--name=flood")
+            .arg(format!("--filename={}", lo.path().display()))
+            .args(["--direct=1", "--rw=randread", "--bs=4k", "--randrepeat=1"])
+            .arg(format!("--number_ios={IOS}")));
+    });
+    let fio = ios
+        .iter()
+        .filter(|i| i.comm.as_bytes().starts_with(b"fio"))
+        .count() as u64;
+    let lost = summary.lost_events_kernel();
+    eprintln!("recorded {fio} of {IOS} fio reads, lost {lost} events; {summary:?}");
+    assert!(lost > 0, "a 8 KiB buffer read every 5 s overflows");
+    assert!(fio < IOS, "some I/Os are missing");
+    assert!(
+        summary
+            .cpu_stats
+            .iter()
+            .map(|s| s.dropped_events)
+            .sum::<u64>()
+            > 0,
+        "no-overwrite mode drops new events"
+    );
+    assert!(
+        fio + lost >= IOS,
+        "each missing I/O lost at least its issue event: {fio} + {lost} < {IOS}"
+    );
+}
+
+/// In a private mount namespace without tracefs, the recorder mounts it, records, and
+/// unmounts it again. The test re-runs itself under `unshare --mount`.
+#[test]
+fn mounts_tracefs_when_nobody_has() {
+    const CHILD: &str = "STORBENCH_RECORD_MOUNT_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        return mount_child();
+    }
+    let Some(rig) = rig(&["unshare", "umount"], 8 << 20) else {
+        return;
+    };
+    let exe = std::env::current_exe().expect("test binary");
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private"])
+        .arg(exe)
+        .args(["--exact", "mounts_tracefs_when_nobody_has", "--nocapture"])
+        .env(CHILD, rig.lo.path())
+        .output()
+        .expect("unshare");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "child failed:\n{text}");
+    assert!(
+        text.contains("mounted tracefs and removed it again"),
+        "{text}"
+    );
+    assert!(
+        Path::new(TRACEFS).join("instances").is_dir(),
+        "the host's tracefs is still mounted"
+    );
+}
+
+fn tracefs_mounts() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            l.split(" - ")
+                .nth(1)
+                .is_some_and(|r| r.starts_with("tracefs "))
+        })
+        .map(|l| l.split_whitespace().nth(4).unwrap().to_owned())
+        .collect()
+}
+
+/// Runs inside the private mount namespace.
+fn mount_child() {
+    let dev = PathBuf::from(std::env::var_os("STORBENCH_RECORD_MOUNT_CHILD").unwrap());
+    for mp in tracefs_mounts() {
+        run(Command::new("umount").arg("-l").arg(&mp));
+    }
+    assert_eq!(tracefs_mounts(), Vec::<String>::new());
+    let tfs = Tracefs::open().expect("mount tracefs");
+    assert!(tfs.mounted_by_us());
+    assert_eq!(tfs.root(), Path::new(TRACEFS));
+    drop(tfs);
+    assert_eq!(tracefs_mounts(), Vec::<String>::new(), "unmounted on drop");
+
+    let info = device_info(&dev).expect("device info");
+    let rec = Recorder::start(
+        info,
+        RecordOptions {
+            duration: Some(Duration::from_millis(300)),
+            ..RecordOptions::default()
+        },
+    )
+    .expect("start without tracefs mounted");
+    assert_eq!(tracefs_mounts(), vec![TRACEFS.to_owned()]);
+    let summary = rec
+        .run(&AtomicBool::new(false), |_| Ok(()))
+        .expect("record");
+    assert!(summary.duration_ns() >= 300_000_000);
+    assert_eq!(
+        tracefs_mounts(),
+        Vec::<String>::new(),
+        "unmounted at the end"
+    );
+    println!("mounted tracefs and removed it again");
+}
