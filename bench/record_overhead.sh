@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Overhead of `storbench record` on a RAM-backed device: fio 4 KiB random-read IOPS
-# with and without recording, the I/Os recorded against fio's count, and the events
-# lost at that rate.
+# with and without recording, the reads recorded against the reads fio completed, the
+# events decoded and lost at that rate, and the recorder's CPU time per event.
 #
 # The device is a loop device over a file in /dev/shm (zram is bio-based: it issues no
-# block requests, so block_rq_* events never fire on it). Rounds alternate without/with
-# to spread the noise of a shared machine.
+# block requests, so block_rq_* events never fire on it; this kernel has no null_blk).
+# Each round runs one pair, without and with recording, alternating which goes first;
+# the summary gives medians over the rounds. The load average is printed with every
+# round, since on a shared machine wall-clock IOPS depend on it.
 #
-# usage: sudo [STORBENCH=path] bench/record_overhead.sh [SECONDS_PER_RUN=5] [ROUNDS=2]
-# needs: root, fio, losetup, jq; builds storbench in release mode.
+# usage: sudo [STORBENCH=path] [DIO=1] bench/record_overhead.sh [SECONDS_PER_RUN=5] [ROUNDS=3] [IODEPTH=32]
+# needs: root, fio, losetup, jq, bc; builds storbench in release mode.
 set -euo pipefail
 
 secs=${1:-5}
-rounds=${2:-2}
+rounds=${2:-3}
+qd=${3:-32}
+dio=${DIO:-1}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 skip() { echo "skipped: $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "not root"
-for t in fio losetup jq; do command -v "$t" >/dev/null || skip "$t not installed"; done
+for t in fio losetup jq bc; do command -v "$t" >/dev/null || skip "$t not installed"; done
 [ -d /dev/shm ] || skip "no /dev/shm"
+[ -d /sys/kernel/tracing/instances ] || [ -d /sys/kernel/debug/tracing/instances ] || skip "no tracefs"
 
 # STORBENCH=/path/to/storbench skips the build.
 if [ -n "${STORBENCH:-}" ]; then
@@ -44,52 +49,68 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-truncate -s 1G "$img"
-# Fill it so reads hit allocated tmpfs pages, not holes.
-dd if=/dev/zero of="$img" bs=1M count=1024 conv=notrunc status=none
-lo=$(losetup -f --show "$img")
+# Filled, so reads hit allocated tmpfs pages, not holes.
+dd if=/dev/zero of="$img" bs=1M count=1024 status=none
+if [ "$dio" = 1 ]; then
+    lo=$(losetup -f --show --direct-io=on "$img")
+else
+    lo=$(losetup -f --show "$img")
+fi
 
 fio_run() { # $1 = json output file
-    fio --name=bench --filename="$lo" --direct=1 --ioengine=io_uring --iodepth=32 \
+    fio --name=bench --filename="$lo" --direct=1 --ioengine=io_uring --iodepth="$qd" \
         --rw=randread --bs=4k --time_based --runtime="$secs" --ramp_time=0 \
         --randrepeat=1 --output-format=json --output="$1" >/dev/null
 }
 iops_of() { jq '.jobs[0].read.iops' "$1"; }
 ios_of() { jq '.jobs[0].read.total_ios' "$1"; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
 
-tck=$(getconf CLK_TCK)
-declare -a base=() rec=() recorded=() issued=() lost=() cpu=()
-for r in $(seq 1 "$rounds"); do
-    fio_run "$work/base$r.json"
-    base+=("$(iops_of "$work/base$r.json")")
+run_without() { # $1 = round
+    fio_run "$work/base$1.json"
+    base+=("$(iops_of "$work/base$1.json")")
+}
 
-    "$sb" record --device "$lo" -o "$work/trace$r.parquet" 2>"$work/rec$r.log" &
+run_with() { # $1 = round
+    local r=$1 log="$work/rec$1.log"
+    "$sb" record --device "$lo" -o "$work/trace$r.parquet" 2>"$log" &
     rec_pid=$!
-    # Wait until the instance is tracing (the recorder prints its first line then).
-    for _ in $(seq 1 100); do grep -q '^recording' "$work/rec$r.log" && break; sleep 0.05; done
+    # The recorder prints its first line once the instance is tracing.
+    for _ in $(seq 1 200); do grep -q '^recording' "$log" && break; sleep 0.05; done
+    grep -q '^recording' "$log" || { cat "$log"; exit 1; }
     fio_run "$work/rec$r.json"
-    # The recorder's own CPU time (user + system) while fio ran: fields 14 and 15.
-    cpu+=("$(awk -v t="$tck" '{print ($14 + $15) / t}' "/proc/$rec_pid/stat")")
     kill -INT "$rec_pid"
-    wait "$rec_pid" || { cat "$work/rec$r.log"; exit 1; }
+    wait "$rec_pid" || { cat "$log"; exit 1; }
     rec_pid=""
     rec+=("$(iops_of "$work/rec$r.json")")
     issued+=("$(ios_of "$work/rec$r.json")")
-    recorded+=("$(sed -n 's/^  read *\([0-9]*\) I\/Os.*/\1/p' "$work/rec$r.log")")
-    l=$(sed -n 's/^warning: the kernel lost \([0-9]*\) events.*/\1/p' "$work/rec$r.log")
+    recorded+=("$(sed -n 's/^  read *\([0-9]*\) I\/Os.*/\1/p' "$log")")
+    events+=("$(sed -n 's/^recorded [0-9]* I\/Os in .* s (\([0-9]*\) events.*/\1/p' "$log")")
+    cpu+=("$(sed -n 's/^  recorder CPU \([0-9.]*\) s.*/\1/p' "$log")")
+    local l
+    l=$(sed -n 's/^warning: the kernel lost \([0-9]*\) events.*/\1/p' "$log")
     lost+=("${l:-0}")
-done
+}
 
-echo "record overhead: fio randread 4k qd32 io_uring on loop over /dev/shm, ${secs}s runs, $(nproc) CPUs"
-ratios=()
-for i in $(seq 0 $((rounds - 1))); do
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+echo "record overhead: fio randread 4k qd$qd io_uring on loop (direct-io=$dio) over /dev/shm, ${secs}s runs, $rounds rounds, $(nproc) CPUs, $(uname -r)"
+declare -a base=() rec=() recorded=() issued=() events=() lost=() cpu=() ratios=()
+for r in $(seq 1 "$rounds"); do
+    l0=$(load1)
+    if [ $((r % 2)) = 1 ]; then run_without "$r"; run_with "$r"; else run_with "$r"; run_without "$r"; fi
+    i=$((r - 1))
     ratio=$(echo "${rec[$i]} / ${base[$i]}" | bc -l)
     ratios+=("$ratio")
-    us_per_io=$(echo "${cpu[$i]} * 1000000 / (${recorded[$i]:-0} + 0.000001)" | bc -l)
-    printf 'round %d: without %.0f IOPS, with %.0f IOPS (ratio %.3f); fio issued %s reads, recorded %s, lost events %s; recorder CPU %.2f s = %.2f us per I/O\n' \
-        $((i + 1)) "${base[$i]}" "${rec[$i]}" "$ratio" "${issued[$i]}" "${recorded[$i]:-0}" "${lost[$i]}" "${cpu[$i]}" "$us_per_io"
+    ns_per_event=$(echo "${cpu[$i]:-0} * 1000000000 / (${events[$i]:-0} + 0.000001)" | bc -l)
+    printf 'round %d: without %.0f IOPS, with %.0f IOPS (ratio %.3f); fio read %s, recorded %s reads, %s events, lost %s; recorder CPU %.2f s = %.0f ns per event; load %s -> %s\n' \
+        "$r" "${base[$i]}" "${rec[$i]}" "$ratio" "${issued[$i]}" "${recorded[$i]:-0}" "${events[$i]:-0}" "${lost[$i]}" "${cpu[$i]:-0}" "$ns_per_event" "$l0" "$(load1)"
 done
-b=$(printf '%s\n' "${base[@]}" | awk '{s+=$1} END {print s/NR}')
-w=$(printf '%s\n' "${rec[@]}" | awk '{s+=$1} END {print s/NR}')
-med=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}')
-printf 'mean: without %.0f IOPS, with %.0f IOPS; median with/without ratio %.3f\n' "$b" "$w" "$med"
+mb=$(printf '%s\n' "${base[@]}" | median)
+mw=$(printf '%s\n' "${rec[@]}" | median)
+mr=$(printf '%s\n' "${ratios[@]}" | median)
+mc=$(for i in "${!cpu[@]}"; do echo "${cpu[$i]:-0} * 1000000000 / (${events[$i]:-0} + 0.000001)" | bc -l; done | median)
+tl=$(printf '%s\n' "${lost[@]}" | awk '{s+=$1} END {print s}')
+miss=$(for i in "${!issued[@]}"; do echo $((${issued[$i]} - ${recorded[$i]:-0})); done | awk '{s+=($1>0?$1:0)} END {print s}')
+printf 'median: without %.0f IOPS, with %.0f IOPS, ratio %.3f; recorder %.0f ns CPU per event; lost events %s, fio reads not recorded %s (all rounds); load %s\n' \
+    "$mb" "$mw" "$mr" "$mc" "$tl" "$miss" "$(cut -d' ' -f1-3 /proc/loadavg)"

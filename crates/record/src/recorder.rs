@@ -137,6 +137,9 @@ pub struct RecordSummary {
     pub merge_forced: u64,
     pub pair: PairStats,
     pub ios_written: u64,
+    /// CPU time of the whole process (all threads, the sink's included) from
+    /// [`Recorder::start`] to the end of [`Recorder::run`], ns.
+    pub process_cpu_ns: u64,
 }
 
 impl RecordSummary {
@@ -148,6 +151,12 @@ impl RecordSummary {
     pub fn duration_ns(&self) -> u64 {
         self.end_mono_ns.saturating_sub(self.start_mono_ns)
     }
+}
+
+/// CPU time of this process, all threads, ns.
+pub fn process_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 pub fn monotonic_ns() -> u64 {
@@ -303,6 +312,7 @@ impl Recorder {
         }
 
         let summary = RecordSummary {
+            process_cpu_ns: process_cpu_ns(),
             cpus: readers.len(),
             kernel_filter,
             start_mono_ns: monotonic_ns(),
@@ -399,6 +409,8 @@ impl Recorder {
         self.summary.merge_forced = merger.forced();
         self.summary.pair = pairer.stats();
         self.summary.ios_written = written;
+        // Held the process CPU time at start until now.
+        self.summary.process_cpu_ns = process_cpu_ns().saturating_sub(self.summary.process_cpu_ns);
         Ok(self.summary.clone())
     }
 

@@ -98,6 +98,7 @@ impl TraceSink {
         put("write_zeroes", s.pair.write_zeroes.to_string());
         put("write_zeroes_bytes", s.pair.write_zeroes_bytes.to_string());
         put("kernel_filter", s.kernel_filter.to_string());
+        put("events", s.events_decoded.to_string());
         self.writer.set_meta(meta);
         self.writer.finish()
     }

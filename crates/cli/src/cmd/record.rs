@@ -181,6 +181,11 @@ fn print_summary(s: &RecordSummary, counts: &[u64; 4], bytes: &[u64; 4]) {
         "recorded {} I/Os in {secs:.1} s ({} events, {} pages from {} CPUs)",
         s.ios_written, s.events_decoded, s.pages_read, s.cpus
     );
+    eprintln!(
+        "  recorder CPU {:.3} s, {:.0} ns per event",
+        s.process_cpu_ns as f64 / 1e9,
+        s.process_cpu_ns as f64 / s.events_decoded.max(1) as f64
+    );
     for op in Op::ALL {
         let i = op.index();
         if counts[i] > 0 {
@@ -211,6 +216,18 @@ fn print_summary(s: &RecordSummary, counts: &[u64; 4], bytes: &[u64; 4]) {
         eprintln!(
             "  {} completions without their issue (issued before recording began)",
             s.pair.unmatched_completes
+        );
+    }
+    if s.pair.write_zeroes > 0 {
+        eprintln!(
+            "  {} write-zeroes requests ({} bytes) left out: the trace has no write-zeroes op",
+            s.pair.write_zeroes, s.pair.write_zeroes_bytes
+        );
+    }
+    let other = s.pair.skipped_other - s.pair.write_zeroes;
+    if other > 0 {
+        eprintln!(
+            "  {other} requests without data or of other ops (zone, driver commands) left out"
         );
     }
     if s.pair.errors > 0 {
