@@ -1,7 +1,7 @@
 //! `storbench record` end to end on the built binary and a loop device: stopped by
 //! Ctrl-C (SIGINT), SIGTERM or `--duration` it writes a whole trace and removes its
 //! tracing instance; killed by SIGKILL it leaves one that the next recording removes;
-//! without root, or given a partition or a non-device, it says so plainly (exit 2,
+//! without root, or given a non-device, it says so plainly (exit 2,
 //! with a hint). Skips with a printed reason without root, tracefs or fio.
 
 use std::path::{Path, PathBuf};
@@ -159,8 +159,10 @@ fn ctrl_c_stops_and_writes_the_trace() {
 }
 
 #[test]
-fn sigterm_stops_and_writes_the_trace() {
+fn sigterm_sighup_and_sigquit_stop_and_write_the_trace() {
     stopped_by("TERM");
+    stopped_by("HUP");
+    stopped_by("QUIT");
 }
 
 /// `--duration` ends the recording by itself; a recorder killed by SIGKILL (which no
@@ -211,7 +213,7 @@ fn duration_ends_it_and_the_next_run_removes_a_killed_ones_instance() {
 #[test]
 fn says_plainly_what_is_wrong() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(lo) = loop_device(&["addpart", "setpriv"]) else {
+    let Some(lo) = loop_device(&["setpriv"]) else {
         return;
     };
     let out = lo.dir().join("t.parquet");
@@ -243,25 +245,6 @@ fn says_plainly_what_is_wrong() {
         .unwrap();
     user_error(&o, &["needs root", "sudo"]);
     assert!(!tmp.path().join("t.parquet").exists());
-
-    // A partition: record the disk.
-    let st = Command::new("addpart")
-        .args([lo.path_str(), "1", "2048", "8192"])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let p1 = format!("{}p1", lo.path_str());
-    for _ in 0..100 {
-        if Path::new(&p1).exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = storbench(&["record", "--device", &p1, "-o", out_s]);
-    user_error(
-        &o,
-        &["is a partition", &format!("--device {}", lo.path_str())],
-    );
 
     // Not a block device, and no such device.
     let o = storbench(&["record", "--device", "/dev/null", "-o", out_s]);

@@ -21,7 +21,9 @@ pub mod ringbuf;
 pub mod sink;
 pub mod tracefs;
 
-pub use recorder::{device_info, DeviceInfo, RecordOptions, RecordSummary, Recorder};
+pub use recorder::{
+    device_info, DeviceInfo, PartitionRange, RecordOptions, RecordSummary, Recorder,
+};
 
 use std::path::PathBuf;
 
@@ -34,8 +36,6 @@ pub enum RecordError {
     NotBlockDevice { path: PathBuf },
     #[error("{} does not exist", path.display())]
     NoSuchDevice { path: PathBuf },
-    #[error("{} is a partition; block requests carry the whole disk's number and sectors: record {disk}", path.display())]
-    Partition { path: PathBuf, disk: String },
     #[error("tracefs unavailable: {detail}")]
     NoTracefs { detail: String },
     #[error("the kernel has no block request tracepoints ({} missing; needs CONFIG_BLK_DEV_IO_TRACE or CONFIG_EVENT_TRACING)", path.display())]

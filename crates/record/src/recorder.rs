@@ -20,10 +20,29 @@ pub struct DeviceInfo {
     pub path: PathBuf,
     pub major: u32,
     pub minor: u32,
-    /// Kernel dev_t as the block events carry it.
+    /// Kernel dev_t as the block events carry it (the whole disk's, for a partition).
     pub kernel_dev: u32,
     pub capacity_bytes: Option<u64>,
     pub logical_block_bytes: Option<u32>,
+    /// Set when the device is a partition: requests carry the disk's device number and
+    /// absolute sectors, so the recorder keeps those inside the partition's range (and
+    /// every flush: flushes are disk-wide) and writes offsets from its start.
+    pub partition: Option<PartitionRange>,
+}
+
+/// Where a partition lies on its disk, in 512-byte sectors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionRange {
+    /// The whole disk, e.g. `/dev/sda`.
+    pub disk: PathBuf,
+    pub start_sector: u64,
+    pub sectors: u64,
+}
+
+impl PartitionRange {
+    pub fn end_sector(&self) -> u64 {
+        self.start_sector + self.sectors
+    }
 }
 
 impl DeviceInfo {
@@ -33,8 +52,8 @@ impl DeviceInfo {
     }
 }
 
-/// Looks up a block device. Partitions are refused: requests carry the whole disk's
-/// device number and absolute sectors, so the disk must be recorded.
+/// Looks up a block device. A partition is recorded through its disk (requests carry
+/// the disk's device number and absolute sectors), limited to the partition's sectors.
 pub fn device_info(path: &Path) -> Result<DeviceInfo, RecordError> {
     let md = fs::metadata(path).map_err(|source| match source.kind() {
         io::ErrorKind::NotFound => RecordError::NoSuchDevice {
@@ -55,29 +74,91 @@ pub fn device_info(path: &Path) -> Result<DeviceInfo, RecordError> {
     let major = libc::major(rdev);
     let minor = libc::minor(rdev);
     let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    if sys.join("partition").exists() {
-        let disk = fs::canonicalize(sys.join(".."))
+    let read_num = |p: PathBuf| -> Option<u64> { fs::read_to_string(p).ok()?.trim().parse().ok() };
+    let sysfs_err = |what: &str, p: PathBuf| RecordError::Io {
+        what: format!("reading {what} of {} from", path.display()),
+        path: p,
+        source: io::Error::new(io::ErrorKind::InvalidData, "missing or not a number"),
+    };
+    let (partition, kernel_dev) = if sys.join("partition").exists() {
+        let disk_sys = sys.join("..");
+        let start_sector =
+            read_num(sys.join("start")).ok_or_else(|| sysfs_err("start", sys.join("start")))?;
+        let sectors =
+            read_num(sys.join("size")).ok_or_else(|| sysfs_err("size", sys.join("size")))?;
+        let disk_dev = fs::read_to_string(disk_sys.join("dev"))
+            .ok()
+            .and_then(|t| {
+                let (a, b) = t.trim().split_once(':')?;
+                Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+            })
+            .ok_or_else(|| sysfs_err("the disk's device number", disk_sys.join("dev")))?;
+        let disk = fs::canonicalize(&disk_sys)
             .ok()
             .and_then(|p| {
                 p.file_name()
-                    .map(|n| format!("/dev/{}", n.to_string_lossy()))
+                    .map(|n| PathBuf::from(format!("/dev/{}", n.to_string_lossy())))
             })
-            .unwrap_or_else(|| "the whole disk".into());
-        return Err(RecordError::Partition {
-            path: path.to_owned(),
+            .unwrap_or_else(|| PathBuf::from("the whole disk"));
+        let range = PartitionRange {
             disk,
-        });
-    }
-    let read_num =
-        |rel: &str| -> Option<u64> { fs::read_to_string(sys.join(rel)).ok()?.trim().parse().ok() };
+            start_sector,
+            sectors,
+        };
+        (Some(range), kernel_dev(disk_dev.0, disk_dev.1))
+    } else {
+        (None, kernel_dev(major, minor))
+    };
+    // A partition's queue settings are its disk's.
+    let queue = if partition.is_some() {
+        sys.join("../queue")
+    } else {
+        sys.join("queue")
+    };
     Ok(DeviceInfo {
         path: path.to_owned(),
         major,
         minor,
-        kernel_dev: kernel_dev(major, minor),
-        capacity_bytes: read_num("size").map(|s| s * 512),
-        logical_block_bytes: read_num("queue/logical_block_size").map(|b| b as u32),
+        kernel_dev,
+        capacity_bytes: read_num(sys.join("size")).map(|s| s * 512),
+        logical_block_bytes: read_num(queue.join("logical_block_size")).map(|b| b as u32),
+        partition,
     })
+}
+
+impl DeviceInfo {
+    /// The kernel filter for the block events of this device.
+    pub fn event_filter(&self) -> String {
+        match &self.partition {
+            None => format!("dev == {}", self.kernel_dev),
+            Some(p) => format!(
+                "dev == {} && ((sector >= {} && sector < {}) || nr_sector == 0)",
+                self.kernel_dev,
+                p.start_sector,
+                p.end_sector()
+            ),
+        }
+    }
+
+    /// The same test in user space (when the kernel refused the filter).
+    pub fn wants(&self, ev: &BlockEvent) -> bool {
+        if ev.dev() != self.kernel_dev {
+            return false;
+        }
+        let Some(p) = &self.partition else {
+            return true;
+        };
+        let (sector, nr_sector) = match ev {
+            BlockEvent::Issue(i) => (i.sector, i.nr_sector),
+            BlockEvent::Complete(c) | BlockEvent::Requeue(c) => (c.sector, c.nr_sector),
+        };
+        nr_sector == 0 || (p.start_sector..p.end_sector()).contains(&sector)
+    }
+
+    /// Byte offset on the disk of this device's offset 0.
+    pub fn offset_base_bytes(&self) -> u64 {
+        self.partition.as_ref().map_or(0, |p| p.start_sector * 512)
+    }
 }
 
 /// How to record.
@@ -170,12 +251,17 @@ pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
 /// Hands I/Os to the caller's sink; after its first error, drops the rest.
 struct SinkState<'a, F: FnMut(&PairedIo) -> Result<(), SinkError>> {
     sink: &'a mut F,
+    /// Subtracted from offsets (a partition's start on its disk).
+    offset_base_bytes: u64,
     err: Option<SinkError>,
     written: u64,
 }
 
 impl<F: FnMut(&PairedIo) -> Result<(), SinkError>> SinkState<'_, F> {
-    fn emit(&mut self, io: PairedIo) {
+    fn emit(&mut self, mut io: PairedIo) {
+        // Only flushes (offset 0) may lie before a partition's start.
+        assert!(io.offset_bytes >= self.offset_base_bytes || io.op == storbench_trace::Op::Flush);
+        io.offset_bytes = io.offset_bytes.saturating_sub(self.offset_base_bytes);
         if self.err.is_none() {
             match (self.sink)(&io) {
                 Ok(()) => self.written += 1,
@@ -251,7 +337,7 @@ impl Recorder {
             .unwrap_or_else(rustix::param::page_size);
         assert!(subbuf_bytes >= layout.data_offset);
 
-        let filter = format!("dev == {}", device.kernel_dev);
+        let filter = device.event_filter();
         let mut events = vec!["block_rq_issue", "block_rq_complete"];
         if requeue.is_some() {
             events.push("block_rq_requeue");
@@ -364,6 +450,7 @@ impl Recorder {
         let slack = self.opts.merge_slack.as_nanos() as u64;
         let mut out = SinkState {
             sink: &mut sink,
+            offset_base_bytes: self.device.offset_base_bytes(),
             err: None,
             written: 0,
         };
@@ -469,7 +556,6 @@ impl Recorder {
             MissedEvents::Count(n) => self.summary.lost_events_pages += n,
         }
         let s = &mut self.summary;
-        let dev = self.device.kernel_dev;
         for ev in events {
             let raw = match ev {
                 Ok(raw) => raw,
@@ -479,7 +565,7 @@ impl Recorder {
                 }
             };
             match self.decoder.decode(raw.payload) {
-                Some(bev) if bev.dev() == dev => {
+                Some(bev) if self.device.wants(&bev) => {
                     s.events_decoded += 1;
                     merger.push(cpu_idx, raw.ts, bev, &mut |ts, ev| {
                         pairer.push(ts, ev, emit)
@@ -489,5 +575,71 @@ impl Recorder {
                 None => s.events_undecodable += 1,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::{Complete, Issue};
+
+    fn partition() -> DeviceInfo {
+        DeviceInfo {
+            path: "/dev/sda2".into(),
+            major: 8,
+            minor: 2,
+            kernel_dev: kernel_dev(8, 0),
+            capacity_bytes: Some(1000 * 512),
+            logical_block_bytes: Some(512),
+            partition: Some(PartitionRange {
+                disk: "/dev/sda".into(),
+                start_sector: 2048,
+                sectors: 1000,
+            }),
+        }
+    }
+
+    fn issue(dev: u32, sector: u64, nr_sector: u32) -> BlockEvent {
+        BlockEvent::Issue(Issue {
+            dev,
+            sector,
+            nr_sector,
+            bytes: None,
+            rwbs: None,
+            comm: Default::default(),
+            pid: 1,
+        })
+    }
+
+    #[test]
+    fn a_partition_wants_its_sectors_and_every_flush_of_its_disk() {
+        let p = partition();
+        let sda = kernel_dev(8, 0);
+        assert_eq!(
+            p.event_filter(),
+            format!("dev == {sda} && ((sector >= 2048 && sector < 3048) || nr_sector == 0)")
+        );
+        assert!(p.wants(&issue(sda, 2048, 8)));
+        assert!(p.wants(&issue(sda, 3047, 1)));
+        assert!(!p.wants(&issue(sda, 3048, 8)), "the next partition");
+        assert!(!p.wants(&issue(sda, 2047, 1)));
+        assert!(!p.wants(&issue(kernel_dev(8, 16), 2048, 8)), "another disk");
+        assert!(p.wants(&issue(sda, 0, 0)), "a flush");
+        let flush_done = BlockEvent::Complete(Complete {
+            dev: sda,
+            sector: u64::MAX,
+            nr_sector: 0,
+            error: 0,
+            rwbs: None,
+        });
+        assert!(p.wants(&flush_done));
+        assert_eq!(p.offset_base_bytes(), 2048 * 512);
+        let disk = DeviceInfo {
+            partition: None,
+            ..partition()
+        };
+        assert_eq!(disk.event_filter(), format!("dev == {sda}"));
+        assert!(disk.wants(&issue(sda, 3048, 8)));
+        assert_eq!(disk.offset_base_bytes(), 0);
     }
 }

@@ -27,6 +27,14 @@ pub fn trace_meta(device: &DeviceInfo) -> TraceMeta {
     };
     meta.extra
         .insert("record.stream_naming".into(), "comm:pid".into());
+    if let Some(p) = &device.partition {
+        meta.extra
+            .insert("record.partition_of".into(), p.disk.display().to_string());
+        meta.extra.insert(
+            "record.partition_start_bytes".into(),
+            (p.start_sector * 512).to_string(),
+        );
+    }
     meta
 }
 

@@ -570,18 +570,23 @@ fn records_no_other_device() {
 }
 
 /// Recording a disk takes the requests to its partitions, at their offsets on the disk
-/// (a request carries the disk's device number and absolute sectors). The partition is
-/// added with BLKPG (`addpart`), which needs no partition table support in the kernel.
+/// (a request carries the disk's device number and absolute sectors); recording a
+/// partition takes only the requests inside it, at offsets from its start. The
+/// partition is added with BLKPG (`addpart`), which needs no partition table support
+/// in the kernel.
 #[test]
-fn records_the_partitions_of_the_disk() {
+fn records_a_disk_with_its_partitions_and_a_partition_alone() {
     let Some(rig) = rig(&["fio", "addpart"], 64 << 20) else {
         return;
     };
     let lo = &rig.lo;
     const START: u64 = 2048;
-    run(Command::new("addpart")
-        .arg(lo.path())
-        .args(["1", &START.to_string(), "32768"]));
+    const SECTORS: u64 = 32768;
+    run(Command::new("addpart").arg(lo.path()).args([
+        "1",
+        &START.to_string(),
+        &SECTORS.to_string(),
+    ]));
     let p1 = std::path::PathBuf::from(format!("{}p1", lo.path_str()));
     for _ in 0..100 {
         if p1.exists() {
@@ -593,7 +598,16 @@ fn records_the_partitions_of_the_disk() {
         eprintln!("skipped: {} did not appear (no devtmpfs?)", p1.display());
         return;
     }
-    let (ios, _, _, _) = record_during(lo.path(), || {
+    let info = device_info(&p1).expect("partition info");
+    let range = info.partition.clone().expect("a partition");
+    assert_eq!(
+        (range.disk.as_path(), range.start_sector, range.sectors),
+        (lo.path(), START, SECTORS)
+    );
+    assert_eq!(info.capacity_bytes, Some(SECTORS * 512));
+    assert_eq!(info.kernel_dev, device_info(lo.path()).unwrap().kernel_dev);
+    // 50 writes inside the partition, 20 on the disk after it.
+    let work = || {
         fio(
             &p1,
             &[
@@ -604,22 +618,36 @@ fn records_the_partitions_of_the_disk() {
                 "--offset=64k",
             ],
         );
-    });
-    let base = START * 512 + (64 << 10);
-    let fio: Vec<(Op, u64, u64)> = ios
+        fio(
+            lo.path(),
+            &[
+                "--direct=1",
+                "--rw=write",
+                "--bs=4k",
+                "--size=80k",
+                "--offset=40m",
+            ],
+        );
+    };
+    let fio_of = |ios: &[PairedIo]| -> Vec<(Op, u64, u64)> {
+        ios.iter()
+            .filter(|i| i.comm.as_bytes().starts_with(b"fio"))
+            .map(|i| (i.op, i.offset_bytes, i.len_bytes))
+            .collect()
+    };
+    let inside = |base: u64| (0..50).map(move |k| (Op::Write, base + (64 << 10) + k * 8192, 8192));
+    let after = (0..20).map(|k| (Op::Write, (40 << 20) + k * 4096, 4096));
+
+    let (ios, _, _, _) = record_during(lo.path(), work);
+    let want: Vec<_> = inside(START * 512).chain(after).collect();
+    assert_eq!(fio_of(&ios), want, "the disk: both, at disk offsets");
+
+    let (ios, summary, _, _) = record_during(&p1, work);
+    let want: Vec<_> = inside(0).collect();
+    assert_eq!(fio_of(&ios), want, "the partition: its own, from its start");
+    assert!(summary.kernel_filter, "the kernel took the range filter");
+    assert_eq!(summary.events_other_device, 0);
+    assert!(ios
         .iter()
-        .filter(|i| i.comm.as_bytes().starts_with(b"fio"))
-        .map(|i| (i.op, i.offset_bytes, i.len_bytes))
-        .collect();
-    let want: Vec<(Op, u64, u64)> = (0..50)
-        .map(|k| (Op::Write, base + k * 8192, 8192))
-        .collect();
-    assert_eq!(fio, want, "the partition's 50 writes at their disk offsets");
-    // A partition itself is refused, naming the disk to record instead.
-    match device_info(&p1) {
-        Err(storbench_record::RecordError::Partition { disk, .. }) => {
-            assert_eq!(disk, lo.path_str())
-        }
-        other => panic!("recording a partition: {other:?}"),
-    }
+        .all(|i| i.offset_bytes + i.len_bytes <= SECTORS * 512));
 }

@@ -20,7 +20,8 @@ use storbench_trace::{Op, TraceWriter};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Block device to record (a whole disk, e.g. /dev/nvme0n1 or /dev/loop0)
+    /// Block device to record: a whole disk (/dev/nvme0n1, /dev/loop0) or a partition
+    /// (its requests, offsets from its start, and every flush of its disk)
     #[arg(long)]
     pub device: PathBuf,
     /// Stop after this long (60s, 5m, 1h, 500ms; a bare number is seconds).
@@ -69,7 +70,6 @@ fn user_error(e: RecordError) -> anyhow::Error {
         RecordError::NotBlockDevice { .. } | RecordError::NoSuchDevice { .. } => {
             Some("pass a block device such as /dev/sdb or /dev/loop0 (see lsblk)".to_owned())
         }
-        RecordError::Partition { disk, .. } => Some(format!("use --device {disk}")),
         _ => None,
     };
     match hint {
@@ -98,12 +98,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // A trace cut short has no footer: remove it unless recording finished.
     let mut partial = PartialOutput(Some(args.output.clone()));
 
-    // Ctrl-C, SIGTERM and SIGHUP set the flag; the loop sees it within one poll.
+    // Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\) set the flag; the loop sees it within one poll.
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGQUIT,
     ] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
     }
@@ -134,8 +135,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         ProgressBar::hidden()
     };
+    let part = device.partition.as_ref().map_or(String::new(), |p| {
+        format!(
+            ", partition of {} from byte {}",
+            p.disk.display(),
+            p.start_sector * 512
+        )
+    });
     eprintln!(
-        "recording {} ({}) into {}",
+        "recording {} ({}{part}) into {}",
         args.device.display(),
         device.name(),
         args.output.display()
