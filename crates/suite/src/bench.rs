@@ -126,7 +126,18 @@ impl Procedure for BenchConfig {
         };
         let meta = storbench_workload::synth::trace_meta(&profile, &opts);
         let tmp = dir.join("trace.parquet.tmp");
-        let synth_err = |e: String| SuiteError::Invalid(format!("synthesizing {name}: {e}"));
+        // The synthesizer's hint names its own `--capacity`; here the footprint is the
+        // tested span, so say what to change in this command instead.
+        let synth_err = |e: String| {
+            let e = e.replace(
+                "hint: give a larger --capacity",
+                &format!(
+                    "hint: the trace bench fits the trace into the tested span ({:.1} MiB here): use a larger target or --span, or a smaller --scale",
+                    opts.capacity_bytes as f64 / (1u64 << 20) as f64
+                ),
+            );
+            SuiteError::Invalid(format!("synthesizing {name}: {e}"))
+        };
         let mut w = storbench_trace::TraceWriter::create(&tmp, &meta)
             .map_err(|e| synth_err(e.to_string()))?;
         storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {})

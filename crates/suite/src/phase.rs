@@ -2,17 +2,26 @@
 //! (known from its configuration before it starts), run in order through the one
 //! engine loop.
 //!
-//! Long phases run in chunks: a chunk ends when the checkpoint interval of wall time
-//! has passed (the observer raises the engine's stop flag; in-flight I/Os drain), its
-//! aggregates are merged into the phase's partial result, its per-second rows are in
-//! the journal, and a checkpoint is written. A kill at any moment therefore loses at
+//! Long phases run in chunks: a chunk ends when the checkpoint interval has passed
+//! (the observer raises the engine's stop flag; in-flight I/Os drain), its aggregates
+//! are merged into the phase's partial result, its per-second rows are in the journal,
+//! and a checkpoint is written. On a real target the interval is wall time; on the
+//! simulated drive it is whole seconds (at least one) of the drive's own clock, so
+//! where chunks end (and with them the
+//! drains, and every figure) does not depend on the host's speed: same seeds, same
+//! result, however loaded the machine. (60 s of a simulated drive's clock take well
+//! under a minute of wall time: the simulator runs many times faster than real time.)
+//! An I/O the engine took from the source but had not submitted when the chunk ended
+//! is handed to the next chunk first, so a chunk boundary never skips an I/O. A kill at any moment therefore loses at
 //! most the current chunk; a resume continues from the last checkpoint's source
 //! position with the remaining time, and the phase result merges every chunk exactly
 //! (counts, bytes, busy time, service-time histograms, QD distribution).
 //!
 //! The simulated drive lives in memory, so on resume its state is rebuilt first by
 //! re-simulating, deterministically and without recording, the I/O the finished work
-//! issued (same seeds, same order): [`Runner::rebuild`]. Results of finished phases
+//! issued, chunk by chunk with the same drains (same seeds, same order, same timing):
+//! [`Runner::rebuild`]. A resumed simulated run therefore ends exactly as an
+//! uninterrupted one. Results of finished phases
 //! and the rows already recorded are kept, never recomputed.
 
 use crate::image::{FileImage, GeneratedImage};
@@ -240,6 +249,9 @@ pub struct PhaseRecord {
     /// Why the phase ended: `source-done`, `time-limit` or `steady-state`.
     pub ended: String,
     pub chunks: u32,
+    /// I/Os submitted in each chunk (a rebuild re-simulates them chunk by chunk).
+    #[serde(default)]
+    pub chunk_ios: Vec<u64>,
     /// Process runs the phase took (1 unless it was interrupted and resumed).
     pub segments: u32,
     pub fidelity: Option<Fidelity>,
@@ -263,6 +275,7 @@ impl PhaseRecord {
             aligned_ios: 0,
             ended: "source-done".into(),
             chunks: 0,
+            chunk_ios: Vec::new(),
             segments,
             fidelity: None,
             wall_ms: t0.elapsed().as_millis() as u64,
@@ -286,6 +299,8 @@ struct Partial {
     folded_ios: u64,
     aligned_ios: u64,
     chunks: u32,
+    #[serde(default)]
+    chunk_ios: Vec<u64>,
     wall_ms: u64,
     fidelity: Option<Fidelity>,
 }
@@ -353,11 +368,47 @@ impl Default for Control {
     }
 }
 
-/// A source that counts what it issued and can end early (rebuilds).
+/// A source that counts what it handed out, can end early (rebuilds), serves first an
+/// I/O held back from the previous chunk, and remembers the last I/O it handed out
+/// (the engine drops an I/O it took but had not submitted when a chunk stops).
 struct Counted<'a> {
     inner: &'a mut dyn Source,
     issued: Rc<Cell<u64>>,
     limit: Option<u64>,
+    held: Option<NextIo>,
+    last: Option<NextIo>,
+}
+
+impl<'a> Counted<'a> {
+    fn new(inner: &'a mut dyn Source, limit: Option<u64>, held: Option<NextIo>) -> Self {
+        Counted {
+            inner,
+            issued: Rc::new(Cell::new(0)),
+            limit,
+            held,
+            last: None,
+        }
+    }
+
+    /// After the engine returned having submitted `submitted` I/Os: the I/O it took
+    /// but never submitted (at most one: the engine holds one pending), to hand out
+    /// first next time.
+    fn unsubmitted(&mut self, submitted: u64) -> Option<NextIo> {
+        let pulled = self.issued.get();
+        assert!(
+            pulled == submitted || pulled == submitted + 1,
+            "engine took {pulled} I/Os from the source and submitted {submitted}"
+        );
+        if pulled > submitted {
+            Some(
+                self.last
+                    .take()
+                    .expect("the last I/O handed out is remembered"),
+            )
+        } else {
+            None
+        }
+    }
 }
 
 impl Source for Counted<'_> {
@@ -365,9 +416,13 @@ impl Source for Counted<'_> {
         if self.limit.is_some_and(|l| self.issued.get() >= l) {
             return None;
         }
-        let r = self.inner.next_io();
-        if matches!(r, Some(Ok(_))) {
+        let r = match self.held.take() {
+            Some(io) => Some(Ok(io)),
+            None => self.inner.next_io(),
+        };
+        if let Some(Ok(io)) = &r {
             self.issued.set(self.issued.get() + 1);
+            self.last = Some(*io);
         }
         r
     }
@@ -390,6 +445,9 @@ struct ChunkObserver<'a> {
     appended: usize,
     started: Instant,
     interval: Duration,
+    /// Simulated drives: end the chunk after this much of the drive's clock instead
+    /// of `interval` of wall time.
+    interval_target_ns: Option<u64>,
     chunk_stop: Arc<AtomicBool>,
     user_stop: Arc<AtomicBool>,
     error: Option<StateError>,
@@ -437,7 +495,11 @@ impl Observer for ChunkObserver<'_> {
                 self.chunk_stop.store(true, Ordering::Relaxed);
             }
         }
-        if self.started.elapsed() >= self.interval || self.user_stop.load(Ordering::Relaxed) {
+        let due = match self.interval_target_ns {
+            Some(v) => elapsed_ns >= v,
+            None => self.started.elapsed() >= self.interval,
+        };
+        if due || self.user_stop.load(Ordering::Relaxed) {
             self.chunk_stop.store(true, Ordering::Relaxed);
         }
         if let Some(pb) = self.progress {
@@ -505,16 +567,32 @@ impl Runner<'_> {
         let mut total = 0u64;
         for plan in plans {
             let p = self.rd.state.phase(&plan.name).clone();
-            let ios = match (&p.status, &p.result, &p.checkpoint) {
+            // The I/Os of each finished chunk (one chunk of all of them for a record
+            // written before chunks were kept).
+            let chunks = |ios: u64, chunk_ios: Vec<u64>| {
+                if chunk_ios.iter().sum::<u64>() == ios {
+                    chunk_ios
+                } else {
+                    vec![ios]
+                }
+            };
+            let (ios, chunk_ios) = match (&p.status, &p.result, &p.checkpoint) {
                 (PhaseStatus::Done, Some(v), _) => {
                     let r: PhaseRecord = state_result(v, &plan.name)?;
-                    r.ios_issued
+                    (r.ios_issued, chunks(r.ios_issued, r.chunk_ios))
                 }
-                (PhaseStatus::Running, _, Some(cp)) => cp.cursor,
+                (PhaseStatus::Running, _, Some(cp)) => {
+                    let carry: Partial = if cp.carry.is_null() {
+                        Partial::default()
+                    } else {
+                        state_result(&cp.carry, &plan.name)?
+                    };
+                    (cp.cursor, chunks(cp.cursor, carry.chunk_ios))
+                }
                 (PhaseStatus::Running, _, None)
                     if matches!(plan.work, Work::Purge | Work::Idle { .. }) =>
                 {
-                    0
+                    (0, Vec::new())
                 }
                 _ => break,
             };
@@ -549,23 +627,22 @@ impl Runner<'_> {
                 phase: plan.name.clone(),
                 source: e,
             })?;
-            let issued = Rc::new(Cell::new(0));
-            let mut counted = Counted {
-                inner: src.as_mut(),
-                issued: issued.clone(),
-                limit: Some(ios),
-            };
-            let mut opts = RunOptions::new(Pacing::QueueDepth {
-                default_qd: plan.work.qd(),
-            });
-            opts.fold_span_bytes = plan.fold_span_bytes;
-            run_phase(self.target.target(), &mut counted, &opts, &mut NoObserver).map_err(|e| {
-                SuiteError::Engine {
-                    phase: plan.name.clone(),
-                    source: e,
-                }
-            })?;
-            total += issued.get();
+            // Chunk by chunk, each ending in a drain as the original did, so the drive
+            // ends in exactly the state the checkpoint saw.
+            for n in chunk_ios {
+                let mut counted = Counted::new(src.as_mut(), Some(n), None);
+                let mut opts = RunOptions::new(Pacing::QueueDepth {
+                    default_qd: plan.work.qd(),
+                });
+                opts.fold_span_bytes = plan.fold_span_bytes;
+                let out = run_phase(self.target.target(), &mut counted, &opts, &mut NoObserver)
+                    .map_err(|e| SuiteError::Engine {
+                        phase: plan.name.clone(),
+                        source: e,
+                    })?;
+                assert_eq!(out.submitted_ios, n, "phase {}: rebuild chunk", plan.name);
+                total += n;
+            }
             if p.status != PhaseStatus::Done {
                 break;
             }
@@ -685,6 +762,14 @@ impl Runner<'_> {
                 source: e,
             })?;
         let ended: &str;
+        // An I/O taken from the source but not submitted when the last chunk ended.
+        let mut held: Option<NextIo> = None;
+        // Whole seconds of the drive's clock (at least one), so that each chunk holds
+        // whole per-second windows and only its drain makes a short one.
+        let interval_target_ns = (!self.target.persistent()).then(|| {
+            let ns = self.ctl.checkpoint_interval.as_nanos() as u64;
+            ns.div_ceil(storbench_metrics::NS_PER_S).max(1) * storbench_metrics::NS_PER_S
+        });
         loop {
             let elapsed_before = partial.metrics.as_ref().map_or(0, |m| m.elapsed_ns);
             let remaining = plan.time_limit_ns.map(|l| l.saturating_sub(elapsed_before));
@@ -693,12 +778,8 @@ impl Runner<'_> {
                 break;
             }
             let t0 = Instant::now();
-            let issued = Rc::new(Cell::new(0u64));
-            let mut counted = Counted {
-                inner: src.as_mut(),
-                issued: issued.clone(),
-                limit: None,
-            };
+            let mut counted = Counted::new(src.as_mut(), None, held.take());
+            let issued = counted.issued.clone();
             let chunk_stop = Arc::new(AtomicBool::new(false));
             let mut opts = RunOptions::new(Pacing::QueueDepth {
                 default_qd: plan.work.qd(),
@@ -707,12 +788,17 @@ impl Runner<'_> {
             opts.stop = Some(chunk_stop.clone());
             opts.fold_span_bytes = plan.fold_span_bytes;
             opts.seed = partial.ios_issued ^ 0x5354_4f52;
+            if let Some(v) = interval_target_ns {
+                // The observer ends a chunk at a tick: tick at least once per interval.
+                opts.tick_ns = opts.tick_ns.min(v);
+            }
             let mut obs = ChunkObserver {
                 journal: &mut journal,
                 base_ms: elapsed_before / 1_000_000,
                 appended: 0,
                 started: t0,
                 interval: self.ctl.checkpoint_interval,
+                interval_target_ns,
                 chunk_stop: chunk_stop.clone(),
                 user_stop: self.ctl.stop.clone(),
                 error: None,
@@ -732,6 +818,7 @@ impl Runner<'_> {
                 })?;
             let steady_hit = obs.steady_hit;
             iops = std::mem::take(&mut obs.iops);
+            held = counted.unsubmitted(outcome.submitted_ios);
             if let Some(e) = obs.error.take() {
                 return Err(e.into());
             }
@@ -751,9 +838,32 @@ impl Runner<'_> {
                     .expect("service-time histograms of one build merge"),
                 None => partial.metrics = Some(chunk),
             }
-            partial.ios_issued += issued.get();
-            partial.folded_ios += outcome.folded_ios;
-            partial.aligned_ios += outcome.aligned_ios;
+            // The cursor counts submitted I/Os: a resume skips exactly those, and the
+            // one held back (if any) is the next the source hands out.
+            partial.ios_issued += outcome.submitted_ios;
+            partial.chunk_ios.push(outcome.submitted_ios);
+            // The engine counted the held-back I/O's fold and alignment when it took it;
+            // the next chunk counts them again when it is submitted.
+            let (mut folded, mut aligned) = (outcome.folded_ios, outcome.aligned_ios);
+            if let Some(io) = &held {
+                if io.op != storbench_trace::Op::Flush {
+                    // As the engine computes it (run_phase).
+                    let info = self.target.info();
+                    let lbs = u64::from(info.logical_block_bytes.max(1));
+                    let span = plan
+                        .fold_span_bytes
+                        .unwrap_or(info.capacity_bytes)
+                        .min(info.capacity_bytes)
+                        / lbs
+                        * lbs;
+                    folded -= u64::from(io.offset_bytes.saturating_add(io.len_bytes) > span);
+                    aligned -= u64::from(
+                        !io.offset_bytes.is_multiple_of(lbs) || !io.len_bytes.is_multiple_of(lbs),
+                    );
+                }
+            }
+            partial.folded_ios += folded;
+            partial.aligned_ios += aligned;
             partial.chunks += 1;
             partial.wall_ms += t0.elapsed().as_millis() as u64;
             partial.fidelity = Some(outcome.fidelity.clone());
@@ -806,6 +916,7 @@ impl Runner<'_> {
             aligned_ios: partial.aligned_ios,
             ended: ended.into(),
             chunks: partial.chunks,
+            chunk_ios: partial.chunk_ios,
             segments,
             fidelity: partial.fidelity,
             wall_ms: partial.wall_ms,

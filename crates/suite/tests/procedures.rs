@@ -98,6 +98,7 @@ fn trim_restores_sequential_write_speed() {
     );
     assert!(t.clean_mb_per_s > 0.0);
     assert!(t.after_trim_pct_of_clean >= 90.0);
+    assert!(t.note.is_none(), "{:?}", t.note);
     assert!(t.dirty_pct_of_clean < 75.0, "dirty should be clearly lower");
 }
 
