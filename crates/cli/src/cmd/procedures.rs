@@ -56,7 +56,10 @@ impl Common {
                 None => None,
             },
             overwrite: self.overwrite,
-            destroy_data: self.destroy_data.clone(),
+            destroy_data: match &self.destroy_data {
+                Some(d) => Some(absolute("--destroy-data", d)?),
+                None => None,
+            },
         })
     }
 }
@@ -105,6 +108,30 @@ fn control(c: &Common) -> anyhow::Result<Control> {
     })
 }
 
+/// A path made absolute against the current directory, so `--resume` from another
+/// directory opens the same file.
+fn absolute(field: &str, p: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(p).with_context(|| format!("{field} {}: making it absolute", p.display()))
+}
+
+/// The target spec with a file or device path made absolute (the run state stores the
+/// spec and `--resume` reopens it, possibly from another directory; a relative file
+/// would then be a different, new file). Simulated and test targets are kept as given.
+fn absolute_spec(spec: &str) -> anyhow::Result<String> {
+    let (prefix, path) = match spec.strip_prefix("file:") {
+        Some(p) => ("file:", p),
+        None if storbench_suite::targets::is_sim_spec(spec) || spec.starts_with("test:") => {
+            return Ok(spec.to_owned())
+        }
+        None => ("", spec),
+    };
+    let abs = absolute("--target", Path::new(path))?;
+    let text = abs
+        .to_str()
+        .with_context(|| format!("--target {}: not UTF-8", abs.display()))?;
+    Ok(format!("{prefix}{text}"))
+}
+
 fn out_dir(c: &Common, procedure: &str) -> PathBuf {
     c.out.clone().unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
@@ -127,7 +154,10 @@ fn run_proc<P: Procedure>(
                 .target
                 .as_deref()
                 .expect("clap requires --target without --resume");
-            (out_dir(c, P::NAME), Start::New(make(target)?))
+            (
+                out_dir(c, P::NAME),
+                Start::New(make(&absolute_spec(target)?)?),
+            )
         }
     };
     if ctl.verbose {
@@ -293,7 +323,10 @@ fn season_config(
     passes: u32,
 ) -> anyhow::Result<SeasonConfig> {
     let mut c = SeasonConfig::new(t);
-    c.image = image.clone();
+    c.image = match image {
+        Some(p) => Some(absolute("--image", p)?),
+        None => None,
+    };
     c.image_fill = quantity(parse_fraction("--image-fill", fill))?;
     if c.image_fill >= 1.0 {
         return Err(user("--image-fill must be below 100%".into(), ""));
@@ -372,6 +405,9 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
         "  dirty = {:.0}% of clean, after TRIM = {:.0}% of clean",
         t.dirty_pct_of_clean, t.after_trim_pct_of_clean
     );
+    if let Some(n) = &t.note {
+        println!("  note: {n}");
+    }
     print_footer(&dir, &r);
     Ok(())
 }
