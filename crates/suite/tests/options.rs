@@ -260,3 +260,30 @@ fn chunk_boundaries_skip_no_io() {
     // Each folded I/O counted once, however the chunks fell.
     assert_eq!(s.folded_ios, n / 4);
 }
+
+#[test]
+fn defaults_follow_the_seeds() {
+    // METHODOLOGY section 4 (seed 001: consistency and TRIM; seed 002: seasoning).
+    let c = ConsistencyConfig::new(SIM);
+    assert_eq!(c.span_fraction, 1.0);
+    assert_eq!(c.duration_ns, 2000 * NS, "~2000 s of random writes");
+    assert_eq!((c.qd, c.block_bytes), (32, 4096), "4 KB at QD32");
+    assert_eq!(c.precondition_passes, 1, "one sequential fill (SNIA: 2)");
+    assert_eq!(c.precondition_block_bytes, 128 << 10);
+    assert_eq!(c.score_last_s, 400, "scores over the last 400 s");
+    assert_eq!(c.window_rounds, 5, "SNIA window of 5 rounds");
+    assert!(!c.stop_at_steady_state);
+    let t = storbench_suite::trimcheck::TrimCheckConfig::new(SIM);
+    assert_eq!(t.dirty_for_ns, 120 * 60 * NS, "120 min of random writes");
+    assert_eq!(t.qd, 32);
+    let s = SeasonConfig::new(SIM);
+    assert_eq!(s.passes, 1, "one 128 KB sequential pass (SNIA: 2)");
+    assert!(
+        s.image.is_none(),
+        "a generated image unless the user gives one"
+    );
+    // --quick keeps the procedure and shortens only its times.
+    let q = ConsistencyConfig::quick(SIM);
+    assert_eq!((q.qd, q.block_bytes, q.precondition_passes), (32, 4096, 1));
+    assert!(q.duration_ns <= 30 * NS);
+}
