@@ -16,7 +16,7 @@ set -euo pipefail
 secs=${1:-5}
 rounds=${2:-3}
 qd=${3:-32}
-dio=${DIO:-1}
+dio=${DIO:-0}
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 skip() { echo "skipped: $*"; exit 0; }
@@ -76,7 +76,7 @@ run_with() { # $1 = round
     "$sb" record --device "$lo" -o "$work/trace$r.parquet" 2>"$log" &
     rec_pid=$!
     # The recorder prints its first line once the instance is tracing.
-    for _ in $(seq 1 200); do grep -q '^recording' "$log" && break; sleep 0.05; done
+    for _ in $(seq 1 200); do grep -qs '^recording' "$log" && break; sleep 0.05; done
     grep -q '^recording' "$log" || { cat "$log"; exit 1; }
     fio_run "$work/rec$r.json"
     kill -INT "$rec_pid"

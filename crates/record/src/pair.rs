@@ -10,7 +10,9 @@
 //! completion time and are counted.
 
 use crate::block::{op_for, BlockEvent, Comm};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use storbench_trace::Op;
 
 /// Events of several CPUs, each queue in time order, merged up to a watermark.
@@ -157,13 +159,71 @@ fn key(dev: u32, sector: u64, nr_sector: u32) -> Key {
     )
 }
 
+/// Issues waiting for their completion under one key: nearly always one, so without
+/// an allocation.
+enum Waiting {
+    One(u64),
+    /// Never empty.
+    Many(VecDeque<u64>),
+}
+
+impl Waiting {
+    fn push(&mut self, seq: u64) {
+        match self {
+            Waiting::One(first) => *self = Waiting::Many(VecDeque::from([*first, seq])),
+            Waiting::Many(q) => q.push_back(seq),
+        }
+    }
+}
+
+/// A multiply-rotate hash (FxHash) for the recorder's maps: their keys are sectors and
+/// names from the kernel, not input chosen to collide, and SipHash cost a fifth of the
+/// recorder's CPU time at 200K events/s.
+#[derive(Clone, Copy, Default)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_i32(&mut self, n: i32) {
+        self.add(n as u32 as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Pairs time-ordered block events into I/Os, handed out in issue order.
 pub struct Pairer {
     cfg: PairConfig,
     order: VecDeque<Slot>,
     /// Sequence number of `order[0]`.
     base: u64,
-    pending: HashMap<Key, VecDeque<u64>>,
+    pending: HashMap<Key, Waiting, BuildHasherDefault<FastHasher>>,
     stats: PairStats,
 }
 
@@ -174,7 +234,7 @@ impl Pairer {
             cfg,
             order: VecDeque::new(),
             base: 0,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             stats: PairStats::default(),
         }
     }
@@ -223,7 +283,12 @@ impl Pairer {
                     key,
                     done: false,
                 });
-                self.pending.entry(key).or_default().push_back(seq);
+                match self.pending.entry(key) {
+                    Entry::Vacant(v) => {
+                        v.insert(Waiting::One(seq));
+                    }
+                    Entry::Occupied(mut o) => o.get_mut().push(seq),
+                }
                 while self.order.len() > self.cfg.max_pending {
                     self.evict_head(out);
                 }
@@ -268,11 +333,23 @@ impl Pairer {
 
     /// Removes the oldest (or newest) pending sequence number of a key; its index in `order`.
     fn take_pending(&mut self, key: Key, newest: bool) -> Option<usize> {
-        let q = self.pending.get_mut(&key)?;
-        let seq = if newest { q.pop_back() } else { q.pop_front() }?;
-        if q.is_empty() {
-            self.pending.remove(&key);
-        }
+        let Entry::Occupied(mut o) = self.pending.entry(key) else {
+            return None;
+        };
+        let seq = match o.get_mut() {
+            Waiting::One(seq) => {
+                let seq = *seq;
+                o.remove();
+                seq
+            }
+            Waiting::Many(q) => {
+                let seq = if newest { q.pop_back() } else { q.pop_front() }.expect("never empty");
+                if q.is_empty() {
+                    o.remove();
+                }
+                seq
+            }
+        };
         assert!(seq >= self.base, "pending seq {seq} already handed out");
         Some((seq - self.base) as usize)
     }
@@ -299,10 +376,16 @@ impl Pairer {
                 self.stats.incomplete += 1;
             }
             let seq = self.base;
-            if let Some(q) = self.pending.get_mut(&key) {
-                q.retain(|&s| s != seq);
-                if q.is_empty() {
-                    self.pending.remove(&key);
+            if let Entry::Occupied(mut o) = self.pending.entry(key) {
+                let empty = match o.get_mut() {
+                    Waiting::One(s) => *s == seq,
+                    Waiting::Many(q) => {
+                        q.retain(|&s| s != seq);
+                        q.is_empty()
+                    }
+                };
+                if empty {
+                    o.remove();
                 }
             }
         }

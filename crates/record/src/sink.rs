@@ -10,9 +10,10 @@
 //!   device, and `record.*` keys with the recording's counters (lost events, ...).
 
 use crate::block::Comm;
-use crate::pair::PairedIo;
+use crate::pair::{FastHasher, PairedIo};
 use crate::{DeviceInfo, RecordSummary};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use storbench_trace::{DeviceId, IoRecord, StreamId, TraceError, TraceMeta, TraceWriter};
 
 /// The trace metadata known before recording.
@@ -43,7 +44,9 @@ pub struct TraceSink {
     writer: TraceWriter,
     start_mono_ns: u64,
     device: DeviceId,
-    streams: HashMap<(Comm, i32), StreamId>,
+    streams: HashMap<(Comm, i32), StreamId, BuildHasherDefault<FastHasher>>,
+    /// The last I/O's stream (runs of I/Os from one task are the common case).
+    last: Option<((Comm, i32), StreamId)>,
     /// I/Os and bytes by op index.
     pub counts: [u64; 4],
     pub bytes: [u64; 4],
@@ -56,17 +59,26 @@ impl TraceSink {
             writer,
             start_mono_ns,
             device,
-            streams: HashMap::new(),
+            streams: HashMap::default(),
+            last: None,
             counts: [0; 4],
             bytes: [0; 4],
         }
     }
 
     pub fn write(&mut self, io: &PairedIo) -> Result<IoRecord, TraceError> {
-        let writer = &mut self.writer;
-        let stream = *self.streams.entry((io.comm, io.pid)).or_insert_with(|| {
-            writer.intern_stream(&format!("{}:{}", io.comm.to_string_lossy(), io.pid))
-        });
+        let task = (io.comm, io.pid);
+        let stream = match self.last {
+            Some((t, id)) if t == task => id,
+            _ => {
+                let writer = &mut self.writer;
+                let id = *self.streams.entry(task).or_insert_with(|| {
+                    writer.intern_stream(&format!("{}:{}", io.comm.to_string_lossy(), io.pid))
+                });
+                self.last = Some((task, id));
+                id
+            }
+        };
         let rec = IoRecord {
             issue_ns: io.issue_ns.saturating_sub(self.start_mono_ns),
             complete_ns: io.complete_ns.map(|c| c.saturating_sub(self.start_mono_ns)),
