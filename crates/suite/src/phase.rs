@@ -767,7 +767,13 @@ impl Runner<'_> {
         // Whole seconds of the drive's clock (at least one), so that each chunk holds
         // whole per-second windows and only its drain makes a short one.
         let interval_target_ns = (!self.target.persistent()).then(|| {
-            let ns = self.ctl.checkpoint_interval.as_nanos() as u64;
+            let ns = self
+                .rd
+                .state
+                .extra
+                .get(crate::procedure::SIM_CHUNK_KEY)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(self.ctl.checkpoint_interval.as_nanos() as u64);
             ns.div_ceil(storbench_metrics::NS_PER_S).max(1) * storbench_metrics::NS_PER_S
         });
         loop {

@@ -71,6 +71,9 @@ pub struct SuiteResult {
 
 pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
 
+/// Run-state key of the checkpoint interval (ns) a simulated run chunks by.
+pub const SIM_CHUNK_KEY: &str = "checkpoint_interval_ns";
+
 /// Run a procedure in `dir` to the end (or until interrupted).
 pub fn execute<P: Procedure>(
     dir: &Path,
@@ -114,6 +117,16 @@ pub fn execute<P: Procedure>(
         }
     };
     rd.set_checkpoint_interval(ctl.checkpoint_interval);
+    // On a simulated drive the checkpoint interval decides where chunks end (on the
+    // drive's clock), and so where the engine drains: part of the run, like its seeds.
+    // A run keeps the interval it started with, whatever a resume is given.
+    if !rd.state.extra.contains_key(SIM_CHUNK_KEY) {
+        rd.state.extra.insert(
+            SIM_CHUNK_KEY.into(),
+            serde_json::json!(ctl.checkpoint_interval.as_nanos() as u64),
+        );
+        rd.save()?;
+    }
     let plans = cfg.plans(dir, target.info())?;
     let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
     let stored: Vec<&str> = rd.state.phases.iter().map(|p| p.name.as_str()).collect();
