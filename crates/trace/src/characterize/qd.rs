@@ -1,20 +1,24 @@
 //! Completion-based figures: busy time (all ops, reads, writes), service times, and
 //! the queue depth: time at each QD, the QD each I/O was issued at, QD1 issues.
 //!
-//! The QD is swept over the events in time order: issues come sorted; the batch's
+//! The QD is found without walking the events one after another: the batch's
 //! completions (with those still outstanding from earlier batches) are sorted (by
-//! insertion when nearly in order, else by radix) and merged with them in a
-//! branch-free loop, cut into parts swept side by side. Intervals are half-open: an
-//! I/O completing at t is not outstanding at t, so a completion at t is taken before
-//! an issue at t.
+//! insertion when nearly in order, else one bucket pass and insertion, else radix),
+//! merged with the sorted issues only to learn each event's place (four parts of the
+//! merge stepped side by side), and then each issue and each completion adds to the
+//! counters on its own, from its place (see [`Completions::sweep`]). Intervals are
+//! half-open: an I/O completing at t is not outstanding at t, so a completion at t is
+//! taken before an issue at t.
 //!
 //! Measured and rejected: a min-heap of the outstanding completion times (no sort; a
 //! push and a pop per I/O) took 1.68 CPU-s for the 10 M-I/O bench trace (QD ~14,
 //! completions far out of order) against 1.13 for sort and merge, best of 5: its
-//! sift loops branch unpredictably. 2 or 8 sweep lanes were slower than 4.
+//! sift loops branch unpredictably. Walking the merged events with the QD carried
+//! from one to the next (four parts side by side, each with its own counters) took
+//! about 30% more QD time than counting from each event's place.
 
 use super::hist::LogHist;
-use super::sort::{insertion_sort_within, radix_sort_by_key};
+use super::sort::{bucket_sort_within, insertion_sort_within, radix_sort_by_key};
 use super::QD_BUCKET_MIN;
 use crate::model::Op;
 
@@ -23,6 +27,11 @@ use crate::model::Op;
 const QD_SLOTS: usize = 66;
 const QD_OPEN: usize = QD_SLOTS - 1;
 const _: () = assert!(QD_BUCKET_MIN[QD_BUCKET_MIN.len() - 1] as usize == QD_OPEN);
+/// The slot of [`Completions::qd_atleast_ns`] for QDs past [`QD_OPEN`] and for issues
+/// that add nothing (never read).
+const ATLEAST_DUMMY: usize = QD_OPEN + 1;
+/// Copies of the per-QD counters, used round robin.
+const HIST_COPIES: usize = 4;
 
 #[derive(Clone)]
 pub(super) struct Completions {
@@ -39,12 +48,13 @@ pub(super) struct Completions {
     /// Completion times of outstanding I/Os, ascending: those after the last issue
     /// swept. Bounded by the deepest queue the trace reaches.
     outstanding: Vec<u64>,
-    /// Time cursor of the QD sweep.
-    sweep_ns: u64,
-    /// Time at each QD (slot 0: idle, not reported).
-    qd_time_ns: [u64; QD_SLOTS],
-    /// I/Os by the QD right after their issue (themselves included).
-    qd_issued: [u64; QD_SLOTS + 1],
+    /// Time at QD >= L in slot L, as (sum of interval ends) - (sum of starts),
+    /// wrapping (see [`Completions::sweep`]); slot [`ATLEAST_DUMMY`] takes what is
+    /// not counted. [`HIST_COPIES`] copies, so that neighbouring events do not wait
+    /// on one another's update of the same slot.
+    qd_atleast_ns: [[u64; ATLEAST_DUMMY + 1]; HIST_COPIES],
+    /// I/Os by the QD right after their issue (themselves included), in copies.
+    qd_issued: [[u64; QD_SLOTS]; HIST_COPIES],
     pub(super) max_qd: u32,
     pub(super) at_qd1: u64,
     // Scratch of one batch.
@@ -54,6 +64,11 @@ pub(super) struct Completions {
     events: Vec<u64>,
     sort_scratch: Vec<u64>,
     sort_counts: Vec<u32>,
+    /// Per issue, completions before it in the merged order; per completion, issues
+    /// before it; per issue, adds (I/Os that become outstanding) before it.
+    issue_rank: Vec<u32>,
+    completion_after: Vec<u32>,
+    adds_before: Vec<u32>,
     /// Batches still to sort by radix before insertion is tried again.
     radix_batches_left: u32,
     service_batch: Vec<u64>,
@@ -81,9 +96,8 @@ impl Completions {
             service_sum_ns: 0,
             service: LogHist::new(),
             outstanding: Vec::new(),
-            sweep_ns: 0,
-            qd_time_ns: [0; QD_SLOTS],
-            qd_issued: [0; QD_SLOTS + 1],
+            qd_atleast_ns: [[0; ATLEAST_DUMMY + 1]; HIST_COPIES],
+            qd_issued: [[0; QD_SLOTS]; HIST_COPIES],
             max_qd: 0,
             at_qd1: 0,
             issue: Vec::new(),
@@ -92,6 +106,9 @@ impl Completions {
             events: Vec::new(),
             sort_scratch: Vec::new(),
             sort_counts: Vec::new(),
+            issue_rank: Vec::new(),
+            completion_after: Vec::new(),
+            adds_before: Vec::new(),
             radix_batches_left: 0,
             service_batch: Vec::new(),
         }
@@ -155,18 +172,15 @@ impl Completions {
             b_all += c.saturating_sub(s.max(e_all));
             e_all = e_all.max(c);
             let (is_r, is_w) = (op == Op::Read, op == Op::Write);
-            b_r += if is_r {
-                c.saturating_sub(s.max(e_r))
-            } else {
-                0
-            };
-            e_r = if is_r { e_r.max(c) } else { e_r };
-            b_w += if is_w {
-                c.saturating_sub(s.max(e_w))
-            } else {
-                0
-            };
-            e_w = if is_w { e_w.max(c) } else { e_w };
+            // Masks, not branches: reads and writes come in no predictable order.
+            let (mask_r, mask_w) = (
+                0u64.wrapping_sub(u64::from(is_r)),
+                0u64.wrapping_sub(u64::from(is_w)),
+            );
+            b_r += c.saturating_sub(s.max(e_r)) & mask_r;
+            e_r ^= (e_r ^ e_r.max(c)) & mask_r;
+            b_w += c.saturating_sub(s.max(e_w)) & mask_w;
+            e_w ^= (e_w ^ e_w.max(c)) & mask_w;
             // Compacts the service times of reads and writes.
             svc[data] = c - s;
             data += usize::from(is_r | is_w);
@@ -181,6 +195,14 @@ impl Completions {
     }
 
     /// The QD sweep over this batch's issues and every completion up to the last one.
+    ///
+    /// No event is visited in a chain: each event's QD is found from its place in the
+    /// merged order, and each adds to one counter of its own. The time spent at QD `L`
+    /// or more is the sum, over the intervals where QD >= L, of (end - start): an
+    /// issue that raises the QD to `L` opens one (-issue time in slot `L`), a
+    /// completion that lowers it from `L` closes one (+completion time in slot `L`).
+    /// The slots are summed wrapping; the true totals fit in u64, so they come out
+    /// exact, and the time at exactly `L` is the difference of two slots.
     fn sweep(&mut self, issue: &[u64], complete: &[u64]) {
         // Completions still ahead: those outstanding, plus this batch's (an I/O
         // completing at its issue is never outstanding).
@@ -194,88 +216,87 @@ impl Completions {
                 .filter(|(s, c)| c > s)
                 .map(|(_, &c)| c),
         );
-        // Insertion first while it keeps working (completions about in order), else
-        // radix, retrying insertion after a few batches: speed only, the same order.
+        self.sort_completions(&mut ev);
+        let m = issue.len();
+        // Completions retired in this batch: those not after its last issue.
+        let retired = ev.partition_point(|&c| c <= issue[m - 1]);
+        let q0 = self.outstanding.len();
+        let (mut rank, mut after) = (
+            std::mem::take(&mut self.issue_rank),
+            std::mem::take(&mut self.completion_after),
+        );
+        merge_ranks(issue, &ev[..retired], &mut rank, &mut after);
+        // Issues: the QD before issue i is q0 + (adds before i) - (completions before
+        // it). `adds` keeps the running count per issue for the completions' pass.
+        let mut adds = std::mem::take(&mut self.adds_before);
+        adds.clear();
+        adds.resize(m + 1, 0);
+        let atl = &mut self.qd_atleast_ns;
+        let iss = &mut self.qd_issued;
+        let mut a = 0u32;
+        let (mut at_qd1, mut max_qd) = (0u64, 0usize);
+        for i in 0..m {
+            let (s, c) = (issue[i], complete[i]);
+            adds[i] = a;
+            let before = q0 + a as usize - rank[i] as usize;
+            let add = c > s;
+            let lane = i % HIST_COPIES;
+            // Opens an interval at QD before + 1 when it adds (else the dummy slot).
+            let open = if add {
+                (before + 1).min(ATLEAST_DUMMY)
+            } else {
+                ATLEAST_DUMMY
+            };
+            atl[lane][open] = atl[lane][open].wrapping_sub(s);
+            iss[lane][(before + 1).min(QD_OPEN)] += 1;
+            at_qd1 += u64::from(before == 0);
+            max_qd = max_qd.max(before + 1);
+            a += u32::from(add);
+        }
+        adds[m] = a;
+        // Completions: the QD before completion k is q0 + (adds before the first issue
+        // after it) - k; it closes an interval at that QD.
+        for (k, &c) in ev[..retired].iter().enumerate() {
+            let before = q0 + adds[after[k] as usize] as usize - k;
+            debug_assert!(before >= 1);
+            let lane = k % HIST_COPIES;
+            let close = before.min(ATLEAST_DUMMY);
+            atl[lane][close] = atl[lane][close].wrapping_add(c);
+        }
+        self.at_qd1 += at_qd1;
+        self.max_qd = self.max_qd.max(u32::try_from(max_qd).unwrap_or(u32::MAX));
+        debug_assert_eq!(q0 + a as usize - retired, ev.len() - retired);
+        self.outstanding.clear();
+        self.outstanding.extend_from_slice(&ev[retired..]);
+        self.events = ev;
+        (self.issue_rank, self.completion_after, self.adds_before) = (rank, after, adds);
+    }
+
+    /// Sorts completion times: by insertion while that keeps working (completions
+    /// about in order), else by one bucket pass plus insertion, else by radix; speed
+    /// only, the same order.
+    fn sort_completions(&mut self, ev: &mut Vec<u64>) {
         // A one-pass count of descents turns away batches far out of order before any
         // insertion work (the bench trace has ~0.46 per completion, a device
         // completing about in order ~0.08).
         let sorted = self.radix_batches_left == 0
-            && descents(&ev) <= ev.len() / 4
-            && insertion_sort_within(&mut ev, INSERTION_MOVES_PER_ITEM);
-        if !sorted {
-            self.radix_batches_left = match self.radix_batches_left {
-                0 => RADIX_BATCHES_AFTER_MISS,
-                n => n - 1,
-            };
-            radix_sort_by_key(
-                &mut ev,
-                &mut self.sort_scratch,
-                &mut self.sort_counts,
-                |&x| x,
-            );
+            && descents(ev) <= ev.len() / 4
+            && insertion_sort_within(ev, INSERTION_MOVES_PER_ITEM);
+        if sorted {
+            return;
         }
-        let m = issue.len();
-        // Completions retired in this batch: those not after its last issue.
-        let retired = ev.partition_point(|&c| c <= issue[m - 1]);
-        let events = m + retired;
-        // The merged sequence cut into SWEEP_LANES parts swept side by side: each step
-        // of one part waits on its own previous step only, so the parts overlap.
-        let mut lanes: [Lane; SWEEP_LANES] = std::array::from_fn(|_| Lane::default());
-        let (mut i0, mut j0) = (0, 0);
-        let mut q = self.outstanding.len();
-        let mut cur = self.sweep_ns;
-        for (k, lane) in lanes.iter_mut().enumerate() {
-            let (i1, j1) = merge_split(issue, &ev[..retired], events * (k + 1) / SWEEP_LANES);
-            *lane = Lane {
-                i: i0,
-                j: j0,
-                i_end: i1,
-                j_end: j1,
-                q,
-                cur,
-                ..Lane::default()
-            };
-            let added = (i0..i1).filter(|&i| complete[i] > issue[i]).count();
-            q = q + added - (j1 - j0);
-            if i1 > i0 {
-                cur = cur.max(issue[i1 - 1]);
-            }
-            if j1 > j0 {
-                cur = cur.max(ev[j1 - 1]);
-            }
-            (i0, j0) = (i1, j1);
+        self.radix_batches_left = match self.radix_batches_left {
+            0 => RADIX_BATCHES_AFTER_MISS,
+            n => n - 1,
+        };
+        if !bucket_sort_within(
+            ev,
+            &mut self.sort_scratch,
+            &mut self.sort_counts,
+            BUCKET_MOVES_PER_ITEM,
+        ) {
+            radix_sort_by_key(ev, &mut self.sort_scratch, &mut self.sort_counts, |&x| x);
         }
-        assert_eq!((i0, j0), (m, retired));
-        let steps = lanes.map(|l| (l.i_end - l.i) + (l.j_end - l.j));
-        let common = steps.iter().copied().min().unwrap_or(0);
-        for _ in 0..common {
-            for lane in lanes.iter_mut() {
-                lane.step(issue, complete, &ev);
-            }
-        }
-        for (lane, &n) in lanes.iter_mut().zip(&steps) {
-            for _ in common..n {
-                lane.step(issue, complete, &ev);
-            }
-        }
-        for lane in &lanes {
-            debug_assert_eq!((lane.i, lane.j), (lane.i_end, lane.j_end));
-            for (t, &x) in self.qd_time_ns.iter_mut().zip(&lane.time) {
-                *t += x;
-            }
-            for (t, &x) in self.qd_issued.iter_mut().zip(&lane.issued) {
-                *t += x;
-            }
-            self.at_qd1 += lane.at_qd1;
-            self.max_qd = self
-                .max_qd
-                .max(u32::try_from(lane.max_qd).unwrap_or(u32::MAX));
-        }
-        debug_assert_eq!(q, ev.len() - retired);
-        self.outstanding.clear();
-        self.outstanding.extend_from_slice(&ev[retired..]);
-        self.events = ev;
-        self.sweep_ns = cur;
     }
 
     /// Retires what is still outstanding; the busy time (all, reads, writes), the
@@ -283,10 +304,31 @@ impl Completions {
     pub(super) fn finish(&mut self) -> ([u64; 3], Vec<u64>, Vec<u64>) {
         let n = self.outstanding.len();
         for (k, &c) in self.outstanding.iter().enumerate() {
-            self.qd_time_ns[(n - k).min(QD_OPEN)] += c - self.sweep_ns;
-            self.sweep_ns = c;
+            let close = (n - k).min(ATLEAST_DUMMY);
+            self.qd_atleast_ns[0][close] = self.qd_atleast_ns[0][close].wrapping_add(c);
         }
         self.outstanding.clear();
+        // Time at QD >= L, then at exactly L (the open slot: at QD_OPEN or more).
+        let mut atleast = [0u64; ATLEAST_DUMMY + 1];
+        for copy in &self.qd_atleast_ns {
+            for (t, &x) in atleast.iter_mut().zip(copy) {
+                *t = t.wrapping_add(x);
+            }
+        }
+        let mut qd_time_ns = [0u64; QD_SLOTS];
+        for qd in 1..QD_SLOTS {
+            qd_time_ns[qd] = if qd == QD_OPEN {
+                atleast[qd]
+            } else {
+                atleast[qd].wrapping_sub(atleast[qd + 1])
+            };
+        }
+        let mut qd_issued = [0u64; QD_SLOTS];
+        for copy in &self.qd_issued {
+            for (t, &x) in qd_issued.iter_mut().zip(copy) {
+                *t += x;
+            }
+        }
         let bucket_of = |qd: usize| {
             QD_BUCKET_MIN
                 .iter()
@@ -296,8 +338,8 @@ impl Completions {
         let mut time = vec![0u64; QD_BUCKET_MIN.len()];
         let mut issued = vec![0u64; QD_BUCKET_MIN.len()];
         for qd in 1..QD_SLOTS {
-            time[bucket_of(qd)] += self.qd_time_ns[qd];
-            issued[bucket_of(qd)] += self.qd_issued[qd];
+            time[bucket_of(qd)] += qd_time_ns[qd];
+            issued[bucket_of(qd)] += qd_issued[qd];
         }
         (self.busy_ns, time, issued)
     }
@@ -315,73 +357,65 @@ fn descents(v: &[u64]) -> usize {
         .sum()
 }
 
+/// After one bucket pass, insertion finishes the sort when it moves at most this many
+/// per completion (the bench trace needs ~0.3); else radix.
+const BUCKET_MOVES_PER_ITEM: usize = 4;
+
 /// After insertion gave up, batches sorted by radix before it is tried again (bounds
 /// the work wasted on traces where it never succeeds to a fraction of one batch in 9).
 const RADIX_BATCHES_AFTER_MISS: u32 = 8;
 
-/// Parts of a batch's merged event sequence swept side by side.
-const SWEEP_LANES: usize = 4;
+/// Parts of a batch's merge worked side by side.
+const MERGE_LANES: usize = 4;
 
-/// One part of the QD sweep: issues `i..i_end` merged with completions `j..j_end`,
-/// starting at QD `q` and time `cur`.
-#[derive(Clone, Copy)]
-struct Lane {
-    i: usize,
-    j: usize,
-    i_end: usize,
-    j_end: usize,
-    q: usize,
-    cur: u64,
-    time: [u64; QD_SLOTS],
-    /// By QD right after the issue; the last slot counts completion steps.
-    issued: [u64; QD_SLOTS + 1],
-    at_qd1: u64,
-    max_qd: usize,
-}
-
-impl Default for Lane {
-    fn default() -> Self {
-        Lane {
-            i: 0,
-            j: 0,
-            i_end: 0,
-            j_end: 0,
-            q: 0,
-            cur: 0,
-            time: [0; QD_SLOTS],
-            issued: [0; QD_SLOTS + 1],
-            at_qd1: 0,
-            max_qd: 0,
+/// Ranks in the merge of sorted `issue` and sorted `ev` (a completion before an issue
+/// at the same time): `rank[i]` completions come before issue `i`, `after[k]` issues
+/// before completion `k`. The merge is cut into [`MERGE_LANES`] parts stepped side by
+/// side; each step writes both cursors' ranks unconditionally (the last write before
+/// an element is taken is its rank), with no branch on the data.
+fn merge_ranks(issue: &[u64], ev: &[u64], rank: &mut Vec<u32>, after: &mut Vec<u32>) {
+    let (m, r) = (issue.len(), ev.len());
+    assert!(m >= 1 && m + r < u32::MAX as usize);
+    rank.clear();
+    rank.resize(m + 1, 0);
+    after.clear();
+    after.resize(r + 1, 0);
+    if r == 0 {
+        return;
+    }
+    // (i, j, i_end, j_end) of each part.
+    let mut lanes = [(0usize, 0usize, 0usize, 0usize); MERGE_LANES];
+    let (mut i0, mut j0) = (0, 0);
+    for (k, lane) in lanes.iter_mut().enumerate() {
+        let (i1, j1) = merge_split(issue, ev, (m + r) * (k + 1) / MERGE_LANES);
+        *lane = (i0, j0, i1, j1);
+        (i0, j0) = (i1, j1);
+    }
+    assert_eq!((i0, j0), (m, r));
+    let steps = lanes.map(|(i, j, ie, je)| (ie - i) + (je - j));
+    let rank = &mut rank[..];
+    let after = &mut after[..];
+    let mut step = |(i, j, ie, je): &mut (usize, usize, usize, usize)| {
+        let s = issue[(*i).min(m - 1)];
+        let c = ev[(*j).min(r - 1)];
+        let take_c = *j < *je && (*i >= *ie || c <= s);
+        rank[if *i < *ie { *i } else { m }] = *j as u32;
+        after[if *j < *je { *j } else { r }] = *i as u32;
+        *i += usize::from(!take_c);
+        *j += usize::from(take_c);
+    };
+    let common = steps.iter().copied().min().unwrap_or(0);
+    for _ in 0..common {
+        for lane in lanes.iter_mut() {
+            step(lane);
         }
     }
-}
-
-impl Lane {
-    /// Takes the next event, branch-free: a completion when it is not after the next
-    /// issue (a completion at t is not outstanding at t). Issue-only figures go to a
-    /// dummy slot on completion steps.
-    #[inline(always)]
-    fn step(&mut self, issue: &[u64], complete: &[u64], ev: &[u64]) {
-        let ii = self.i.min(self.i_end.max(1) - 1);
-        let s = issue[ii];
-        let c = ev.get(self.j).copied().unwrap_or(u64::MAX);
-        let take_c = self.j < self.j_end && (self.i >= self.i_end || c <= s);
-        let t = if take_c { c } else { s };
-        self.time[self.q.min(QD_OPEN)] += t - self.cur;
-        self.cur = t;
-        let qd = self.q + 1;
-        self.issued[if take_c { QD_SLOTS } else { qd.min(QD_OPEN) }] += 1;
-        self.at_qd1 += u64::from(!take_c & (self.q == 0));
-        self.max_qd = if take_c {
-            self.max_qd
-        } else {
-            self.max_qd.max(qd)
-        };
-        let adds = !take_c & (complete[ii] > s);
-        self.q = self.q + usize::from(adds) - usize::from(take_c);
-        self.j += usize::from(take_c);
-        self.i += usize::from(!take_c);
+    for (lane, &n) in lanes.iter_mut().zip(&steps) {
+        for _ in common..n {
+            step(lane);
+        }
     }
+    debug_assert!(lanes.iter().all(|&(i, j, ie, je)| i == ie && j == je));
 }
 
 /// Where the first `d` events of the merge of sorted `issue` and `ev` end: (issues,
