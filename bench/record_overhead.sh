@@ -9,7 +9,9 @@
 # the summary gives medians over the rounds. The load average is printed with every
 # round, since on a shared machine wall-clock IOPS depend on it.
 #
-# usage: sudo [STORBENCH=path] [DIO=1] bench/record_overhead.sh [SECONDS_PER_RUN=5] [ROUNDS=3] [IODEPTH=32]
+# usage: sudo [STORBENCH=path] [DIO=1] [BUFFER_KIB=n] bench/record_overhead.sh [SECONDS_PER_RUN=5] [ROUNDS=3] [IODEPTH=32]
+# DIO=1: the loop device does direct I/O on its file (slower here: 67K vs 168K IOPS).
+# BUFFER_KIB: the recorder's ring buffer per CPU (default: storbench's, 16 MiB).
 # needs: root, fio, losetup, jq, bc; builds storbench in release mode.
 set -euo pipefail
 
@@ -17,6 +19,8 @@ secs=${1:-5}
 rounds=${2:-3}
 qd=${3:-32}
 dio=${DIO:-0}
+buf_args=()
+[ -n "${BUFFER_KIB:-}" ] && buf_args=(--buffer-kib "$BUFFER_KIB")
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 skip() { echo "skipped: $*"; exit 0; }
@@ -73,7 +77,7 @@ run_without() { # $1 = round
 
 run_with() { # $1 = round
     local r=$1 log="$work/rec$1.log"
-    "$sb" record --device "$lo" -o "$work/trace$r.parquet" 2>"$log" &
+    "$sb" record --device "$lo" -o "$work/trace$r.parquet" "${buf_args[@]}" 2>"$log" &
     rec_pid=$!
     # The recorder prints its first line once the instance is tracing.
     for _ in $(seq 1 200); do grep -qs '^recording' "$log" && break; sleep 0.05; done
@@ -94,7 +98,7 @@ run_with() { # $1 = round
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-echo "record overhead: fio randread 4k qd$qd io_uring on loop (direct-io=$dio) over /dev/shm, ${secs}s runs, $rounds rounds, $(nproc) CPUs, $(uname -r)"
+echo "record overhead: fio randread 4k qd$qd io_uring on loop (direct-io=$dio) over /dev/shm, ${secs}s runs, $rounds rounds, buffer ${BUFFER_KIB:-16384} KiB/CPU, $(nproc) CPUs, $(uname -r)"
 declare -a base=() rec=() recorded=() issued=() events=() lost=() cpu=() ratios=()
 for r in $(seq 1 "$rounds"); do
     l0=$(load1)

@@ -454,9 +454,13 @@ impl Recorder {
             err: None,
             written: 0,
         };
+        let buffer_bytes = u64::from(self.opts.buffer_kib_per_cpu) * 1024;
+        let mut last_pass_start = self.summary.start_mono_ns;
+        let mut last_nap = Duration::from_micros(500);
         loop {
             let pass_start = monotonic_ns();
-            self.read_all(&mut buf, &mut merger, &mut pairer, &mut |io| out.emit(io))?;
+            let busiest =
+                self.read_all(&mut buf, &mut merger, &mut pairer, &mut |io| out.emit(io))? as u64;
             let watermark = pass_start.saturating_sub(slack);
             merger.drain_until(watermark, &mut |ts, ev| {
                 pairer.push(ts, ev, &mut |io| out.emit(io))
@@ -469,7 +473,20 @@ impl Recorder {
             if stop.load(Ordering::SeqCst) || deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            let mut nap = self.opts.poll_interval;
+            // The nap doubles from 1 ms up to the poll interval while events come
+            // slowly, and shrinks at once so that the busiest CPU's buffer is read again
+            // before it is a quarter full at the rate it filled since the last pass (a
+            // small buffer, or a burst, would otherwise overflow while the reader
+            // sleeps). Starting short matters: a workload may be running already.
+            let mut nap = (last_nap * 2).min(self.opts.poll_interval);
+            if busiest > 0 {
+                let interval_ns = pass_start.saturating_sub(last_pass_start).max(1);
+                let fill_quarter_ns = (u128::from(interval_ns) * u128::from(buffer_bytes / 4)
+                    / u128::from(busiest)) as u64;
+                nap = nap.min(Duration::from_nanos(fill_quarter_ns));
+            }
+            last_pass_start = pass_start;
+            last_nap = nap.max(Duration::from_micros(100));
             if let Some(d) = deadline {
                 nap = nap.min(Duration::from_nanos(d.saturating_sub(now)));
             }
@@ -501,15 +518,18 @@ impl Recorder {
         Ok(self.summary.clone())
     }
 
-    /// Reads every CPU's buffer until it is empty, pushing decoded events to the merge.
+    /// Reads every CPU's buffer until it is empty, pushing decoded events to the merge;
+    /// the most bytes read from one CPU.
     fn read_all(
         &mut self,
         buf: &mut [u8],
         merger: &mut Merger<BlockEvent>,
         pairer: &mut Pairer,
         emit: &mut impl FnMut(PairedIo),
-    ) -> Result<(), RecordError> {
+    ) -> Result<usize, RecordError> {
+        let mut busiest = 0;
         for idx in 0..self.readers.len() {
+            let mut cpu_bytes = 0;
             loop {
                 let n = match self.readers[idx].1.read(buf) {
                     Ok(0) => break,
@@ -529,10 +549,12 @@ impl Recorder {
                 };
                 self.summary.pages_read += 1;
                 self.summary.bytes_read += n as u64;
+                cpu_bytes += n;
                 self.decode(idx, &buf[..n], merger, pairer, emit);
             }
+            busiest = busiest.max(cpu_bytes);
         }
-        Ok(())
+        Ok(busiest)
     }
 
     fn decode(

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{record_with, rig, run};
+use common::{record_with, record_with_sink, rig, run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -183,7 +183,8 @@ fn removes_its_instance_on_error_and_on_panic() {
     assert!(!dir.exists(), "{} left after drop", dir.display());
 }
 
-/// A reader that falls behind a small buffer: the kernel drops events, the summary
+/// A reader that falls behind a small buffer (its sink stalls for 3 s, as writing to a
+/// slow disk would): the kernel drops events, the summary
 /// counts them from the per-CPU stats (`dropped events`), and every request fio issued
 /// is either recorded or accounted for by a lost event.
 #[test]
@@ -194,12 +195,17 @@ fn counts_the_events_the_kernel_drops() {
     let lo = &rig.lo;
     const IOS: u64 = 4000;
     let opts = RecordOptions {
-        // The smallest buffer (a few pages per CPU), read once every 5 s.
+        // The smallest buffer (a few pages per CPU).
         buffer_kib_per_cpu: 8,
-        poll_interval: Duration::from_secs(5),
         ..RecordOptions::default()
     };
-    let (ios, summary, _, _) = record_with(lo.path(), opts, || {
+    let mut stalled = false;
+    let sink = move |_: &storbench_record::pair::PairedIo| {
+        if !std::mem::replace(&mut stalled, true) {
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    };
+    let (ios, summary, _, _) = record_with_sink(lo.path(), opts, sink, || {
         std::thread::sleep(Duration::from_millis(100));
         run(Command::new("fio")
             .arg("--name=flood")
@@ -213,7 +219,7 @@ fn counts_the_events_the_kernel_drops() {
         .count() as u64;
     let lost = summary.lost_events_kernel();
     eprintln!("recorded {fio} of {IOS} fio reads, lost {lost} events; {summary:?}");
-    assert!(lost > 0, "a 8 KiB buffer read every 5 s overflows");
+    assert!(lost > 0, "a 8 KiB buffer overflows while the sink stalls");
     assert!(fio < IOS, "some I/Os are missing");
     assert!(
         summary
@@ -311,4 +317,52 @@ fn mount_child() {
         "unmounted at the end"
     );
     println!("mounted tracefs and removed it again");
+}
+
+/// The reader does not sleep its whole poll interval when the events come faster than
+/// that would allow: with a 1 s poll interval and a 256 KiB buffer, 40K events/s
+/// (about 3 MB/s) would overflow it many times over, yet nothing is lost.
+#[test]
+fn reads_a_small_buffer_before_it_fills() {
+    let Some(rig) = rig(&["fio"], 32 << 20) else {
+        return;
+    };
+    let lo = &rig.lo;
+    let dev = lo.path().to_owned();
+    let load = std::thread::spawn(move || {
+        run(Command::new("fio")
+            .arg("--name=steady")
+            .arg(format!("--filename={}", dev.display()))
+            .args([
+                "--direct=1",
+                "--ioengine=io_uring",
+                "--iodepth=4",
+                "--rw=randread",
+                "--bs=4k",
+                "--rate_iops=20000",
+                "--time_based",
+                "--runtime=3",
+            ]));
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let opts = RecordOptions {
+        buffer_kib_per_cpu: 256,
+        poll_interval: Duration::from_secs(1),
+        duration: Some(Duration::from_millis(1500)),
+        ..RecordOptions::default()
+    };
+    let info = device_info(lo.path()).expect("device info");
+    let rec = Recorder::start(info, opts).expect("start");
+    let mut n = 0u64;
+    let summary = rec
+        .run(&AtomicBool::new(false), |_| {
+            n += 1;
+            Ok(())
+        })
+        .expect("record");
+    load.join().expect("fio");
+    eprintln!("recorded {n} I/Os in 1.5 s; {summary:?}");
+    assert!(n > 15_000, "fio ran at 20K IOPS while recording: {n}");
+    assert_eq!(summary.lost_events_kernel(), 0);
+    assert_eq!(summary.lost_events_pages, 0);
 }

@@ -68,6 +68,16 @@ pub fn record_with(
     opts: RecordOptions,
     work: impl FnOnce(),
 ) -> (Vec<PairedIo>, RecordSummary, u64, u64) {
+    record_with_sink(dev, opts, |_| {}, work)
+}
+
+/// [`record_with`], calling `sink` with every I/O before keeping it.
+pub fn record_with_sink(
+    dev: &Path,
+    opts: RecordOptions,
+    mut sink: impl FnMut(&PairedIo) + Send + 'static,
+    work: impl FnOnce(),
+) -> (Vec<PairedIo>, RecordSummary, u64, u64) {
     let info = device_info(dev).expect("device info");
     let recorder = Recorder::start(info, opts).expect("start recording");
     let instance = recorder.instance_dir().to_owned();
@@ -78,6 +88,7 @@ pub fn record_with(
         let mut ios = Vec::new();
         let summary = recorder
             .run(&stop2, |io| {
+                sink(io);
                 ios.push(*io);
                 Ok(())
             })
