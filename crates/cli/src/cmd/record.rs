@@ -168,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "rows written differ from I/Os recorded"
     );
     partial.0 = None;
-    print_summary(&summary, &counts, &bytes);
+    eprint!("{}", summary_text(&summary, &counts, &bytes));
     Ok(())
 }
 
@@ -183,68 +183,137 @@ impl Drop for PartialOutput {
     }
 }
 
-fn print_summary(s: &RecordSummary, counts: &[u64; 4], bytes: &[u64; 4]) {
+/// What a recording saw, as printed at its end (one line each).
+fn summary_text(s: &RecordSummary, counts: &[u64; 4], bytes: &[u64; 4]) -> String {
+    let mut lines = Vec::new();
     let secs = s.duration_ns() as f64 / 1e9;
-    eprintln!(
+    lines.push(format!(
         "recorded {} I/Os in {secs:.1} s ({} events, {} pages from {} CPUs)",
         s.ios_written, s.events_decoded, s.pages_read, s.cpus
-    );
-    eprintln!(
+    ));
+    lines.push(format!(
         "  recorder CPU {:.3} s, {:.0} ns per event",
         s.process_cpu_ns as f64 / 1e9,
         s.process_cpu_ns as f64 / s.events_decoded.max(1) as f64
-    );
+    ));
     for op in Op::ALL {
         let i = op.index();
         if counts[i] > 0 {
-            eprintln!(
+            lines.push(format!(
                 "  {:<6} {:>10} I/Os {:>14} bytes",
                 op.as_str(),
                 counts[i],
                 bytes[i]
-            );
+            ));
         }
     }
     let lost = s.lost_events_kernel() + s.lost_events_pages;
     if lost > 0 || s.lost_marks_without_count > 0 {
-        eprintln!(
+        lines.push(format!(
             "warning: the kernel lost {lost} events{} (raise --buffer-kib); their I/Os are missing or incomplete",
             if s.lost_marks_without_count > 0 { " or more" } else { "" }
-        );
+        ));
     } else {
-        eprintln!("  lost events: 0");
+        lines.push("  lost events: 0".into());
     }
     if s.pair.incomplete > 0 {
-        eprintln!(
+        lines.push(format!(
             "  {} I/Os without completion (in flight at the end or timed out)",
             s.pair.incomplete
-        );
+        ));
     }
     if s.pair.unmatched_completes > 0 {
-        eprintln!(
+        lines.push(format!(
             "  {} completions without their issue (issued before recording began)",
             s.pair.unmatched_completes
-        );
+        ));
     }
     if s.pair.write_zeroes > 0 {
-        eprintln!(
+        lines.push(format!(
             "  {} write-zeroes requests ({} bytes) left out: the trace has no write-zeroes op",
             s.pair.write_zeroes, s.pair.write_zeroes_bytes
-        );
+        ));
     }
     let other = s.pair.skipped_other - s.pair.write_zeroes;
     if other > 0 {
-        eprintln!(
+        lines.push(format!(
             "  {other} requests without data or of other ops (zone, driver commands) left out"
-        );
+        ));
     }
     if s.pair.errors > 0 {
-        eprintln!("  {} I/Os completed with an error", s.pair.errors);
+        lines.push(format!("  {} I/Os completed with an error", s.pair.errors));
     }
     if s.page_errors > 0 {
-        eprintln!(
+        lines.push(format!(
             "warning: {} ring buffer pages did not decode cleanly",
             s.page_errors
+        ));
+    }
+    lines.push(String::new());
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_warns_of_lost_events_and_names_what_was_left_out() {
+        let mut s = RecordSummary {
+            end_mono_ns: 2_000_000_000,
+            events_decoded: 1000,
+            ios_written: 480,
+            cpus: 2,
+            process_cpu_ns: 500_000,
+            ..RecordSummary::default()
+        };
+        s.pair.incomplete = 3;
+        s.pair.unmatched_completes = 2;
+        s.pair.skipped_other = 5;
+        s.pair.write_zeroes = 4;
+        s.pair.write_zeroes_bytes = 4 << 20;
+        let counts = [400, 80, 0, 0];
+        let bytes = [400 * 4096, 80 * 8192, 0, 0];
+        let clean = summary_text(&s, &counts, &bytes);
+        assert!(
+            clean.starts_with("recorded 480 I/Os in 2.0 s (1000 events"),
+            "{clean}"
         );
+        assert!(clean.contains("500 ns per event"), "{clean}");
+        assert!(clean.contains("lost events: 0"), "{clean}");
+        assert!(clean.contains("3 I/Os without completion"), "{clean}");
+        assert!(
+            clean.contains("2 completions without their issue"),
+            "{clean}"
+        );
+        assert!(
+            clean.contains("4 write-zeroes requests (4194304 bytes) left out"),
+            "{clean}"
+        );
+        assert!(
+            clean.contains("1 requests without data or of other ops"),
+            "{clean}"
+        );
+        assert!(!clean.contains("warning"), "{clean}");
+
+        s.cpu_stats = vec![
+            storbench_record::tracefs::CpuStats {
+                dropped_events: 7,
+                ..Default::default()
+            },
+            storbench_record::tracefs::CpuStats {
+                overrun: 1,
+                ..Default::default()
+            },
+        ];
+        s.lost_events_pages = 2;
+        let lossy = summary_text(&s, &counts, &bytes);
+        assert!(
+            lossy.contains("warning: the kernel lost 10 events (raise --buffer-kib)"),
+            "{lossy}"
+        );
+        assert!(!lossy.contains("lost events: 0"), "{lossy}");
+        s.lost_marks_without_count = 1;
+        assert!(summary_text(&s, &counts, &bytes).contains("lost 10 events or more"));
     }
 }
