@@ -348,7 +348,9 @@ pub struct Control {
     pub stop: Arc<AtomicBool>,
     /// Show progress bars (the CLI sets this only on a terminal).
     pub progress: bool,
-    /// Wall time between checkpoints inside a phase (at most 60 s).
+    /// Time between checkpoints inside a phase (at most 60 s): wall time on a real
+    /// target; on a simulated drive the drive's clock, rounded up to whole seconds and
+    /// stored with the run (a resume keeps the interval the run started with).
     pub checkpoint_interval: Duration,
     /// Print one line per phase to stderr.
     pub verbose: bool,

@@ -31,7 +31,8 @@ pub struct Common {
     /// Short parameters that finish in seconds on a small simulated drive
     #[arg(long)]
     pub quick: bool,
-    /// Wall time between checkpoints inside long phases (at most 60s)
+    /// Time between checkpoints inside long phases (at most 60s): wall time on a real
+    /// target; on a simulated drive its own clock, in whole seconds, kept by a resume
     #[arg(long, default_value = "60s", value_name = "TIME")]
     pub checkpoint_every: String,
     /// No progress bars or phase lines
