@@ -374,3 +374,84 @@ fn interrupted_run_resumes_from_another_directory_on_the_same_file() {
         "{phase_s} s of random writes over both runs"
     );
 }
+
+#[test]
+fn command_line_options_reach_the_procedures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sim = "sim:client-7op,capacity=256m,seed=3";
+    let out = tmp.path().join("cons");
+    let stdout = ok(&storbench(&[
+        "consistency",
+        "--quick",
+        "--target",
+        sim,
+        "--precondition-passes",
+        "2",
+        "--stop-at-steady-state",
+        "--round",
+        "2s",
+        "--duration",
+        "300s",
+        "--span",
+        "75%",
+        "-q",
+        "-o",
+        s(&out),
+    ]));
+    assert!(stdout.contains("SNIA steady state reached at"), "{stdout}");
+    assert!(stdout.contains("25% spare area"), "{stdout}");
+    let r = check_outputs(&out, &["purge", "precondition", "random-write"]);
+    let span = (256u64 << 20) / 4 * 3;
+    assert_eq!(r["phases"][1]["metrics"]["write_bytes"], 2 * span);
+    assert_eq!(r["phases"][2]["ended"], "steady-state");
+    assert_eq!(r["phases"][2]["work"]["span_bytes"], span);
+    let ran = r["summary"]["iops_per_s"].as_array().unwrap().len() as u64;
+    assert!(ran < 300, "stopped at steady state after {ran} s");
+    assert_eq!(r["summary"]["round_s"], 2);
+
+    let out = tmp.path().join("trim");
+    ok(&storbench(&[
+        "trim-check",
+        "--target",
+        sim,
+        "--dirty-for",
+        "7s",
+        "-q",
+        "-o",
+        s(&out),
+    ]));
+    let r = result(&out);
+    let dirty = &r["phases"][3];
+    assert_eq!(dirty["name"], "dirty");
+    assert_eq!(dirty["time_limit_ns"], 7_000_000_000u64);
+    let t = dirty["metrics"]["elapsed_ns"].as_f64().unwrap() / 1e9;
+    assert!((7.0..7.5).contains(&t), "{t} s of dirtying");
+
+    // Bad quantities are user errors naming the option.
+    let bad = tmp.path().join("bad");
+    let o = storbench(&[
+        "consistency",
+        "--target",
+        sim,
+        "--span",
+        "120%",
+        "-q",
+        "-o",
+        s(&bad),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--span"));
+    let o = storbench(&[
+        "trim-check",
+        "--target",
+        sim,
+        "--dirty-for",
+        "soon",
+        "-q",
+        "-o",
+        s(&bad),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--dirty-for"));
+    assert!(!bad.exists(), "nothing started");
+}
