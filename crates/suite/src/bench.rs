@@ -6,7 +6,8 @@
 //!
 //! `TRACE` is a Parquet trace; a `PROFILE` name (heavy-2011, ...) is synthesized first
 //! into `DIR/trace.parquet`, sized for the target. `--span 75%` folds the trace's
-//! footprint into the first 75% of the drive, adding spare area to trace tests.
+//! footprint into the first 75% of the drive, adding spare area to trace tests; with
+//! `--season` the seasoning covers the same 75%, so the rest stays unmapped.
 
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
 use crate::procedure::Procedure;
@@ -156,7 +157,11 @@ impl Procedure for BenchConfig {
         }
         let mut plans = Vec::new();
         if let Some(s) = &self.season {
-            plans.extend(season_plans(s, info, "season-"));
+            plans.extend(season_plans(
+                s,
+                crate::consistency::span_of(info, self.span_fraction),
+                "season-",
+            ));
         }
         let mut replay = PhasePlan::new(
             "replay",
