@@ -760,6 +760,19 @@ impl TraceReader {
 
     /// Opens decoding only the columns asked for.
     pub fn open_columns(path: &Path, columns: Columns) -> Result<TraceReader, TraceError> {
+        Self::open_columns_batched(path, columns, BATCH_ROWS)
+    }
+
+    /// As [`TraceReader::open_columns`], with batches of at most `batch_rows` rows. A
+    /// reader that goes over each batch once wants them small enough to stay in L2
+    /// (characterize: 8K rows, 5% less CPU than 64K; the decoded buffers are reused
+    /// warm instead of fresh ones being zeroed).
+    pub fn open_columns_batched(
+        path: &Path,
+        columns: Columns,
+        batch_rows: usize,
+    ) -> Result<TraceReader, TraceError> {
+        assert!(batch_rows > 0);
         let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
         // A file without a readable Parquet footer is the user's input, not a failure of
         // ours: say what it is not (a text trace passed where a Parquet one belongs).
@@ -833,7 +846,7 @@ impl TraceReader {
         let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
         let reader = builder
             .with_projection(mask)
-            .with_batch_size(BATCH_ROWS)
+            .with_batch_size(batch_rows)
             .build()
             .map_err(|e| TraceError::parquet(path, e))?;
         Ok(TraceReader {

@@ -317,8 +317,13 @@ impl Footprint {
                 let start_new = keep & !extend;
                 buf[k] = (os, oe);
                 k += usize::from(start_new & has);
-                os = if start_new { s } else { os };
-                oe = if keep { e } else { oe };
+                // A mask, not a branch: whether a range continues the last one
+                // follows no pattern the CPU could predict. The mask goes through
+                // black_box, else LLVM sees the select and makes it a branch again
+                // (measured: 12% of this loop's samples on the mispredict).
+                let new_mask = std::hint::black_box(0u64.wrapping_sub(u64::from(start_new)));
+                os ^= (os ^ s) & new_mask;
+                oe ^= (oe ^ e) & 0u64.wrapping_sub(u64::from(keep));
                 has |= keep;
                 i += 1;
             }

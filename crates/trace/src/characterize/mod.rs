@@ -489,7 +489,7 @@ pub fn characterize_file_with_progress(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Characterization, TraceError> {
-    let mut reader = TraceReader::open_columns(path, Columns::NoStream)?;
+    let mut reader = TraceReader::open_columns_batched(path, Columns::NoStream, CHUNK_ROWS)?;
     let total = reader.num_rows();
     let mut c = Characterizer::new();
     let mut done = 0u64;
