@@ -5,11 +5,14 @@
 #
 # The device is a loop device over a file in /dev/shm (zram is bio-based: it issues no
 # block requests, so block_rq_* events never fire on it; this kernel has no null_blk).
+# With KERNEL_ONLY=1 each round also runs fio with the same two events traced into an
+# unread instance of this script (overwrite mode, 16 MiB per CPU): the kernel's share
+# of the overhead, without storbench reading anything.
 # Each round runs one pair, without and with recording, alternating which goes first;
 # the summary gives medians over the rounds. The load average is printed with every
 # round, since on a shared machine wall-clock IOPS depend on it.
 #
-# usage: sudo [STORBENCH=path] [DIO=1] [BUFFER_KIB=n] bench/record_overhead.sh [SECONDS_PER_RUN=5] [ROUNDS=3] [IODEPTH=32]
+# usage: sudo [STORBENCH=path] [DIO=1] [BUFFER_KIB=n] [KERNEL_ONLY=1] bench/record_overhead.sh [SECONDS_PER_RUN=5] [ROUNDS=3] [IODEPTH=32]
 # DIO=1: the loop device does direct I/O on its file (slower here: 67K vs 168K IOPS).
 # BUFFER_KIB: the recorder's ring buffer per CPU (default: storbench's, 16 MiB).
 # needs: root, fio, losetup, jq, bc; builds storbench in release mode.
@@ -42,7 +45,12 @@ work=$(mktemp -d /tmp/storbench-record-bench.XXXXXX)
 img=/dev/shm/storbench-record-bench-$$.img
 lo=""
 rec_pid=""
+inst=""
 cleanup() {
+    if [ -n "$inst" ] && [ -d "$inst" ]; then
+        echo 0 >"$inst/tracing_on" 2>/dev/null || true
+        rmdir "$inst" 2>/dev/null || true
+    fi
     if [ -n "$rec_pid" ] && kill -0 "$rec_pid" 2>/dev/null; then
         kill -TERM "$rec_pid" 2>/dev/null || true
         wait "$rec_pid" 2>/dev/null || true
@@ -96,10 +104,30 @@ run_with() { # $1 = round
     lost+=("${l:-0}")
 }
 
+run_kernel_only() { # $1 = round
+    local tr=/sys/kernel/tracing dev kdev
+    [ -d "$tr/instances" ] || tr=/sys/kernel/debug/tracing
+    inst="$tr/instances/storbench-bench-kernel-only-$$"
+    mkdir "$inst"
+    echo 16384 >"$inst/buffer_size_kb"
+    echo 1 >"$inst/options/overwrite"
+    dev=$(cat "/sys/block/$(basename "$lo")/dev")
+    kdev=$(( (${dev%:*} << 20) | ${dev#*:} ))
+    for e in block_rq_issue block_rq_complete; do
+        echo "dev == $kdev" >"$inst/events/block/$e/filter"
+        echo 1 >"$inst/events/block/$e/enable"
+    done
+    fio_run "$work/kern$1.json"
+    echo 0 >"$inst/tracing_on"
+    rmdir "$inst"
+    inst=""
+    kern+=("$(iops_of "$work/kern$1.json")")
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 echo "record overhead: fio randread 4k qd$qd io_uring on loop (direct-io=$dio) over /dev/shm, ${secs}s runs, $rounds rounds, buffer ${BUFFER_KIB:-16384} KiB/CPU, $(nproc) CPUs, $(uname -r)"
-declare -a base=() rec=() recorded=() issued=() events=() lost=() cpu=() ratios=()
+declare -a base=() rec=() kern=() recorded=() issued=() events=() lost=() cpu=() ratios=()
 for r in $(seq 1 "$rounds"); do
     l0=$(load1)
     if [ $((r % 2)) = 1 ]; then run_without "$r"; run_with "$r"; else run_with "$r"; run_without "$r"; fi
@@ -109,6 +137,10 @@ for r in $(seq 1 "$rounds"); do
     ns_per_event=$(echo "${cpu[$i]:-0} * 1000000000 / (${events[$i]:-0} + 0.000001)" | bc -l)
     printf 'round %d: without %.0f IOPS, with %.0f IOPS (ratio %.3f); fio read %s, recorded %s reads, %s events, lost %s; recorder CPU %.2f s = %.0f ns per event; load %s -> %s\n' \
         "$r" "${base[$i]}" "${rec[$i]}" "$ratio" "${issued[$i]}" "${recorded[$i]:-0}" "${events[$i]:-0}" "${lost[$i]}" "${cpu[$i]:-0}" "$ns_per_event" "$l0" "$(load1)"
+    if [ "${KERNEL_ONLY:-0}" = 1 ]; then
+        run_kernel_only "$r"
+        printf 'round %d: kernel tracing only (unread instance) %.0f IOPS\n' "$r" "${kern[$i]}"
+    fi
 done
 mb=$(printf '%s\n' "${base[@]}" | median)
 mw=$(printf '%s\n' "${rec[@]}" | median)
@@ -118,3 +150,6 @@ tl=$(printf '%s\n' "${lost[@]}" | awk '{s+=$1} END {print s}')
 miss=$(for i in "${!issued[@]}"; do echo $((${issued[$i]} - ${recorded[$i]:-0})); done | awk '{s+=($1>0?$1:0)} END {print s}')
 printf 'median: without %.0f IOPS, with %.0f IOPS, ratio %.3f; recorder %.0f ns CPU per event; lost events %s, fio reads not recorded %s (all rounds); load %s\n' \
     "$mb" "$mw" "$mr" "$mc" "$tl" "$miss" "$(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${KERNEL_ONLY:-0}" = 1 ]; then
+    printf 'median: kernel tracing only %.0f IOPS\n' "$(printf '%s\n' "${kern[@]}" | median)"
+fi
