@@ -228,17 +228,18 @@ fn says_plainly_what_is_wrong() {
         assert!(!out.exists(), "no trace file left");
     };
 
-    // Not root: the same command as an unprivileged user (the binary and the device
-    // are readable by anyone; the output goes to a directory it may write).
+    // Not root: the same command as an unprivileged user, on a copy of the binary in a
+    // directory anyone may enter (the build directory may be under /root), writing to
+    // that directory.
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        tmp.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let perm = std::os::unix::fs::PermissionsExt::from_mode;
+    std::fs::set_permissions(tmp.path(), perm(0o777)).unwrap();
+    let exe = tmp.path().join("storbench");
+    std::fs::copy(env!("CARGO_BIN_EXE_storbench"), &exe).unwrap();
+    std::fs::set_permissions(&exe, perm(0o755)).unwrap();
     let o = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_storbench"))
+        .arg(&exe)
         .args(["record", "--device", lo.path_str(), "-o"])
         .arg(tmp.path().join("t.parquet"))
         .output()
