@@ -21,6 +21,10 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const INSTANCES: &str = "/sys/kernel/tracing/instances";
 
 fn loop_device(tools: &[&str]) -> Option<LoopDevice> {
+    if let Some(why) = storbench_testkit::skip_reason(tools) {
+        eprintln!("skipped: {why}");
+        return None;
+    }
     if !Path::new(INSTANCES).is_dir() {
         eprintln!("skipped: no tracefs instances at {INSTANCES}");
         return None;
