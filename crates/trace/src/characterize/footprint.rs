@@ -133,6 +133,12 @@ const START_UNIT_SHIFT: u32 = 12;
 const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 
 /// Ranges between the one applied and the one whose bitmap word is prefetched.
+///
+/// Measured and rejected: grouping a flush's ranges by 1 MiB region of the bitmap (one
+/// counting-sort pass) so each region is applied from L2. On the bench trace (64K
+/// ranges a flush over an 8 MB bitmap, 131K cache lines) nearly every range still
+/// touches a line of its own, so no miss is saved and the pass is pure cost: flush went
+/// from 15.2% to 17.4% of samples.
 const PREFETCH_AHEAD: usize = 48;
 
 /// Asks the CPU to bring `word`'s cache line in (a hint: no effect on any result).
