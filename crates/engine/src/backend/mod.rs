@@ -260,16 +260,6 @@ pub trait Backend: Send {
             reap: true,
         }
     }
-    /// I/Os queued by `submit` that no `enter` has handed to the kernel yet.
-    fn queued(&mut self) -> usize {
-        0
-    }
-    /// A completion is posted for `harvest`, or held back for an `enter` to post,
-    /// seen without a system call. `true` when unknown, so a caller that polls for
-    /// it stops at once.
-    fn completion_ready(&mut self) -> bool {
-        true
-    }
     /// `io_uring` or `threads`.
     fn name(&self) -> &'static str;
     /// Setup details for the report (ring flags, thread count).

@@ -399,21 +399,6 @@ impl Backend for Uring {
         EnterWork { submit, reap }
     }
 
-    fn queued(&mut self) -> usize {
-        self.ring.submission().len()
-    }
-
-    fn completion_ready(&mut self) -> bool {
-        if !self.ring.completion().is_empty() {
-            return true;
-        }
-        // DEFER_TASKRUN or COOP_TASKRUN: posted by the next enter, which
-        // IORING_SQ_TASKRUN announces (TASKRUN_FLAG). A TRIM on the helper thread is
-        // not seen here; the wait after the poll looks at it.
-        let sq = self.ring.submission();
-        self.enter_to_reap && (sq.taskrun() || sq.cq_overflow())
-    }
-
     fn name(&self) -> &'static str {
         "io_uring"
     }
