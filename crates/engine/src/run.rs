@@ -142,9 +142,9 @@ pub struct PhaseOutcome {
     pub metrics: PhaseMetrics,
     /// False when stopped by [`RunOptions::stop`] before the source was exhausted.
     pub complete: bool,
-    /// I/Os whose offset was past the fold span and was folded onto it.
+    /// Issued I/Os whose offset was past the fold span and was folded onto it.
     pub folded_ios: u64,
-    /// I/Os whose offset or length was not a multiple of the logical block size.
+    /// Issued I/Os whose offset or length was not a multiple of the logical block size.
     pub aligned_ios: u64,
     pub fidelity: Fidelity,
     /// The target's I/O backend (`io_uring`, `threads`, `virtual`).
@@ -182,6 +182,10 @@ struct Pending {
     trace_qd: Option<u32>,
     /// Timed: scheduled submission time on the target clock.
     due_ns: u64,
+    /// Folded onto the span / aligned to the block size: counted when it is issued, so
+    /// an I/O taken but not issued when the phase stops is not counted.
+    folded: bool,
+    aligned: bool,
 }
 
 /// Fold `[offset, offset+len)` onto `[0, span)` and align to `lbs`. Returns
@@ -381,14 +385,10 @@ pub fn run_phase(
                         }
                         Some(Err(e)) => return Err(e.into()),
                         Some(Ok(io)) => {
-                            let (offset_bytes, len_bytes) = if io.op == Op::Flush {
-                                (0, 0)
+                            let (offset_bytes, len_bytes, folded, aligned) = if io.op == Op::Flush {
+                                (0, 0, false, false)
                             } else {
-                                let (o, l, f, a) =
-                                    fold_align(io.offset_bytes, io.len_bytes, span, lbs);
-                                folded_ios += u64::from(f);
-                                aligned_ios += u64::from(a);
-                                (o, l)
+                                fold_align(io.offset_bytes, io.len_bytes, span, lbs)
                             };
                             let due_ns = match schedule.as_mut() {
                                 Some(s) => match io.at_ns {
@@ -409,6 +409,8 @@ pub fn run_phase(
                                 len_bytes,
                                 trace_qd: io.trace_qd,
                                 due_ns,
+                                folded,
+                                aligned,
                             });
                         }
                     }
@@ -434,6 +436,8 @@ pub fn run_phase(
                     }
                 }
                 // Issue it.
+                folded_ios += u64::from(p.folded);
+                aligned_ios += u64::from(p.aligned);
                 if let Pacing::QueueDepth { default_qd } = opts.pacing {
                     if p.trace_qd.unwrap_or(default_qd) as usize > max_in_flight {
                         qd_capped_ios += 1;

@@ -850,28 +850,10 @@ impl Runner<'_> {
             // one held back (if any) is the next the source hands out.
             partial.ios_issued += outcome.submitted_ios;
             partial.chunk_ios.push(outcome.submitted_ios);
-            // The engine counted the held-back I/O's fold and alignment when it took it;
-            // the next chunk counts them again when it is submitted.
-            let (mut folded, mut aligned) = (outcome.folded_ios, outcome.aligned_ios);
-            if let Some(io) = &held {
-                if io.op != storbench_trace::Op::Flush {
-                    // As the engine computes it (run_phase).
-                    let info = self.target.info();
-                    let lbs = u64::from(info.logical_block_bytes.max(1));
-                    let span = plan
-                        .fold_span_bytes
-                        .unwrap_or(info.capacity_bytes)
-                        .min(info.capacity_bytes)
-                        / lbs
-                        * lbs;
-                    folded -= u64::from(io.offset_bytes.saturating_add(io.len_bytes) > span);
-                    aligned -= u64::from(
-                        !io.offset_bytes.is_multiple_of(lbs) || !io.len_bytes.is_multiple_of(lbs),
-                    );
-                }
-            }
-            partial.folded_ios += folded;
-            partial.aligned_ios += aligned;
+            // The engine counts folds and alignments of issued I/Os only, so the one
+            // held back is counted once, by the chunk that issues it.
+            partial.folded_ios += outcome.folded_ios;
+            partial.aligned_ios += outcome.aligned_ios;
             partial.chunks += 1;
             partial.wall_ms += t0.elapsed().as_millis() as u64;
             partial.fidelity = Some(outcome.fidelity.clone());
