@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use storbench_engine::TargetInfo;
 use storbench_metrics::LatencyStats;
+use storbench_workload::synth::SynthError;
 
 pub const TRACE_FILE: &str = "trace.parquet";
 
@@ -127,22 +128,19 @@ impl Procedure for BenchConfig {
         };
         let meta = storbench_workload::synth::trace_meta(&profile, &opts);
         let tmp = dir.join("trace.parquet.tmp");
-        // The synthesizer's hint names its own `--capacity`; here the footprint is the
-        // tested span, so say what to change in this command instead.
-        let synth_err = |e: String| {
-            let e = e.replace(
-                "hint: give a larger --capacity",
-                &format!(
-                    "hint: the trace bench fits the trace into the tested span ({:.1} MiB here): use a larger target or --span, or a smaller --scale",
-                    opts.capacity_bytes as f64 / (1u64 << 20) as f64
-                ),
-            );
-            SuiteError::Invalid(format!("synthesizing {name}: {e}"))
-        };
+        let synth_err = |e: String| SuiteError::Invalid(format!("synthesizing {name}: {e}"));
         let mut w = storbench_trace::TraceWriter::create(&tmp, &meta)
             .map_err(|e| synth_err(e.to_string()))?;
-        storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {})
-            .map_err(|e| synth_err(e.to_string()))?;
+        storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {}).map_err(
+            |e| match e {
+                // Here the footprint is the tested span: say what to change in this command.
+                e @ SynthError::FootprintTooSmall { .. } => synth_err(format!(
+                    "{e}\n  hint: the trace bench fits the trace into the tested span ({:.1} MiB here): use a larger target or --span, or a smaller --scale",
+                    opts.capacity_bytes as f64 / (1u64 << 20) as f64
+                )),
+                e => synth_err(e.to_string()),
+            },
+        )?;
         w.finish().map_err(|e| synth_err(e.to_string()))?;
         std::fs::rename(&tmp, &out).map_err(|e| SuiteError::Io {
             context: format!("renaming {} into place", out.display()),

@@ -338,3 +338,23 @@ fn bench_season_with_span_leaves_the_rest_of_the_drive_as_spare_area() {
     );
     assert!(sp.data_rate_mb_per_s > sf.data_rate_mb_per_s);
 }
+
+#[test]
+fn bench_on_a_drive_too_small_for_the_profile_hints_at_this_commands_options() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = BenchConfig::new(
+        "sim:client-7op,capacity=32m,seed=1",
+        Workload::Profile {
+            name: "heavy-2011".into(),
+            scale: 0.001,
+            seed: 1,
+        },
+    );
+    let e = execute(tmp.path(), Start::New(c), &Control::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("too little for its I/Os"), "{e}");
+    // The synthesizer's own hint names `storbench synth --capacity`, not an option here.
+    assert!(e.contains("use a larger target or --span"), "{e}");
+    assert!(!e.contains("--capacity"), "{e}");
+}

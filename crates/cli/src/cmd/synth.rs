@@ -77,6 +77,9 @@ fn parse_size(field: &str, text: &str) -> anyhow::Result<u64> {
 fn synth_error(e: SynthError) -> anyhow::Error {
     match e {
         SynthError::Trace(t) => anyhow::Error::new(t),
+        e @ SynthError::FootprintTooSmall { .. } => {
+            user(e.to_string(), Some("give a larger --capacity"))
+        }
         other => user(other.to_string(), None),
     }
 }
@@ -255,4 +258,20 @@ pub fn run_profiles(args: ProfilesArgs) -> anyhow::Result<()> {
         println!("(--verbose prints each profile's assumptions and streams)");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_small_a_footprint_is_a_user_error_naming_capacity() {
+        let e = synth_error(SynthError::FootprintTooSmall {
+            profile: "heavy-2011".into(),
+            stream: "system".into(),
+            bytes: 4096,
+        });
+        let u = e.downcast_ref::<UserError>().expect("a user error");
+        assert_eq!(u.hint.as_deref(), Some("give a larger --capacity"));
+    }
 }

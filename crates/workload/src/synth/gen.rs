@@ -65,6 +65,14 @@ pub enum SynthError {
     Profile(#[from] ProfileError),
     #[error("{0}")]
     Options(String),
+    /// The footprint (`SynthOptions::capacity_bytes`) leaves a stream too little room;
+    /// the caller knows which of its options sets the footprint, so it gives the hint.
+    #[error("profile {profile}: stream `{stream}` gets {bytes} bytes of the footprint, too little for its I/Os")]
+    FootprintTooSmall {
+        profile: String,
+        stream: String,
+        bytes: u64,
+    },
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
@@ -945,10 +953,11 @@ fn stream_state<S: Sink>(
     len = len.min(footprint - start);
     let max_len = (s.other_kib[1] * 1024.0) as u64 + 8192;
     if len < 4 * max_len.max(1 << 20) {
-        return Err(SynthError::Options(format!(
-            "profile {}: stream `{}` gets {} bytes of the footprint, too little for its I/Os\n  hint: give a larger --capacity",
-            profile.name, s.name, len
-        )));
+        return Err(SynthError::FootprintTooSmall {
+            profile: profile.name.clone(),
+            stream: s.name.clone(),
+            bytes: len,
+        });
     }
     let lo = (s.other_kib[0] * 1024.0).ln();
     let hi = (s.other_kib[1] * 1024.0).ln();
