@@ -284,6 +284,8 @@ pub struct Recorder {
     header: EventHeaderLayout,
     decoder: BlockDecoder,
     subbuf_bytes: usize,
+    /// Process CPU time when `start` switched tracing on, ns.
+    start_cpu_ns: u64,
     summary: RecordSummary,
 }
 
@@ -397,8 +399,8 @@ impl Recorder {
             });
         }
 
+        let start_cpu_ns = process_cpu_ns();
         let summary = RecordSummary {
-            process_cpu_ns: process_cpu_ns(),
             cpus: readers.len(),
             kernel_filter,
             start_mono_ns: monotonic_ns(),
@@ -414,6 +416,7 @@ impl Recorder {
             header,
             decoder,
             subbuf_bytes,
+            start_cpu_ns,
             summary,
         })
     }
@@ -513,8 +516,7 @@ impl Recorder {
         self.summary.merge_forced = merger.forced();
         self.summary.pair = pairer.stats();
         self.summary.ios_written = written;
-        // Held the process CPU time at start until now.
-        self.summary.process_cpu_ns = process_cpu_ns().saturating_sub(self.summary.process_cpu_ns);
+        self.summary.process_cpu_ns = process_cpu_ns().saturating_sub(self.start_cpu_ns);
         Ok(self.summary.clone())
     }
 
