@@ -7,22 +7,22 @@
 //! are merged into the phase's partial result, its per-second rows are in the journal,
 //! and a checkpoint is written. On a real target the interval is wall time; on the
 //! simulated drive it is whole seconds (at least one) of the drive's own clock, so
-//! where chunks end (and with them the
-//! drains, and every figure) does not depend on the host's speed: same seeds, same
-//! result, however loaded the machine. (60 s of a simulated drive's clock take well
-//! under a minute of wall time: the simulator runs many times faster than real time.)
-//! An I/O the engine took from the source but had not submitted when the chunk ended
-//! is handed to the next chunk first, so a chunk boundary never skips an I/O. A kill at any moment therefore loses at
-//! most the current chunk; a resume continues from the last checkpoint's source
-//! position with the remaining time, and the phase result merges every chunk exactly
-//! (counts, bytes, busy time, service-time histograms, QD distribution).
+//! where chunks end (and with them the drains, and every figure) does not depend on
+//! the host's speed: same seeds, same result, however loaded the machine. (60 s of a
+//! simulated drive's clock take well under a minute of wall time.) An I/O the engine
+//! took from the source but had not submitted when the chunk ended is handed to the
+//! next chunk first, so a chunk boundary never skips an I/O. A kill at any moment
+//! therefore loses at most the current chunk; a resume continues from the last
+//! checkpoint's source position with the remaining time, and the phase result merges
+//! every chunk exactly (counts, bytes, busy time, service-time histograms, QD
+//! distribution).
 //!
 //! The simulated drive lives in memory, so on resume its state is rebuilt first by
 //! re-simulating, deterministically and without recording, the I/O the finished work
 //! issued, chunk by chunk with the same drains (same seeds, same order, same timing):
 //! [`Runner::rebuild`]. A resumed simulated run therefore ends exactly as an
-//! uninterrupted one. Results of finished phases
-//! and the rows already recorded are kept, never recomputed.
+//! uninterrupted one. Results of finished phases and the rows already recorded are
+//! kept, never recomputed.
 
 use crate::image::{FileImage, GeneratedImage};
 use crate::purge::PurgeReport;
