@@ -10,7 +10,8 @@ use common::{record_with, record_with_sink, rig, run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use storbench_record::tracefs::{read_text, Tracefs, INSTANCE_PREFIX};
 use storbench_record::{device_info, RecordError, RecordOptions, Recorder};
@@ -187,9 +188,14 @@ fn removes_its_instance_on_error_and_on_panic() {
 /// slow disk would): the kernel drops events, the summary
 /// counts them from the per-CPU stats (`dropped events`), and every request fio issued
 /// is either recorded or accounted for by a lost event.
+///
+/// Regression (CI, stop 12): the stall began at the first I/O handed to the sink, which
+/// comes only after the merge slack (100 ms); on a fast machine fio's 4000 reads were all
+/// read out of the ring before that, so nothing was lost. Now one `dd` read starts the
+/// stall and fio runs only once the sink is stalled.
 #[test]
 fn counts_the_events_the_kernel_drops() {
-    let Some(rig) = rig(&["fio"], 32 << 20) else {
+    let Some(rig) = rig(&["fio", "dd"], 32 << 20) else {
         return;
     };
     let lo = &rig.lo;
@@ -199,14 +205,26 @@ fn counts_the_events_the_kernel_drops() {
         buffer_kib_per_cpu: 8,
         ..RecordOptions::default()
     };
-    let mut stalled = false;
+    let stalling = Arc::new(AtomicBool::new(false));
+    let stalling_sink = Arc::clone(&stalling);
     let sink = move |_: &storbench_record::pair::PairedIo| {
-        if !std::mem::replace(&mut stalled, true) {
+        if !stalling_sink.swap(true, Ordering::SeqCst) {
             std::thread::sleep(Duration::from_secs(3));
         }
     };
     let (ios, summary, _, _) = record_with_sink(lo.path(), opts, sink, || {
         std::thread::sleep(Duration::from_millis(100));
+        run(Command::new("dd")
+            .arg(format!("if={}", lo.path().display()))
+            .args(["of=/dev/null", "bs=4k", "count=1", "iflag=direct"]));
+        let waited = std::time::Instant::now();
+        while !stalling.load(Ordering::SeqCst) {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the recorder never handed dd's read to the sink"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         run(Command::new("fio")
             .arg("--name=flood")
             .arg(format!("--filename={}", lo.path().display()))
