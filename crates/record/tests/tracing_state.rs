@@ -184,8 +184,8 @@ fn removes_its_instance_on_error_and_on_panic() {
     assert!(!dir.exists(), "{} left after drop", dir.display());
 }
 
-/// A reader that falls behind a small buffer (its sink stalls for 3 s, as writing to a
-/// slow disk would): the kernel drops events, the summary
+/// A reader that falls behind a small buffer (its sink stalls, as writing to a slow disk
+/// would): the kernel drops events, the summary
 /// counts them from the per-CPU stats (`dropped events`), and every request fio issued
 /// is either recorded or accounted for by a lost event.
 ///
@@ -193,6 +193,10 @@ fn removes_its_instance_on_error_and_on_panic() {
 /// comes only after the merge slack (100 ms); on a fast machine fio's 4000 reads were all
 /// read out of the ring before that, so nothing was lost. Now one `dd` read starts the
 /// stall and fio runs only once the sink is stalled.
+///
+/// Regression (flaky audit after stop 12): the stall lasted a fixed 3 s, so on a slow
+/// enough machine fio's reads could have come after the reader resumed. Now the sink
+/// stays stalled until fio has exited: every fio read happens while nobody reads.
 #[test]
 fn counts_the_events_the_kernel_drops() {
     let Some(rig) = rig(&["fio", "dd"], 32 << 20) else {
@@ -205,22 +209,33 @@ fn counts_the_events_the_kernel_drops() {
         buffer_kib_per_cpu: 8,
         ..RecordOptions::default()
     };
+    // The first I/O handed over stalls the sink (and so the reader) until fio is done;
+    // the timeout only bounds a hang.
     let stalling = Arc::new(AtomicBool::new(false));
-    let stalling_sink = Arc::clone(&stalling);
+    let fio_done = Arc::new(AtomicBool::new(false));
+    let (stalling_sink, fio_done_sink) = (Arc::clone(&stalling), Arc::clone(&fio_done));
     let sink = move |_: &storbench_record::pair::PairedIo| {
         if !stalling_sink.swap(true, Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_secs(3));
+            let stalled = std::time::Instant::now();
+            while !fio_done_sink.load(Ordering::SeqCst) {
+                assert!(
+                    stalled.elapsed() < Duration::from_secs(120),
+                    "fio did not finish within 120 s"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
         }
     };
     let (ios, summary, _, _) = record_with_sink(lo.path(), opts, sink, || {
-        std::thread::sleep(Duration::from_millis(100));
+        // Also when this closure panics: the sink must not hold the recorder for 120 s.
+        let _done = SetOnDrop(Arc::clone(&fio_done));
         run(Command::new("dd")
             .arg(format!("if={}", lo.path().display()))
             .args(["of=/dev/null", "bs=4k", "count=1", "iflag=direct"]));
         let waited = std::time::Instant::now();
         while !stalling.load(Ordering::SeqCst) {
             assert!(
-                waited.elapsed() < Duration::from_secs(10),
+                waited.elapsed() < Duration::from_secs(30),
                 "the recorder never handed dd's read to the sink"
             );
             std::thread::sleep(Duration::from_millis(5));
@@ -252,6 +267,15 @@ fn counts_the_events_the_kernel_drops() {
         fio + lost >= IOS,
         "each missing I/O lost at least its issue event: {fio} + {lost} < {IOS}"
     );
+}
+
+/// Sets its flag when dropped (at the end of a scope, or while unwinding from a panic).
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// In a private mount namespace without tracefs, the recorder mounts it, records, and
