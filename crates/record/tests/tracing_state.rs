@@ -6,13 +6,13 @@
 
 mod common;
 
-use common::{record_with, record_with_sink, rig, run};
+use common::{record_with, record_with_sink, rig, run, DiskStat};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use storbench_record::tracefs::{read_text, Tracefs, INSTANCE_PREFIX};
 use storbench_record::{device_info, RecordError, RecordOptions, Recorder};
 
@@ -363,34 +363,58 @@ fn mount_child() {
 
 /// The reader does not sleep its whole poll interval when the events come faster than
 /// that would allow: with a 2 s poll interval and a 1 MiB buffer per CPU, 40K events/s
-/// (about 3 MB/s) would overflow it, yet nothing is lost.
+/// (about 3 MB/s) would overflow it, yet nothing is lost. The recording lasts 4 s, so a
+/// reader whose nap only doubled up to the poll interval would sleep about 2 s once.
+///
+/// Regression (flaky audit after CI stop 12): the recorder started after a blind 500 ms
+/// for fio to start, and the test asked for more than 25K recorded I/Os, a rate a slow
+/// or busy machine might not reach. Now recording starts once fio's reads show in the
+/// disk's counters, fio runs until the recording is over, and the load is checked
+/// against what the test needs: the busiest CPU's events, at the rate recorded, fill
+/// the buffer within one poll interval.
 #[test]
 fn reads_a_small_buffer_before_it_fills() {
     let Some(rig) = rig(&["fio"], 32 << 20) else {
         return;
     };
     let lo = &rig.lo;
-    let dev = lo.path().to_owned();
-    let load = std::thread::spawn(move || {
-        run(Command::new("fio")
-            .arg("--name=steady")
-            .arg(format!("--filename={}", dev.display()))
-            .args([
-                "--direct=1",
-                "--ioengine=io_uring",
-                "--iodepth=4",
-                "--rw=randread",
-                "--bs=4k",
-                "--rate_iops=20000",
-                "--time_based",
-                "--runtime=4",
-            ]));
-    });
-    std::thread::sleep(Duration::from_millis(500));
+    const BUFFER_KIB: u32 = 1024;
+    const POLL: Duration = Duration::from_secs(2);
+    let before = DiskStat::of(lo.path());
+    // Runs until it is interrupted below; the runtime only bounds a hang.
+    let fio = Command::new("fio")
+        .arg("--name=steady")
+        .arg(format!("--filename={}", lo.path().display()))
+        .args([
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+            "--rw=randread",
+            "--bs=4k",
+            "--rate_iops=20000",
+            "--time_based",
+            "--runtime=120",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fio");
+    let mut fio = BackgroundFio(Some(fio));
+    let waited = Instant::now();
+    while DiskStat::of(lo.path()).since(&before).reads < 1000 {
+        if let Some(status) = fio.ended() {
+            panic!("fio ended before the recording: {status}");
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "fio issued no reads in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let opts = RecordOptions {
-        buffer_kib_per_cpu: 1024,
-        poll_interval: Duration::from_secs(2),
-        duration: Some(Duration::from_millis(2500)),
+        buffer_kib_per_cpu: BUFFER_KIB,
+        poll_interval: POLL,
+        duration: Some(Duration::from_secs(4)),
         ..RecordOptions::default()
     };
     let info = device_info(lo.path()).expect("device info");
@@ -402,9 +426,55 @@ fn reads_a_small_buffer_before_it_fills() {
             Ok(())
         })
         .expect("record");
-    load.join().expect("fio");
-    eprintln!("recorded {n} I/Os in 2.5 s; {summary:?}");
-    assert!(n > 25_000, "fio ran at 20K IOPS while recording: {n}");
+    assert_eq!(fio.ended(), None, "fio ended during the recording");
+    fio.interrupt();
+    eprintln!("recorded {n} I/Os in 4 s; {summary:?}");
     assert_eq!(summary.lost_events_kernel(), 0);
     assert_eq!(summary.lost_events_pages, 0);
+    // The load was enough to prove something: without reading early, the busiest
+    // CPU's buffer would have overflowed within one poll interval.
+    let busiest = summary.cpu_stats.iter().map(|s| s.read_events).max();
+    let busiest = busiest.expect("per-CPU stats") as f64;
+    let bytes_per_event = summary.bytes_read as f64 / summary.events_decoded.max(1) as f64;
+    let per_poll_bytes =
+        busiest / (summary.duration_ns() as f64 / 1e9) * POLL.as_secs_f64() * bytes_per_event;
+    assert!(
+        per_poll_bytes > f64::from(BUFFER_KIB) * 1024.0,
+        "fio's load ({n} I/Os) fills only {per_poll_bytes:.0} bytes of a CPU's buffer per \
+         poll interval: this machine did not load the reader enough to test it"
+    );
+}
+
+/// fio running in the background, killed (and reaped) on drop, so a failing test
+/// leaves no fio behind.
+struct BackgroundFio(Option<std::process::Child>);
+
+impl BackgroundFio {
+    /// `None` while it runs, else how it ended.
+    fn ended(&mut self) -> Option<std::process::ExitStatus> {
+        let child = self.0.as_mut().expect("fio");
+        child.try_wait().expect("fio")
+    }
+
+    /// Stops fio with SIGINT, as a user would; fio then exits with status 128.
+    fn interrupt(mut self) {
+        let child = self.0.take().expect("fio");
+        run(Command::new("kill").args(["-INT", &child.id().to_string()]));
+        let out = child.wait_with_output().expect("wait for fio");
+        assert_eq!(
+            out.status.code(),
+            Some(128),
+            "fio after SIGINT: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for BackgroundFio {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
