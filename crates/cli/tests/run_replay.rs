@@ -179,8 +179,13 @@ fn replay_on_a_file_replays_every_trace_io() {
 }
 
 /// Start a long run, wait until it is running (its result directory exists: made
-/// after the signal handler is installed), send `signal`, and check it drained and
-/// wrote results marked incomplete.
+/// after the signal handler is installed) and has written to its target, send
+/// `signal`, and check it drained and wrote results marked incomplete.
+///
+/// Regression (flaky audit after CI stop 12): the signal went 300 ms after the result
+/// directory appeared, and the test insists some I/O ran; a machine that let the run
+/// start no I/O in those 300 ms would have failed it. Now the signal goes once the
+/// preallocated (zero) target file has a byte the run wrote.
 fn interrupted(signal: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("target.dat");
@@ -218,7 +223,20 @@ fn interrupted(signal: &str) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    while !std::fs::read(&file)
+        .unwrap_or_default()
+        .iter()
+        .any(|&b| b != 0)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "storbench wrote nothing to its target in 30 s"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("storbench exited early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let pid = child.id().to_string();
     let killed = Command::new("kill")
         .args([&format!("-{signal}"), &pid])
