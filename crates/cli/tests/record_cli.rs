@@ -105,8 +105,30 @@ fn signal(pid: u32, sig: &str) {
     assert!(st.success());
 }
 
+/// 4 KiB O_DIRECT writes of blocks 0..n by `dd`, which starts in a few milliseconds
+/// (fio takes a tenth of a second or more).
+fn dd_writes(lo: &LoopDevice, n: u32) {
+    let out = Command::new("dd")
+        .args(["if=/dev/zero", "bs=4k", "oflag=direct", "status=none"])
+        .arg(format!("of={}", lo.path_str()))
+        .arg(format!("count={n}"))
+        .output()
+        .expect("dd");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// fio's writes in a recorded trace: (offset, len) in trace order.
 fn fio_writes_in(trace: &Path) -> Vec<(u64, u64)> {
+    writes_of_in("fio:", trace)
+}
+
+/// The writes of the program named by `stream_prefix` (`fio:`) in a recorded trace:
+/// (offset, len) in trace order.
+fn writes_of_in(stream_prefix: &str, trace: &Path) -> Vec<(u64, u64)> {
     let (meta, recs, streams, _) = storbench_trace::read_all(trace).expect("a whole trace");
     assert_eq!(meta.source_format.as_deref(), Some("tracefs-block"));
     assert_eq!(
@@ -120,7 +142,7 @@ fn fio_writes_in(trace: &Path) -> Vec<(u64, u64)> {
             r.op == Op::Write
                 && streams
                     .get(r.stream.expect("stream").0)
-                    .is_some_and(|s| s.starts_with("fio:"))
+                    .is_some_and(|s| s.starts_with(stream_prefix))
         })
         .map(|r| {
             assert!(r.complete_ns.is_some_and(|c| c >= r.issue_ns));
@@ -171,10 +193,15 @@ fn sigterm_sighup_and_sigquit_stop_and_write_the_trace() {
 
 /// `--duration` ends the recording by itself; a recorder killed by SIGKILL (which no
 /// process can clean up after) leaves its instance, and the next recording removes it.
+///
+/// Regression (flaky audit after CI stop 12): fio's 16 writes had to start and finish
+/// within the 1.5 s recording, and fio alone takes 0.1-0.3 s to start (more on a busy
+/// machine); `dd` writes them within milliseconds. The wait for the recorder to end by
+/// itself is bounded, so ignoring `--duration` fails instead of hanging.
 #[test]
 fn duration_ends_it_and_the_next_run_removes_a_killed_ones_instance() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(lo) = loop_device(&["fio"]) else {
+    let Some(lo) = loop_device(&["dd"]) else {
         return;
     };
     let killed_out = lo.dir().join("killed.parquet");
@@ -193,8 +220,19 @@ fn duration_ends_it_and_the_next_run_removes_a_killed_ones_instance() {
         instances_of(killed_pid).is_empty(),
         "the next recording removed the killed one's instance"
     );
-    fio_writes(&lo, 16);
-    let status = child.wait().expect("wait");
+    dd_writes(&lo, 16);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            // SIGINT, so that it removes its instance.
+            signal(child.id(), "INT");
+            let _ = child.wait();
+            panic!("--duration 1500ms did not end the recording in 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let elapsed = t0.elapsed();
     assert!(
         status.success(),
@@ -207,7 +245,7 @@ fn duration_ends_it_and_the_next_run_removes_a_killed_ones_instance() {
     );
     assert!(instances_of(child.id()).is_empty());
     let want: Vec<(u64, u64)> = (0..16).map(|i| (i * 4096, 4096)).collect();
-    assert_eq!(fio_writes_in(&out), want);
+    assert_eq!(writes_of_in("dd:", &out), want);
     let (meta, _, _, _) = storbench_trace::read_all(&out).unwrap();
     let dur: u64 = meta.extra["record.duration_ns"].parse().unwrap();
     assert!((1_500_000_000..3_000_000_000).contains(&dur), "{dur}");
