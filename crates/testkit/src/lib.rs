@@ -54,6 +54,19 @@ pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Waits (at most 10 s) until udev, if it runs here, has handled the device events
+/// queued so far. udev probes a device (blkid reads it) when it is attached and when a
+/// program that opened it for writing closes it; a test that counts a device's requests
+/// calls this so the probe's reads do not straddle its measurement. Without udev (or
+/// `udevadm`) it returns at once.
+pub fn udev_settle() {
+    if have_tool("udevadm") {
+        let _ = Command::new("udevadm")
+            .args(["settle", "--timeout=10"])
+            .output();
+    }
+}
+
 /// CPU time this thread has used, ns. Benchmarks on a shared machine report CPU time per
 /// unit of work, since wall time depends on what else runs.
 pub fn thread_cpu_ns() -> u64 {
@@ -95,6 +108,9 @@ impl LoopDevice {
             .map_err(|e| format!("no loop device: {e}"))?;
         let dev = PathBuf::from(out.trim());
         assert!(dev.starts_with("/dev/"), "losetup printed {out:?}");
+        // Regression (flaky audit after CI stop 12): udev's probe of the new device
+        // could still be reading it when a test starts recording or counting.
+        udev_settle();
         Ok(LoopDevice { dev, dir })
     }
 

@@ -98,6 +98,10 @@ pub fn record_with_sink(
     let before = monotonic_ns();
     work();
     let after = monotonic_ns();
+    // Regression (flaky audit after CI stop 12): a program that wrote to the device
+    // (fio, mkfs) makes udev probe it when it closes it; let those reads finish inside
+    // the recording rather than straddle its end (an incomplete request).
+    storbench_testkit::udev_settle();
     stop.store(true, Ordering::SeqCst);
     let (ios, summary) = handle.join().expect("recorder thread");
     assert!(
