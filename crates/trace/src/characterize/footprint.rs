@@ -296,7 +296,7 @@ impl Footprint {
     }
 
     /// Adds the byte range [start, end). Ranges are buffered and applied in bulk (see
-    /// [`Footprint::flush`]). A range continuing the last one extends it.
+    /// `Footprint::flush`). A range continuing the last one extends it.
     pub fn add(&mut self, start: u64, end: u64) {
         debug_assert!(start <= end);
         if start == end {
