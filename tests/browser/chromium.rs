@@ -37,16 +37,25 @@ pub struct Run {
 
 /// Runs Chromium headless on `page` with a fresh profile under `work`, no network
 /// (every host name resolves to nothing), and `extra` arguments. Killed after `limit`.
+///
+/// Each call has its own directory under `work` for the profile and the output files.
+/// Regression (flaky audit after CI stop 12): they were named by process id only, so
+/// two tests of one binary running Chromium at once (cargo runs a binary's tests on
+/// several threads) would have shared a profile (the second Chromium hands its page to
+/// the first and exits) and overwritten each other's output.
 pub fn run(chromium: &Path, page: &Path, work: &Path, extra: &[String], limit: Duration) -> Run {
-    let profile = work.join(format!("profile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&profile);
+    let call = tempfile::Builder::new()
+        .prefix("chromium-")
+        .tempdir_in(work)
+        .expect("create a chromium directory");
+    let profile = call.path().join("profile");
     std::fs::create_dir_all(&profile).expect("create chromium profile dir");
     let url = format!(
         "file://{}",
         page.canonicalize().expect("report path").display()
     );
-    let out_path = work.join("chromium.stdout");
-    let err_path = work.join("chromium.stderr");
+    let out_path = call.path().join("chromium.stdout");
+    let err_path = call.path().join("chromium.stderr");
     let mut child = Command::new(chromium)
         .args([
             "--headless",
@@ -82,7 +91,6 @@ pub fn run(chromium: &Path, page: &Path, work: &Path, extra: &[String], limit: D
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let _ = std::fs::remove_dir_all(&profile);
     Run {
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
