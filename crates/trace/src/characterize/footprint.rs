@@ -132,22 +132,27 @@ const START_UNIT_SHIFT: u32 = 12;
 /// the bitmap would set millions of bits).
 const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 
-/// Ranges between the one applied and the one whose bitmap word is prefetched.
-///
-/// Measured and rejected: grouping a flush's ranges by 1 MiB region of the bitmap (one
-/// counting-sort pass) so each region is applied from L2. On the bench trace (64K
-/// ranges a flush over an 8 MB bitmap, 131K cache lines) nearly every range still
-/// touches a line of its own, so no miss is saved and the pass is pure cost: flush went
-/// from 15.2% to 17.4% of samples.
-///
-/// Measured and rejected: a bucket per bitmap page (2048 short ranges of 4 bytes, 8 KiB
-/// a page, applied when full with the page's lines prefetched in address order, so
-/// each line is fetched once for about four ranges). On the 10 M bench trace flush and
-/// the bucket drains took 17.6% of samples against 17.6% before (load 6; the bucket
-/// appends now missed where the bitmap words had), and alone on the bench's ranges
-/// it was slower (14.5 against 13.3 ns per I/O). Prefetch distances of 32 to 160
-/// ranges measured within noise of 48 (16: 1.5 ns per I/O slower).
-const PREFETCH_AHEAD: usize = 48;
+// How the common ranges are applied: measured on the 10 M bench trace (64K ranges a
+// flush over an 8 MB bitmap, 131K cache lines; perf samples of the whole characterize
+// run, release build, one core).
+//
+// Kept: region buckets (`REGION_PAGES`, `BUCKET_RANGES_PER_PAGE`): 16 streams of
+// appends for the bench's 8 MB bitmap, and a region of 512 KiB is fetched once (in
+// address order) for about four ranges a line, then applied from L2. Footprint samples
+// 14.3% + 5.3% -> 12.2% + 3.9%; the run 0.62 -> 0.60 CPU-s (min and median of 5, load
+// 6); 2 MB more RSS (20.8 -> 22.9 MB).
+//
+// Replaced: the common ranges set in arrival order with the word of the range 48
+// ahead prefetched (first commit of that pass: the run 0.78 -> 0.72 CPU-s against two
+// passes, load 7.5). Prefetch distances 32 to 160 measured within noise of each other.
+//
+// Rejected: grouping a flush's ranges by 1 MiB region of the bitmap (one
+// counting-sort pass) so each region is applied from L2: nearly every range still
+// touches a line of its own, so no miss is saved and the pass is pure cost (flush 15.2%
+// -> 17.4% of samples). A bucket per bitmap page (2048 ranges, 8 KiB a page): 256
+// streams of appends for the bench's bitmap, and the appends missed where the bitmap
+// words had (flush and drains 17.6% against 17.6%; alone on the bench's ranges 14.5
+// against 13.3 ns per I/O).
 
 /// Asks the CPU to bring `word`'s cache line in (a hint: no effect on any result).
 #[inline(always)]
@@ -201,10 +206,25 @@ pub struct Footprint {
     others: Vec<(u64, u64)>,
     /// False: every range takes the general path (tests compare the two).
     common_path: bool,
+    /// Per region of [`REGION_PAGES`] pages, common ranges not yet set in the bitmap:
+    /// `unit offset in the region << 6 | (units - 1)`. A region's bucket holds at most
+    /// `bucket_limits[r]` = [`BUCKET_RANGES_PER_PAGE`] per page it had when last
+    /// emptied (0: not computed), so all buckets together hold at most 8 KiB per
+    /// bitmap page (16 MiB at the page budget). All are applied before the bitmap is
+    /// read or its unit changes (and dropped then, as regions change with the unit).
+    buckets: Vec<Vec<u32>>,
+    bucket_limits: Vec<usize>,
 }
 
 /// Ranges buffered before they are applied (1 MiB, plus scratch as large).
 const FOOTPRINT_BUF_RANGES: usize = 1 << 16;
+
+/// Bitmap pages per bucket region (512 KiB of bitmap: applied from L2).
+const REGION_PAGES: usize = 16;
+const REGION_UNIT_MASK: u64 = (1 << (PAGE_BITS + 4)) - 1;
+const _: () = assert!(REGION_PAGES == 1 << 4 && PAGE_BITS + 4 + 6 <= 32);
+/// Bucket entries per page of a region (4 bytes each): 4 ranges a cache line.
+const BUCKET_RANGES_PER_PAGE: usize = 2048;
 
 impl Default for Footprint {
     fn default() -> Self {
@@ -292,6 +312,8 @@ impl Footprint {
             marked: vec![0; MAX_DIR / 64],
             others: Vec::new(),
             common_path: true,
+            buckets: Vec::new(),
+            bucket_limits: Vec::new(),
         }
     }
 
@@ -357,11 +379,12 @@ impl Footprint {
 
     /// Applies the buffered ranges in two steps. First the common ones (aligned to the
     /// unit, or any once the bitmap is coarse; at most 64 units; in one page that
-    /// exists) are set as they came, in one pass with prefetching: setting them can
-    /// neither refine nor coarsen the unit nor allocate a page, and a later change of
-    /// unit carries their bits over exactly (refining splits units losslessly, and
-    /// coarsening ORs pairs, which is how a range applied after it is rounded out), so
-    /// when they are set does not change any result. The others (rare: unaligned,
+    /// exists) go to their region's bucket, set when it fills or before the unit
+    /// changes or the bitmap is read: setting them can neither refine nor coarsen the
+    /// unit nor allocate a page, and a later change of unit carries their bits over
+    /// exactly (refining splits units losslessly, and coarsening ORs pairs, which is
+    /// how a range applied after it is rounded out), so when they are set does not
+    /// change any result. The others (rare: unaligned,
     /// long, in new pages) then go as before: when nothing in them can change the
     /// unit (no refinement wanted, no page past the budget), as they came; otherwise
     /// in address order, as the unit changes along the way.
@@ -383,6 +406,10 @@ impl Footprint {
             others.extend_from_slice(&buf[..n]);
         }
         if !others.is_empty() && !self.apply_unordered(&others) {
+            // The unit may change on the way: what the buckets hold goes in first.
+            self.drain_buckets();
+            self.buckets = Vec::new();
+            self.bucket_limits = Vec::new();
             let mut sorted = std::mem::take(&mut self.sorted);
             sorted.clear();
             sorted.extend_from_slice(&others);
@@ -408,41 +435,89 @@ impl Footprint {
         let mask = (1u64 << sh) - 1;
         // Once coarse, every range is rounded out to the unit.
         let any_alignment = !self.exact;
-        let dir = &mut self.dir[..];
-        for (k, &(s, e)) in ranges.iter().enumerate() {
-            // The word a later range sets, fetched while this one is applied: each
-            // range is a read-modify-write of one or two words, with no dependence
-            // between ranges, so the cache misses of many ranges overlap.
-            if let Some(&(f, _)) = ranges.get(k + PREFETCH_AHEAD) {
-                let f = f >> sh;
-                if let Some(Some(page)) = dir.get((f >> PAGE_BITS) as usize) {
-                    prefetch(&page[((f & PAGE_UNIT_MASK) / 64) as usize]);
-                }
-            }
+        let regions = self.dir.len().div_ceil(REGION_PAGES);
+        if self.buckets.len() < regions {
+            self.buckets.resize_with(regions, Vec::new);
+            self.bucket_limits.resize(regions, 0);
+        }
+        for &(s, e) in ranges {
             debug_assert!(s < e);
             let u0 = s >> sh;
             let last = (e >> sh) + u64::from(e & mask != 0) - 1;
             let p = (u0 >> PAGE_BITS) as usize;
             let common = ((s | e) & mask == 0 || any_alignment)
                 && last - u0 < 64
-                && (last >> PAGE_BITS) as usize == p;
-            let page = match dir.get_mut(p) {
-                Some(Some(page)) if common => page,
-                _ => {
-                    others.push((s, e));
-                    continue;
-                }
-            };
-            let (a, b) = (
-                (u0 & PAGE_UNIT_MASK) as usize,
-                (last & PAGE_UNIT_MASK) as usize,
-            );
+                && (last >> PAGE_BITS) as usize == p
+                && matches!(self.dir.get(p), Some(Some(_)));
+            if !common {
+                others.push((s, e));
+                continue;
+            }
+            let r = p / REGION_PAGES;
+            if self.buckets[r].len() >= self.bucket_limits[r] {
+                self.make_room(r);
+            }
+            let x = ((u0 & REGION_UNIT_MASK) as u32) << 6 | (last - u0) as u32;
+            self.buckets[r].push(x);
+        }
+    }
+
+    /// Empties region `r`'s bucket into the bitmap and sets its limit from the pages
+    /// the region has now (at least one: a bucketed range's).
+    fn make_room(&mut self, r: usize) {
+        if !self.buckets[r].is_empty() {
+            self.drain_region(r);
+        }
+        let base = r * REGION_PAGES;
+        let pages = self.dir[base..(base + REGION_PAGES).min(self.dir.len())]
+            .iter()
+            .filter(|p| p.is_some())
+            .count();
+        debug_assert!(pages > 0);
+        let limit = BUCKET_RANGES_PER_PAGE * pages;
+        self.bucket_limits[r] = limit;
+        let b = &mut self.buckets[r];
+        if b.capacity() < limit {
+            b.reserve_exact(limit);
+        }
+    }
+
+    /// Sets the ranges of region `r`'s bucket, with the region's lines fetched first
+    /// in address order (streamed), and empties it.
+    fn drain_region(&mut self, r: usize) {
+        let base = r * REGION_PAGES;
+        let end = (base + REGION_PAGES).min(self.dir.len());
+        for page in self.dir[base..end].iter().flatten() {
+            for w in page.iter().step_by(8) {
+                prefetch(w);
+            }
+        }
+        let mut b = std::mem::take(&mut self.buckets[r]);
+        let dir = &mut self.dir[base..end];
+        for &x in &b {
+            let off = (x >> 6) as usize;
+            let page = dir[off >> PAGE_BITS]
+                .as_deref_mut()
+                .expect("a bucketed range's page exists");
+            let a = off & PAGE_UNIT_MASK as usize;
+            let b = a + (x & 63) as usize;
             let (w0, w1) = (a / 64, b / 64);
             let end_mask = !0u64 >> (63 - b % 64);
             let same = w0 == w1;
             let first_mask = (!0u64 << (a % 64)) & if same { end_mask } else { !0 };
             page[w0] |= first_mask;
             page[w1] |= if same { first_mask } else { end_mask };
+        }
+        b.clear();
+        self.buckets[r] = b;
+    }
+
+    /// Applies every bucket (before the bitmap is read or its unit changes).
+    fn drain_buckets(&mut self) {
+        for r in 0..self.buckets.len() {
+            if !self.buckets[r].is_empty() {
+                self.drain_region(r);
+            }
         }
     }
 
@@ -672,6 +747,7 @@ impl Footprint {
     /// (distinct bytes, granularity in bytes: 1 = exact).
     pub fn finish(&mut self) -> (u64, u64) {
         self.flush();
+        self.drain_buckets();
         let bitmap_units: u64 = self
             .dir
             .iter()
@@ -820,7 +896,8 @@ mod tests {
             let r = match x % kinds {
                 0..=2 => {
                     // Short 4K ranges around a page border (crossing some).
-                    let border = (y % 6 + 1) * GIB;
+                    // Page borders, some of them region borders (every 16 GiB).
+                    let border = (y % 40 + 1) * GIB;
                     let s = border - 64 * 4096 + (x >> 8) % 128 * 4096;
                     (s, s + ((x >> 20) % 64 + 1) * 4096)
                 }
@@ -886,6 +963,37 @@ mod tests {
             );
             if max_pages == FOOTPRINT_MAX_PAGES {
                 assert_eq!(want.1, 1, "exact with room: kinds {kinds}");
+            }
+        }
+    }
+
+    #[test]
+    fn bucketed_ranges_survive_a_change_of_unit() {
+        // Disjoint ranges in two regions (below 1.2 GiB and from 20 GiB), so a range
+        // lost or set twice shows; after 70K of them (a flush and more waiting in
+        // buckets) a 512-aligned range refines the unit (or, with a budget of 4 pages,
+        // is refused and kept exactly elsewhere; with 2, the bitmap coarsens).
+        for max_pages in [FOOTPRINT_MAX_PAGES, 4, 2] {
+            let mut fast = Footprint::with_limits(max_pages, FOOTPRINT_MAX_INTERVALS);
+            let mut general = Footprint::with_limits(max_pages, FOOTPRINT_MAX_INTERVALS);
+            general.common_path = false;
+            let mut want = 0;
+            for i in 0..100_000u64 {
+                let (s, l) = (i * 3 * 4096 + (i % 2) * (20 << 30), 4096 * (1 + i % 2));
+                fast.add(s, s + l);
+                general.add(s, s + l);
+                want += l;
+                if i == 70_000 {
+                    let s = (40 << 30) + 512;
+                    fast.add(s, s + 512);
+                    general.add(s, s + 512);
+                    want += 512;
+                }
+            }
+            let got = fast.finish();
+            assert_eq!(got, general.finish(), "max_pages {max_pages}");
+            if max_pages >= 4 {
+                assert_eq!(got, (want, 1), "max_pages {max_pages}");
             }
         }
     }
