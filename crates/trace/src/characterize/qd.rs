@@ -1,24 +1,38 @@
 //! Completion-based figures: busy time (all ops, reads, writes), service times, and
 //! the queue depth: time at each QD, the QD each I/O was issued at, QD1 issues.
 //!
-//! The QD is found without walking the events one after another: the batch's
-//! completions (with those still outstanding from earlier batches) are sorted (by
-//! insertion when nearly in order, else one bucket pass and insertion, else radix),
-//! merged with the sorted issues only to learn each event's place (four parts of the
-//! merge stepped side by side), and then each issue and each completion adds to the
-//! counters on its own, from its place (see [`Completions::sweep`]). Intervals are
+//! The QD is found without walking the events one after another. The batch's issues
+//! go into a calendar ([`Calendar`]: time buckets of a power of two, about one issue
+//! each), where each completion ahead (the batch's and those still outstanding) looks
+//! up its gap: the number of issues before it. Counted per gap and placed gap after
+//! gap, the completions are in time order except within a gap, and the count up to
+//! gap `i` is the number of completions before issue `i`: no sort of the completions
+//! and no merge with the issues. The completions then go, in time order, through a
+//! window of [`SORT_WINDOW`] that orders those sharing a gap (a min/max network; the
+//! rare gap holding more is sorted first), and each issue and each completion adds to
+//! the counters on its own, from its place (see [`Completions::sweep`]). Intervals are
 //! half-open: an I/O completing at t is not outstanding at t, so a completion at t is
-//! taken before an issue at t.
+//! taken before an issue at t, and a completion at t is in the gap before an issue at
+//! t.
+//!
+//! Measured (10 M-I/O bench trace: QD ~14, completions far out of order; FIFO-like
+//! trace: completions about in issue order), characterize CPU-s, min of interleaved
+//! runs: the calendar against the sort and merge it replaced (a bucket pass and
+//! insertion, or insertion alone when nearly in order, then a four-lane merge for each
+//! event's place), see MEASURED below.
 //!
 //! Measured and rejected: a min-heap of the outstanding completion times (no sort; a
-//! push and a pop per I/O) took 1.68 CPU-s for the 10 M-I/O bench trace (QD ~14,
-//! completions far out of order) against 1.13 for sort and merge, best of 5: its
-//! sift loops branch unpredictably. Walking the merged events with the QD carried
-//! from one to the next (four parts side by side, each with its own counters) took
-//! about 30% more QD time than counting from each event's place.
+//! push and a pop per I/O) took 1.68 CPU-s for the 10 M-I/O bench trace against 1.13
+//! for sort and merge, best of 5: its sift loops branch unpredictably. Walking the
+//! merged events with the QD carried from one to the next (four parts side by side,
+//! each with its own counters) took about 30% more QD time than counting from each
+//! event's place. With the calendar: an insertion sort of the placed completions (it
+//! moves ~0.25 per completion) took 13-18% of the QD samples, its inner loop's exit
+//! mispredicted; the window with a fall-back to a full sort when a completion came
+//! out of it out of order fell back on most batches (a gap of 6 or more completions
+//! is in almost every 8K batch of the bench trace), hence the large gaps sorted first.
 
 use super::hist::LogHist;
-use super::sort::{bucket_sort_within, insertion_sort_within, radix_sort_by_key};
 use super::QD_BUCKET_MIN;
 use crate::model::Op;
 
@@ -45,8 +59,8 @@ pub(super) struct Completions {
     pub(super) service_sum_ns: u128,
     /// Service times of reads and writes.
     pub(super) service: LogHist,
-    /// Completion times of outstanding I/Os, ascending: those after the last issue
-    /// swept. Bounded by the deepest queue the trace reaches.
+    /// Completion times of outstanding I/Os (after the last issue swept), in no
+    /// order. Bounded by the deepest queue the trace reaches.
     outstanding: Vec<u64>,
     /// Time at QD >= L in slot L, as (sum of interval ends) - (sum of starts),
     /// wrapping (see [`Completions::sweep`]); slot [`ATLEAST_DUMMY`] takes what is
@@ -57,20 +71,23 @@ pub(super) struct Completions {
     qd_issued: [[u64; QD_SLOTS]; HIST_COPIES],
     pub(super) max_qd: u32,
     pub(super) at_qd1: u64,
-    // Scratch of one batch.
+    // Scratch of one batch, each bounded by its rows plus the outstanding I/Os.
     issue: Vec<u64>,
     complete: Vec<u64>,
     ops: Vec<Op>,
+    /// Effective completion times of a batch's rows.
+    effective: Vec<u64>,
+    calendar: Calendar,
+    /// Completions ahead (outstanding, then the batch's) and their gaps.
     events: Vec<u64>,
-    sort_scratch: Vec<u64>,
-    sort_counts: Vec<u32>,
-    /// Per issue, completions before it in the merged order; per completion, issues
-    /// before it; per issue, adds (I/Os that become outstanding) before it.
-    issue_rank: Vec<u32>,
-    completion_after: Vec<u32>,
+    gaps: Vec<u32>,
+    /// Per gap, the completions up to its end (see [`Completions::sweep`]).
+    gap_ends: Vec<u32>,
+    /// The completions gap after gap, and each one's gap.
+    placed: Vec<u64>,
+    placed_gap: Vec<u32>,
+    /// Per issue, adds (I/Os that become outstanding) before it.
     adds_before: Vec<u32>,
-    /// Batches still to sort by radix before insertion is tried again.
-    radix_batches_left: u32,
     service_batch: Vec<u64>,
 }
 
@@ -103,13 +120,14 @@ impl Completions {
             issue: Vec::new(),
             complete: Vec::new(),
             ops: Vec::new(),
+            effective: Vec::new(),
+            calendar: Calendar::default(),
             events: Vec::new(),
-            sort_scratch: Vec::new(),
-            sort_counts: Vec::new(),
-            issue_rank: Vec::new(),
-            completion_after: Vec::new(),
+            gaps: Vec::new(),
+            gap_ends: Vec::new(),
+            placed: Vec::new(),
+            placed_gap: Vec::new(),
             adds_before: Vec::new(),
-            radix_batches_left: 0,
             service_batch: Vec::new(),
         }
     }
@@ -118,41 +136,37 @@ impl Completions {
         let n = rows.issue.len();
         assert!(rows.recorded_issue.len() == n && rows.complete.len() == n);
         assert_eq!(rows.ops.len(), n);
-        // Effective completion: clamped issue + recorded service time.
         let (mut issue, mut complete, mut ops) = (
             std::mem::take(&mut self.issue),
             std::mem::take(&mut self.complete),
             std::mem::take(&mut self.ops),
         );
-        issue.clear();
-        complete.clear();
-        ops.clear();
-        let eff = |i: usize| {
-            let svc = rows.complete[i].saturating_sub(rows.recorded_issue[i]);
-            rows.issue[i].saturating_add(svc)
-        };
-        let (iv, ov): (&[u64], &[Op]) = match rows.valid {
-            None => {
-                complete.extend((0..n).map(eff));
-                (rows.issue, rows.ops)
-            }
+        match rows.valid {
+            None => self.push_rows(rows.issue, rows.recorded_issue, rows.complete, rows.ops),
             Some(valid) => {
                 assert_eq!(valid.len(), n);
+                issue.clear();
+                complete.clear();
+                ops.clear();
+                // Effective completions (see push_rows), so recorded = clamped issue.
                 for i in (0..n).filter(|&i| valid[i]) {
+                    let svc = rows.complete[i].saturating_sub(rows.recorded_issue[i]);
                     issue.push(rows.issue[i]);
-                    complete.push(eff(i));
+                    complete.push(rows.issue[i].saturating_add(svc));
                     ops.push(rows.ops[i]);
                 }
-                (&issue, &ops)
+                self.push_rows(&issue, &issue, &complete, &ops);
             }
-        };
-        self.push_rows(iv, &complete, ov);
+        }
         (self.issue, self.complete, self.ops) = (issue, complete, ops);
     }
 
+    /// Busy time and service times; the effective completion of each row is its
+    /// (clamped) issue plus its recorded service time.
     #[inline(never)]
-    fn push_rows(&mut self, issue: &[u64], complete: &[u64], ops: &[Op]) {
+    fn push_rows(&mut self, issue: &[u64], recorded_issue: &[u64], complete: &[u64], ops: &[Op]) {
         let m = issue.len();
+        assert!(recorded_issue.len() == m && complete.len() == m && ops.len() == m);
         if m == 0 {
             return;
         }
@@ -164,9 +178,23 @@ impl Completions {
         let mut svc = std::mem::take(&mut self.service_batch);
         svc.clear();
         svc.resize(m, 0);
+        let mut eff_buf = std::mem::take(&mut self.effective);
+        grow(&mut eff_buf, m);
+        let eff = &mut eff_buf[..m];
+        if std::ptr::eq(issue, recorded_issue) {
+            // No issue was clamped: the completion, or the issue for one recorded
+            // before it.
+            for ((e, &s), &c) in eff.iter_mut().zip(issue).zip(complete) {
+                *e = s.max(c);
+            }
+        } else {
+            for (((e, &s), &r), &c) in eff.iter_mut().zip(issue).zip(recorded_issue).zip(complete) {
+                *e = s.saturating_add(c.saturating_sub(r));
+            }
+        }
         let mut data = 0;
         for k in 0..m {
-            let (s, c, op) = (issue[k], complete[k], ops[k]);
+            let (s, c, op) = (issue[k], eff[k], ops[k]);
             svc_sum += u128::from(c - s);
             last = last.max(c);
             b_all += c.saturating_sub(s.max(e_all));
@@ -191,7 +219,8 @@ impl Completions {
         self.last_complete_ns = last;
         self.busy_end_ns = [e_all, e_r, e_w];
         self.busy_ns = [b_all, b_r, b_w];
-        self.sweep(issue, complete);
+        self.sweep(issue, &eff_buf[..m]);
+        self.effective = eff_buf;
     }
 
     /// The QD sweep over this batch's issues and every completion up to the last one.
@@ -203,42 +232,80 @@ impl Completions {
     /// completion that lowers it from `L` closes one (+completion time in slot `L`).
     /// The slots are summed wrapping; the true totals fit in u64, so they come out
     /// exact, and the time at exactly `L` is the difference of two slots.
+    ///
+    /// The places come from the issue calendar ([`Calendar`]): each completion's gap
+    /// (the issues before it) is looked up, the completions are counted into their
+    /// gaps and placed gap after gap, and only the few that share a gap are put in
+    /// order among themselves. The count of completions up to each gap is the number
+    /// that come before the issue closing it: no merge.
     fn sweep(&mut self, issue: &[u64], complete: &[u64]) {
-        // Completions still ahead: those outstanding, plus this batch's (an I/O
-        // completing at its issue is never outstanding).
-        let mut ev = std::mem::take(&mut self.events);
-        ev.clear();
-        ev.extend_from_slice(&self.outstanding);
-        ev.extend(
-            issue
-                .iter()
-                .zip(complete)
-                .filter(|(s, c)| c > s)
-                .map(|(_, &c)| c),
-        );
-        self.sort_completions(&mut ev);
         let m = issue.len();
-        // Completions retired in this batch: those not after its last issue.
-        let retired = ev.partition_point(|&c| c <= issue[m - 1]);
+        assert!(m >= 1 && m < u32::MAX as usize / 2);
+        let cal = &mut self.calendar;
+        cal.build(issue);
+        // Completions still ahead: those outstanding, plus this batch's (an I/O
+        // completing at its issue is never outstanding), each with its gap, and the
+        // number in each gap.
         let q0 = self.outstanding.len();
-        let (mut rank, mut after) = (
-            std::mem::take(&mut self.issue_rank),
-            std::mem::take(&mut self.completion_after),
+        let n_max = q0 + m;
+        assert!(n_max < u32::MAX as usize);
+        let (mut ev, mut gap, mut ends) = (
+            std::mem::take(&mut self.events),
+            std::mem::take(&mut self.gaps),
+            std::mem::take(&mut self.gap_ends),
         );
-        merge_ranks(issue, &ev[..retired], &mut rank, &mut after);
+        // Every slot read below is written first: grown, never cleared.
+        grow(&mut ev, n_max);
+        grow(&mut gap, n_max);
+        ends.clear();
+        ends.resize(m + 1, 0);
+        let n = key_gaps(
+            cal,
+            &self.outstanding,
+            issue,
+            complete,
+            &mut ev,
+            &mut gap,
+            &mut ends,
+        );
+        // Gap after gap: `ends[g]` becomes where gap g starts, then, as the gap is
+        // filled, where it ends: the completions up to gap g, those before issue g.
+        let mut sum = 0u32;
+        for e in ends.iter_mut() {
+            let here = *e;
+            *e = sum;
+            sum += here;
+        }
+        assert_eq!(sum as usize, n);
+        let (mut placed, mut placed_gap) = (
+            std::mem::take(&mut self.placed),
+            std::mem::take(&mut self.placed_gap),
+        );
+        grow(&mut placed, n);
+        grow(&mut placed_gap, n);
+        place(&ev[..n], &gap[..n], &mut ends, &mut placed, &mut placed_gap);
+        // Retired in this batch: the completions not after its last issue (gaps up to
+        // m - 1); those of gap m stay outstanding, in no order.
+        let retired = ends[m - 1] as usize;
         // Issues: the QD before issue i is q0 + (adds before i) - (completions before
         // it). `adds` keeps the running count per issue for the completions' pass.
         let mut adds = std::mem::take(&mut self.adds_before);
-        adds.clear();
-        adds.resize(m + 1, 0);
+        grow(&mut adds, m + 1);
         let atl = &mut self.qd_atleast_ns;
         let iss = &mut self.qd_issued;
         let mut a = 0u32;
         let (mut at_qd1, mut max_qd) = (0u64, 0usize);
+        let mut gap_start = 0;
         for i in 0..m {
             let (s, c) = (issue[i], complete[i]);
+            let gap_end = ends[i] as usize;
+            if gap_end - gap_start > SORT_WINDOW + 1 {
+                placed[gap_start..gap_end].sort_unstable();
+            }
+            gap_start = gap_end;
             adds[i] = a;
-            let before = q0 + a as usize - rank[i] as usize;
+            // Completions before issue i: those of gaps 0..=i (at or before it).
+            let before = q0 + a as usize - ends[i] as usize;
             let add = c > s;
             let lane = i % HIST_COPIES;
             // Opens an interval at QD before + 1 when it adds (else the dummy slot).
@@ -255,53 +322,24 @@ impl Completions {
         }
         adds[m] = a;
         // Completions: the QD before completion k is q0 + (adds before the first issue
-        // after it) - k; it closes an interval at that QD.
-        for (k, &c) in ev[..retired].iter().enumerate() {
-            let before = q0 + adds[after[k] as usize] as usize - k;
-            debug_assert!(before >= 1);
-            let lane = k % HIST_COPIES;
-            let close = before.min(ATLEAST_DUMMY);
-            atl[lane][close] = atl[lane][close].wrapping_add(c);
-        }
+        // after it) - k; it closes an interval at that QD. Gaps hold disjoint,
+        // ascending time ranges, so only completions sharing a gap need ordering:
+        // a small window does it on the way for gaps of up to SORT_WINDOW + 1 (at most
+        // SORT_WINDOW out of place); the few larger gaps were sorted above.
+        close_in_window(atl, &placed[..retired], &placed_gap[..retired], &adds, q0);
         self.at_qd1 += at_qd1;
         self.max_qd = self.max_qd.max(u32::try_from(max_qd).unwrap_or(u32::MAX));
-        debug_assert_eq!(q0 + a as usize - retired, ev.len() - retired);
+        debug_assert_eq!(q0 + a as usize - retired, n - retired);
         self.outstanding.clear();
-        self.outstanding.extend_from_slice(&ev[retired..]);
-        self.events = ev;
-        (self.issue_rank, self.completion_after, self.adds_before) = (rank, after, adds);
-    }
-
-    /// Sorts completion times: by insertion while that keeps working (completions
-    /// about in order), else by one bucket pass plus insertion, else by radix; speed
-    /// only, the same order.
-    fn sort_completions(&mut self, ev: &mut Vec<u64>) {
-        // A one-pass count of descents turns away batches far out of order before any
-        // insertion work (the bench trace has ~0.46 per completion, a device
-        // completing about in order ~0.08).
-        let sorted = self.radix_batches_left == 0
-            && descents(ev) <= ev.len() / 4
-            && insertion_sort_within(ev, INSERTION_MOVES_PER_ITEM);
-        if sorted {
-            return;
-        }
-        self.radix_batches_left = match self.radix_batches_left {
-            0 => RADIX_BATCHES_AFTER_MISS,
-            n => n - 1,
-        };
-        if !bucket_sort_within(
-            ev,
-            &mut self.sort_scratch,
-            &mut self.sort_counts,
-            BUCKET_MOVES_PER_ITEM,
-        ) {
-            radix_sort_by_key(ev, &mut self.sort_scratch, &mut self.sort_counts, |&x| x);
-        }
+        self.outstanding.extend_from_slice(&placed[retired..n]);
+        (self.events, self.gaps, self.gap_ends) = (ev, gap, ends);
+        (self.placed, self.placed_gap, self.adds_before) = (placed, placed_gap, adds);
     }
 
     /// Retires what is still outstanding; the busy time (all, reads, writes), the
     /// busy time per QD bucket and the issues per QD bucket.
     pub(super) fn finish(&mut self) -> ([u64; 3], Vec<u64>, Vec<u64>) {
+        self.outstanding.sort_unstable();
         let n = self.outstanding.len();
         for (k, &c) in self.outstanding.iter().enumerate() {
             let close = (n - k).min(ATLEAST_DUMMY);
@@ -345,95 +383,203 @@ impl Completions {
     }
 }
 
-/// Completions are sorted by insertion when that moves at most this many per completion
-/// (the bench trace, uniform 50-500 us service times at QD ~14, needs ~3.6 and goes to
-/// the radix sort; a device completing about in order needs ~0.1).
-const INSERTION_MOVES_PER_ITEM: usize = 2;
-/// Elements smaller than the one before them.
-fn descents(v: &[u64]) -> usize {
-    v.iter()
-        .zip(v.iter().skip(1))
-        .map(|(a, b)| usize::from(b < a))
-        .sum()
+/// Completions held back by [`close_in_window`].
+const SORT_WINDOW: usize = 4;
+
+/// The completions' pass over `placed` (in gap order; in time order but for
+/// completions sharing a gap): each completion closes an interval at its QD. They are
+/// taken in time order through a window of [`SORT_WINDOW`] held back, smallest first
+/// (a network of min/max, no branch). None may be more than the window out of place
+/// (asserted).
+#[inline(never)]
+fn close_in_window(
+    atl: &mut [[u64; ATLEAST_DUMMY + 1]; HIST_COPIES],
+    placed: &[u64],
+    placed_gap: &[u32],
+    adds: &[u32],
+    q0: usize,
+) {
+    let n = placed.len();
+    assert_eq!(placed_gap.len(), n);
+    let mut r = [u64::MAX; SORT_WINDOW];
+    // Fill the window: insert, dropping the largest (a sentinel).
+    for &x in &placed[..n.min(SORT_WINDOW)] {
+        let mut t = x;
+        for w in r.iter_mut() {
+            (*w, t) = ((*w).min(t), (*w).max(t));
+        }
+    }
+    let (mut prev, mut out_of_order) = (0u64, false);
+    for k in 0..n {
+        // Insert the next (or a sentinel) and take out the smallest.
+        let mut t = placed.get(k + SORT_WINDOW).copied().unwrap_or(u64::MAX);
+        for w in r.iter_mut().rev() {
+            (*w, t) = ((*w).max(t), (*w).min(t));
+        }
+        let c = t;
+        out_of_order |= c < prev;
+        prev = c;
+        let before = q0 + adds[placed_gap[k] as usize] as usize - k;
+        let lane = k % HIST_COPIES;
+        let close = before.min(ATLEAST_DUMMY);
+        atl[lane][close] = atl[lane][close].wrapping_add(c);
+    }
+    assert!(
+        !out_of_order,
+        "a completion more than the window out of place"
+    );
 }
 
-/// After one bucket pass, insertion finishes the sort when it moves at most this many
-/// per completion (the bench trace needs ~0.3); else radix.
-const BUCKET_MOVES_PER_ITEM: usize = 4;
-
-/// After insertion gave up, batches sorted by radix before it is tried again (bounds
-/// the work wasted on traces where it never succeeds to a fraction of one batch in 9).
-const RADIX_BATCHES_AFTER_MISS: u32 = 8;
-
-/// Parts of a batch's merge worked side by side.
-const MERGE_LANES: usize = 4;
-
-/// Ranks in the merge of sorted `issue` and sorted `ev` (a completion before an issue
-/// at the same time): `rank[i]` completions come before issue `i`, `after[k]` issues
-/// before completion `k`. The merge is cut into [`MERGE_LANES`] parts stepped side by
-/// side; each step writes both cursors' ranks unconditionally (the last write before
-/// an element is taken is its rank), with no branch on the data.
-fn merge_ranks(issue: &[u64], ev: &[u64], rank: &mut Vec<u32>, after: &mut Vec<u32>) {
-    let (m, r) = (issue.len(), ev.len());
-    assert!(m >= 1 && m + r < u32::MAX as usize);
-    rank.clear();
-    rank.resize(m + 1, 0);
-    after.clear();
-    after.resize(r + 1, 0);
-    if r == 0 {
-        return;
+/// Each completion ahead (the `outstanding`, then those of the batch's rows that add
+/// an outstanding I/O) into `ev` with its gap into `gap`, counted per gap in `ends`;
+/// returns how many.
+#[inline(never)]
+fn key_gaps(
+    cal: &Calendar,
+    outstanding: &[u64],
+    issue: &[u64],
+    complete: &[u64],
+    ev: &mut [u64],
+    gap: &mut [u32],
+    ends: &mut [u32],
+) -> usize {
+    let mut n = 0;
+    for &c in outstanding {
+        let g = cal.gap(c);
+        (ev[n], gap[n]) = (c, g);
+        ends[g as usize] += 1;
+        n += 1;
     }
-    // (i, j, i_end, j_end) of each part.
-    let mut lanes = [(0usize, 0usize, 0usize, 0usize); MERGE_LANES];
-    let (mut i0, mut j0) = (0, 0);
-    for (k, lane) in lanes.iter_mut().enumerate() {
-        let (i1, j1) = merge_split(issue, ev, (m + r) * (k + 1) / MERGE_LANES);
-        *lane = (i0, j0, i1, j1);
-        (i0, j0) = (i1, j1);
+    for (&s, &c) in issue.iter().zip(complete) {
+        // Written always, kept only when the I/O adds (no branch on the data).
+        let g = cal.gap(c);
+        let add = c > s;
+        (ev[n], gap[n]) = (c, g);
+        ends[g as usize] += u32::from(add);
+        n += usize::from(add);
     }
-    assert_eq!((i0, j0), (m, r));
-    let steps = lanes.map(|(i, j, ie, je)| (ie - i) + (je - j));
-    let rank = &mut rank[..];
-    let after = &mut after[..];
-    let mut step = |(i, j, ie, je): &mut (usize, usize, usize, usize)| {
-        let s = issue[(*i).min(m - 1)];
-        let c = ev[(*j).min(r - 1)];
-        let take_c = *j < *je && (*i >= *ie || c <= s);
-        rank[if *i < *ie { *i } else { m }] = *j as u32;
-        after[if *j < *je { *j } else { r }] = *i as u32;
-        *i += usize::from(!take_c);
-        *j += usize::from(take_c);
-    };
-    let common = steps.iter().copied().min().unwrap_or(0);
-    for _ in 0..common {
-        for lane in lanes.iter_mut() {
-            step(lane);
-        }
-    }
-    for (lane, &n) in lanes.iter_mut().zip(&steps) {
-        for _ in common..n {
-            step(lane);
-        }
-    }
-    debug_assert!(lanes.iter().all(|&(i, j, ie, je)| i == ie && j == je));
+    n
 }
 
-/// Where the first `d` events of the merge of sorted `issue` and `ev` end: (issues,
-/// completions) taken, with a completion taken before an issue at the same time.
-fn merge_split(issue: &[u64], ev: &[u64], d: usize) -> (usize, usize) {
-    assert!(d <= issue.len() + ev.len());
-    // Taking `i` issues is too many when the completion left for later is not after
-    // the last issue taken: monotone in `i`.
-    let too_many = |i: usize| i > 0 && d - i < ev.len() && ev[d - i] <= issue[i - 1];
-    let (mut lo, mut hi) = (d.saturating_sub(ev.len()), d.min(issue.len()));
-    // Invariant: !too_many(lo); the answer is the largest such i in [lo, hi].
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if too_many(mid) {
-            hi = mid - 1;
-        } else {
-            lo = mid;
+/// Places each completion at the next free slot of its gap (`ends` holds where each
+/// gap starts and, after, where it ends).
+#[inline(never)]
+fn place(ev: &[u64], gap: &[u32], ends: &mut [u32], placed: &mut [u64], placed_gap: &mut [u32]) {
+    for (&c, &g) in ev.iter().zip(gap) {
+        let at = ends[g as usize] as usize;
+        placed[at] = c;
+        placed_gap[at] = g;
+        ends[g as usize] += 1;
+    }
+}
+
+/// Makes `v` at least `n` long, keeping what it holds.
+fn grow<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::default());
+    }
+}
+
+/// Issues of a batch looked up by time: one bucket per power-of-two span of time
+/// (about one issue each), and in a bucket a compare against the next few issues,
+/// so that a completion finds the number of issues before it in a few steps.
+#[derive(Clone, Default)]
+struct Calendar {
+    /// The batch's issue times, then [`CAL_WINDOW`] times at `u64::MAX`.
+    issue: Vec<u64>,
+    /// `first[b]`: issues in buckets before `b`, for `b` in `0..=buckets`.
+    first: Vec<u32>,
+    base_ns: u64,
+    shift: u32,
+    last_bucket: u64,
+}
+
+/// Issues a lookup compares without a branch; a bucket holding more takes a binary
+/// search.
+const CAL_WINDOW: usize = 4;
+
+impl Calendar {
+    /// Buckets of this batch's issues (sorted, at least one); at most 2 per issue.
+    #[inline(never)]
+    fn build(&mut self, issue: &[u64]) {
+        let m = issue.len();
+        assert!(m >= 1 && m < u32::MAX as usize);
+        let (lo, hi) = (issue[0], issue[m - 1]);
+        assert!(lo <= hi);
+        let span = hi - lo;
+        // 2^bits > m buckets at most; the shift brings the span under that.
+        let bits = usize::BITS - m.leading_zeros();
+        let shift = (u64::BITS - span.leading_zeros()).saturating_sub(bits);
+        let buckets = (span >> shift) as usize + 1;
+        assert!(buckets <= 1 << bits);
+        self.first.clear();
+        self.first.resize(buckets + 1, 0);
+        for &s in issue {
+            self.first[((s - lo) >> shift) as usize + 1] += 1;
+        }
+        let mut sum = 0u32;
+        for f in self.first.iter_mut() {
+            sum += *f;
+            *f = sum;
+        }
+        debug_assert_eq!(sum as usize, m);
+        self.issue.clear();
+        self.issue.extend_from_slice(issue);
+        self.issue.extend_from_slice(&[u64::MAX; CAL_WINDOW]);
+        (self.base_ns, self.shift, self.last_bucket) = (lo, shift, buckets as u64 - 1);
+    }
+
+    /// The number of issues before time `c` (issued strictly before it).
+    #[inline(always)]
+    fn gap(&self, c: u64) -> u32 {
+        let b = ((c.saturating_sub(self.base_ns) >> self.shift).min(self.last_bucket)) as usize;
+        let lo = self.first[b] as usize;
+        // Issues past bucket b are after c (or the padding), so they count nothing.
+        let w: &[u64; CAL_WINDOW] = self.issue[lo..lo + CAL_WINDOW].try_into().expect("window");
+        let mut g = lo + w.iter().map(|&s| usize::from(s < c)).sum::<usize>();
+        if w[CAL_WINDOW - 1] < c {
+            // The bucket may hold more issues than the window.
+            let hi = self.first[b + 1] as usize;
+            g = lo + self.issue[lo..hi].partition_point(|&s| s < c);
+        }
+        g as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calendar_gap_counts_the_issues_strictly_before() {
+        let mut rng = crate::test_rng::XorShift(0xC0FF_EE11);
+        let mut cal = Calendar::default();
+        for (m, burst) in [
+            (1usize, 0u64),
+            (2, 1),
+            (7, 0),
+            (100, 3),
+            (8192, 2),
+            (8192, 9),
+        ] {
+            // Issue times with runs of equal times (a burst puts up to 2^burst issues
+            // in one bucket, past the window) and gaps of 0 to 40 us.
+            let mut t = 1u64 << 40;
+            let mut issue = Vec::with_capacity(m);
+            while issue.len() < m {
+                t += rng.below(40_000);
+                let run = 1 + rng.below(1 << burst) as usize;
+                issue.extend(std::iter::repeat_n(t, run.min(m - issue.len())));
+            }
+            cal.build(&issue);
+            let (lo, hi) = (issue[0], issue[m - 1]);
+            let mut probes = vec![0, lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, u64::MAX];
+            probes.extend(issue.iter().step_by(3));
+            probes.extend((0..2000).map(|_| lo - 1000 + rng.below(hi - lo + 2000)));
+            for c in probes {
+                let want = issue.partition_point(|&s| s < c) as u32;
+                assert_eq!(cal.gap(c), want, "m {m} burst {burst} c {c}");
+            }
         }
     }
-    (lo, d - lo)
 }

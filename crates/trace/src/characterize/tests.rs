@@ -571,3 +571,64 @@ fn completions_nearly_in_order_match_the_per_record_model() {
     let q = got.qd.unwrap();
     assert!(q.max_qd > 4 && q.ios_at_qd1 > 0, "{q:?}");
 }
+
+/// Completions that stress the QD sweep's calendar and window: times on a 1 us grid
+/// (completions tied with issues and with each other), bursts of issues at one instant
+/// then a long idle gap (a gap holding many completions in random order, past the
+/// window), zero and 1 ns service times, service times far longer than a batch, and one
+/// giant outlier completing after everything else.
+fn qd_stress_trace(seed: u64, n: usize) -> Vec<IoRecord> {
+    let mut rng = crate::test_rng::XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut t = 1_000_000u64;
+    (0..n)
+        .map(|i| {
+            let r = rng.next();
+            t += match r % 16 {
+                0..=4 => 0,
+                5 => 1,
+                6 if (r >> 58).is_multiple_of(4) => 5_000_000,
+                _ => (r >> 8) % 40 * 1000,
+            };
+            let svc = match (r >> 16) % 16 {
+                0 | 1 => 0,
+                2 => 1,
+                3 | 4 => 20_000_000 + (r >> 24) % 100 * 1_000_000,
+                _ => (r >> 24) % 400 * 1000,
+            };
+            let svc = if i == n - n / 8 { 1 << 50 } else { svc };
+            let op = match (r >> 40) % 8 {
+                0 => Op::Flush,
+                1..=4 => Op::Read,
+                _ => Op::Write,
+            };
+            IoRecord {
+                complete_ns: Some(t + svc),
+                ..IoRecord::new(op, (r >> 44) % 4096 * 4096, 4096, t)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn qd_stress_traces_match_the_per_record_model() {
+    use crate::model::TraceMeta;
+    use crate::store::TraceWriter;
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 1..=4u64 {
+        let recs = qd_stress_trace(seed, 40_000);
+        let mut m = Model::new();
+        recs.iter().for_each(|r| m.push(r));
+        let want = m.finish();
+        assert_eq!(run(&recs), want, "seed {seed}");
+        // The trace reaches the open QD bucket and has idle time between bursts.
+        let q = want.qd.as_ref().unwrap();
+        assert!(q.max_qd > 65 && q.ios_at_qd1 > 0, "seed {seed}: {q:?}");
+        if seed == 1 {
+            let path = dir.path().join("stress.parquet");
+            let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+            recs.iter().for_each(|r| w.write(r).unwrap());
+            w.finish().unwrap();
+            assert_eq!(characterize_file(&path).unwrap(), want);
+        }
+    }
+}
