@@ -188,6 +188,10 @@ fn partition_table_is_refused() {
     };
     let dev = lp.path().to_owned();
     for label in ["dos", "gpt"] {
+        // Regression (flaky audit after CI stop 12): on a machine running udev, blkid
+        // may still hold the partition the last table made open when sfdisk asks the
+        // kernel to re-read the table (EBUSY); let udev finish first.
+        storbench_testkit::udev_settle();
         let mut c = Command::new("sfdisk")
             .arg("-q")
             .arg(&dev)
