@@ -78,8 +78,7 @@ pub(super) struct Completions {
     /// Effective completion times of a batch's rows.
     effective: Vec<u64>,
     calendar: Calendar,
-    /// Completions ahead (outstanding, then the batch's) and their gaps.
-    events: Vec<u64>,
+    /// The gap of each completion ahead (outstanding, then the batch's rows).
     gaps: Vec<u32>,
     /// Per gap, the completions up to its end (see [`Completions::sweep`]).
     gap_ends: Vec<u32>,
@@ -122,7 +121,6 @@ impl Completions {
             ops: Vec::new(),
             effective: Vec::new(),
             calendar: Calendar::default(),
-            events: Vec::new(),
             gaps: Vec::new(),
             gap_ends: Vec::new(),
             placed: Vec::new(),
@@ -247,27 +245,25 @@ impl Completions {
         // completing at its issue is never outstanding), each with its gap, and the
         // number in each gap.
         let q0 = self.outstanding.len();
-        let n_max = q0 + m;
-        assert!(n_max < u32::MAX as usize);
-        let (mut ev, mut gap, mut ends) = (
-            std::mem::take(&mut self.events),
+        let n = q0 + m;
+        assert!(n < u32::MAX as usize);
+        let (mut gap_buf, mut ends) = (
             std::mem::take(&mut self.gaps),
             std::mem::take(&mut self.gap_ends),
         );
         // Every slot read below is written first: grown, never cleared.
-        grow(&mut ev, n_max);
-        grow(&mut gap, n_max);
+        grow(&mut gap_buf, n);
+        let gap = &mut gap_buf[..n];
+        // Gaps 0..=m, then one for the rows that add nothing (completing at their
+        // issue), placed last and never read.
         ends.clear();
-        ends.resize(m + 1, 0);
-        let n = key_gaps(
-            cal,
-            &self.outstanding,
-            issue,
-            complete,
-            &mut ev,
-            &mut gap,
-            &mut ends,
-        );
+        ends.resize(m + 2, 0);
+        let (gap_out, gap_rows) = gap.split_at_mut(q0);
+        for (g, &c) in gap_out.iter_mut().zip(&self.outstanding) {
+            *g = cal.gap(c);
+            ends[*g as usize] += 1;
+        }
+        key_gaps(cal, issue, complete, gap_rows, &mut ends);
         // Gap after gap: `ends[g]` becomes where gap g starts, then, as the gap is
         // filled, where it ends: the completions up to gap g, those before issue g.
         let mut sum = 0u32;
@@ -283,7 +279,15 @@ impl Completions {
         );
         grow(&mut placed, n);
         grow(&mut placed_gap, n);
-        place(&ev[..n], &gap[..n], &mut ends, &mut placed, &mut placed_gap);
+        let (gap_out, gap_rows) = gap.split_at(q0);
+        place(
+            &self.outstanding,
+            gap_out,
+            &mut ends,
+            &mut placed,
+            &mut placed_gap,
+        );
+        place(complete, gap_rows, &mut ends, &mut placed, &mut placed_gap);
         // Retired in this batch: the completions not after its last issue (gaps up to
         // m - 1); those of gap m stay outstanding, in no order.
         let retired = ends[m - 1] as usize;
@@ -329,10 +333,11 @@ impl Completions {
         close_in_window(atl, &placed[..retired], &placed_gap[..retired], &adds, q0);
         self.at_qd1 += at_qd1;
         self.max_qd = self.max_qd.max(u32::try_from(max_qd).unwrap_or(u32::MAX));
-        debug_assert_eq!(q0 + a as usize - retired, n - retired);
+        debug_assert_eq!(q0 + a as usize, ends[m] as usize);
         self.outstanding.clear();
-        self.outstanding.extend_from_slice(&placed[retired..n]);
-        (self.events, self.gaps, self.gap_ends) = (ev, gap, ends);
+        self.outstanding
+            .extend_from_slice(&placed[retired..ends[m] as usize]);
+        (self.gaps, self.gap_ends) = (gap_buf, ends);
         (self.placed, self.placed_gap, self.adds_before) = (placed, placed_gap, adds);
     }
 
@@ -430,35 +435,17 @@ fn close_in_window(
     );
 }
 
-/// Each completion ahead (the `outstanding`, then those of the batch's rows that add
-/// an outstanding I/O) into `ev` with its gap into `gap`, counted per gap in `ends`;
-/// returns how many.
+/// The gap of each row's completion into `gap`, counted per gap in `ends`; a row
+/// that adds nothing (completing at its issue) goes to the last gap of `ends`.
 #[inline(never)]
-fn key_gaps(
-    cal: &Calendar,
-    outstanding: &[u64],
-    issue: &[u64],
-    complete: &[u64],
-    ev: &mut [u64],
-    gap: &mut [u32],
-    ends: &mut [u32],
-) -> usize {
-    let mut n = 0;
-    for &c in outstanding {
-        let g = cal.gap(c);
-        (ev[n], gap[n]) = (c, g);
-        ends[g as usize] += 1;
-        n += 1;
+fn key_gaps(cal: &Calendar, issue: &[u64], complete: &[u64], gap: &mut [u32], ends: &mut [u32]) {
+    let none = ends.len() as u32 - 1;
+    for ((g, &s), &c) in gap.iter_mut().zip(issue).zip(complete) {
+        // No branch on the data: looked up always, kept when the row adds.
+        let found = cal.gap(c);
+        *g = if c > s { found } else { none };
+        ends[*g as usize] += 1;
     }
-    for (&s, &c) in issue.iter().zip(complete) {
-        // Written always, kept only when the I/O adds (no branch on the data).
-        let g = cal.gap(c);
-        let add = c > s;
-        (ev[n], gap[n]) = (c, g);
-        ends[g as usize] += u32::from(add);
-        n += usize::from(add);
-    }
-    n
 }
 
 /// Places each completion at the next free slot of its gap (`ends` holds where each
