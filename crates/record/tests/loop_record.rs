@@ -508,8 +508,9 @@ fn requests_in_flight_at_start_and_end_are_counted() {
     });
     drop(frozen);
     assert!(before.wait().expect("dd").success());
-    storbench_testkit::udev_settle(); // dd closed the device after writing: udev probes
-                                      // Block 9 is written while recording and still held when it stops.
+    // dd closed the device after writing: udev probes it.
+    storbench_testkit::udev_settle();
+    // Block 9 is written while recording and still held when it stops.
     let frozen = Frozen::new(&mnt);
     let mut after = dd_write(dev, 9);
     std::thread::sleep(std::time::Duration::from_millis(100));
