@@ -214,16 +214,16 @@ fn interrupted(signal: &str) {
         .expect("spawn storbench");
     let t0 = Instant::now();
     // Signalled once it has started (its output directory exists) and written.
-    while !(out.exists() && has_a_nonzero_byte(&file)) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "storbench did not start or wrote nothing to its target in 30 s"
-        );
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("storbench exited early: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    storbench_testkit::wait_until(
+        Duration::from_secs(30),
+        "storbench to start and write to its target",
+        || {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("storbench exited early: {status}");
+            }
+            out.exists() && has_a_nonzero_byte(&file)
+        },
+    );
     let pid = child.id().to_string();
     let killed = Command::new("kill")
         .args([&format!("-{signal}"), &pid])

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use storbench_record::tracefs::{read_text, Tracefs, INSTANCE_PREFIX};
 use storbench_record::{device_info, RecordError, RecordOptions, Recorder};
+use storbench_testkit::wait_until;
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 
@@ -266,14 +267,9 @@ fn counts_the_events_the_kernel_drops() {
     let (stalling_sink, fio_done_sink) = (Arc::clone(&stalling), Arc::clone(&fio_done));
     let sink = move |_: &storbench_record::pair::PairedIo| {
         if !stalling_sink.swap(true, Ordering::SeqCst) {
-            let stalled = std::time::Instant::now();
-            while !fio_done_sink.load(Ordering::SeqCst) {
-                assert!(
-                    stalled.elapsed() < Duration::from_secs(120),
-                    "fio did not finish within 120 s"
-                );
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            wait_until(Duration::from_secs(120), "fio to finish", || {
+                fio_done_sink.load(Ordering::SeqCst)
+            });
         }
     };
     let (ios, summary, _, _) = record_with_sink(lo.path(), opts, sink, || {
@@ -282,14 +278,11 @@ fn counts_the_events_the_kernel_drops() {
         run(Command::new("dd")
             .arg(format!("if={}", lo.path().display()))
             .args(["of=/dev/null", "bs=4k", "count=1", "iflag=direct"]));
-        let waited = std::time::Instant::now();
-        while !stalling.load(Ordering::SeqCst) {
-            assert!(
-                waited.elapsed() < Duration::from_secs(30),
-                "the recorder never handed dd's read to the sink"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_until(
+            Duration::from_secs(30),
+            "the recorder to hand dd's read to the sink",
+            || stalling.load(Ordering::SeqCst),
+        );
         run(Command::new("fio")
             .arg("--name=flood")
             .arg(format!("--filename={}", lo.path().display()))
@@ -450,17 +443,12 @@ fn reads_a_small_buffer_before_it_fills() {
         .spawn()
         .expect("start fio");
     let mut fio = BackgroundFio(Some(fio));
-    let waited = Instant::now();
-    while DiskStat::of(lo.path()).since(&before).reads < 1000 {
+    wait_until(Duration::from_secs(60), "fio's first 1000 reads", || {
         if let Some(status) = fio.ended() {
             panic!("fio ended before the recording: {status}");
         }
-        assert!(
-            waited.elapsed() < Duration::from_secs(60),
-            "fio issued no reads in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+        DiskStat::of(lo.path()).since(&before).reads >= 1000
+    });
     let opts = RecordOptions {
         buffer_kib_per_cpu: BUFFER_KIB,
         poll_interval: POLL,

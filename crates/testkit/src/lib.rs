@@ -67,6 +67,18 @@ pub fn udev_settle() {
     }
 }
 
+/// Polls `ready` every 5 ms until it returns true, and panics naming `what` after
+/// `timeout`. Tests order events by a condition, never by a sleep; the timeout only
+/// bounds a hang, so make it generous. `ready` may panic itself (a child that exited
+/// early).
+pub fn wait_until(timeout: std::time::Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < timeout, "waited {timeout:?} for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// CPU time this thread has used, ns. Benchmarks on a shared machine report CPU time per
 /// unit of work, since wall time depends on what else runs.
 pub fn thread_cpu_ns() -> u64 {
@@ -178,6 +190,24 @@ impl Drop for Mounted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wait_until_returns_once_ready_and_panics_after_the_timeout() {
+        let mut polls = 0;
+        wait_until(std::time::Duration::from_secs(5), "three polls", || {
+            polls += 1;
+            polls == 3
+        });
+        assert_eq!(polls, 3);
+        let hung = std::panic::catch_unwind(|| {
+            wait_until(std::time::Duration::from_millis(20), "never", || false)
+        });
+        let msg = *hung
+            .expect_err("a condition never met must panic")
+            .downcast::<String>()
+            .unwrap();
+        assert!(msg.contains("for never"), "{msg}");
+    }
 
     #[test]
     fn finds_sh_and_not_a_made_up_tool() {
