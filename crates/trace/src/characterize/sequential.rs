@@ -10,6 +10,9 @@ pub(super) enum Devices<'a> {
     PerRow(&'a [u32]),
 }
 
+/// "No previous read / write" in the one-device loop of [`Sequential::push`].
+const NONE: u64 = u64::MAX;
+
 #[derive(Clone)]
 pub(super) struct Sequential {
     /// End offset of the previous read / write, per device slot. Sequentiality is
@@ -37,6 +40,28 @@ impl Sequential {
         &mut self.prev_end[slot]
     }
 
+    /// [`Sequential::push`] for one device from `start`, with the ends kept as
+    /// options: the way for a batch holding an offset of u64::MAX.
+    #[cold]
+    fn push_exact(
+        &mut self,
+        slot: u32,
+        start: [Option<u64>; 2],
+        ops: &[Op],
+        offset: &[u64],
+        len: &[u64],
+    ) {
+        let mut prev = start;
+        for ((&op, &off), &l) in ops.iter().zip(offset).zip(len) {
+            if op.is_data() {
+                let p = &mut prev[op.index()];
+                self.seq[op.index()] += u64::from(*p == Some(off));
+                *p = Some(off.saturating_add(l));
+            }
+        }
+        *self.slot(slot) = prev;
+    }
+
     #[inline(never)]
     pub(super) fn push(&mut self, ops: &[Op], offset: &[u64], len: &[u64], devices: Devices) {
         let n = ops.len();
@@ -44,28 +69,46 @@ impl Sequential {
         let devices = match devices {
             Devices::PerRow(d) => {
                 assert_eq!(d.len(), n);
+                // One device in the whole batch (the usual case)? An OR of differences
+                // (vectorises; an `all` with its early exit did not).
                 match d.first() {
-                    Some(&first) if d.iter().all(|&x| x == first) => Devices::Same(first),
+                    Some(&first) if d.iter().fold(0, |a, &x| a | (x ^ first)) == 0 => {
+                        Devices::Same(first)
+                    }
                     _ => devices,
                 }
             }
             same => same,
         };
         match devices {
-            // One device (the usual case): both ends in registers, selects, no branch.
+            // One device: both ends in registers, selects, no branch. "No previous
+            // I/O" is the end u64::MAX, which only an offset of u64::MAX could match:
+            // a batch holding one is done again the exact way below.
             Devices::Same(slot) => {
-                let [mut r, mut w] = *self.slot(slot);
+                let start = *self.slot(slot);
+                let [mut r, mut w] = start.map(|e| e.unwrap_or(NONE));
                 let (mut seq_r, mut seq_w) = (0u64, 0u64);
+                let mut max_offset = 0;
                 for i in 0..n {
                     let (op, off) = (ops[i], offset[i]);
-                    let end = Some(off.saturating_add(len[i]));
+                    let end = off.saturating_add(len[i]);
                     let (is_r, is_w) = (op == Op::Read, op == Op::Write);
-                    seq_r += u64::from(is_r & (r == Some(off)));
-                    seq_w += u64::from(is_w & (w == Some(off)));
+                    seq_r += u64::from(is_r & (r == off));
+                    seq_w += u64::from(is_w & (w == off));
                     r = if is_r { end } else { r };
                     w = if is_w { end } else { w };
+                    max_offset = max_offset.max(off);
                 }
-                *self.slot(slot) = [r, w];
+                if max_offset == NONE {
+                    self.push_exact(slot, start, ops, offset, len);
+                    return;
+                }
+                // An end of u64::MAX is "none" or a saturated end: which, the rows say.
+                let end = |e: u64, dir: Op, was: Option<u64>| match e {
+                    NONE if !ops.contains(&dir) => was,
+                    e => Some(e),
+                };
+                *self.slot(slot) = [end(r, Op::Read, start[0]), end(w, Op::Write, start[1])];
                 self.seq[0] += seq_r;
                 self.seq[1] += seq_w;
             }
@@ -85,6 +128,61 @@ impl Sequential {
                     *prev = Some(off.saturating_add(len[i]));
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, one record at a time, ends as options.
+    fn model(batches: &[Vec<(Op, u64, u64)>]) -> [u64; 2] {
+        let (mut prev, mut seq) = ([None::<u64>; 2], [0u64; 2]);
+        for &(op, off, len) in batches.iter().flatten() {
+            if op.is_data() {
+                seq[op.index()] += u64::from(prev[op.index()] == Some(off));
+                prev[op.index()] = Some(off.saturating_add(len));
+            }
+        }
+        seq
+    }
+
+    #[test]
+    fn one_device_loop_matches_the_definition_at_the_edges_of_u64() {
+        let mut rng = crate::test_rng::XorShift(0x5E9_u64 << 20 | 7);
+        let m = u64::MAX;
+        // Offsets and lengths that end at, run into or start at u64::MAX, and batches
+        // in which "no read yet" and "a read ended at u64::MAX" must be told apart.
+        let edge = [
+            (0, 4096),
+            (4096, 4096),
+            (m - 4096, 4096),
+            (m - 10, 4096),
+            (m, 0),
+            (m, 4096),
+        ];
+        for round in 0..400 {
+            let batches: Vec<Vec<(Op, u64, u64)>> = (0..1 + rng.below(4))
+                .map(|_| {
+                    (0..rng.below(6))
+                        .map(|_| {
+                            let op =
+                                [Op::Read, Op::Write, Op::Trim, Op::Flush][rng.below(4) as usize];
+                            let (off, len) = edge[rng.below(edge.len() as u64) as usize];
+                            (op, off, len)
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut s = Sequential::new();
+            for b in &batches {
+                let ops: Vec<Op> = b.iter().map(|r| r.0).collect();
+                let off: Vec<u64> = b.iter().map(|r| r.1).collect();
+                let len: Vec<u64> = b.iter().map(|r| r.2).collect();
+                s.push(&ops, &off, &len, Devices::Same(0));
+            }
+            assert_eq!(s.seq, model(&batches), "round {round}: {batches:?}");
         }
     }
 }
