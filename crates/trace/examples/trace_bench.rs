@@ -5,6 +5,10 @@
 //!                                          (fifo: completed first in, first out)
 //! trace_bench gen-text FORMAT OUT N        text trace of N I/Os (msr, blkparse, ftrace, fio-iolog-v3)
 //! trace_bench characterize TRACE           characterize, print I/Os per second on stderr
+//! trace_bench characterize-mem TRACE [REPS] decode the whole trace into memory once, then
+//!                                          characterize it REPS times (default 7); prints the
+//!                                          decode and the least characterize CPU ns per I/O:
+//!                                          the loops alone, without Parquet's noise
 //! trace_bench import IN OUT [FORMAT]       import, print lines per second on stderr
 //! ```
 
@@ -162,6 +166,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 c.ios_total,
                 s,
                 c.ios_total as f64 / s / 1e6
+            );
+        }
+        Some("characterize-mem") => {
+            let reps: usize = args.get(3).map_or(Ok(7), |r| r.parse())?;
+            let t0 = thread_cpu_ns();
+            let mut reader = storbench_trace::TraceReader::open_columns_batched(
+                Path::new(&args[2]),
+                storbench_trace::store::Columns::NoStream,
+                8192,
+            )?;
+            let mut batches = Vec::new();
+            while let Some(b) = reader.next_columns()? {
+                batches.push(b);
+            }
+            let decode_ns = thread_cpu_ns() - t0;
+            let rows: usize = batches.iter().map(|b| b.len()).sum();
+            let mut best = u64::MAX;
+            let mut json = String::new();
+            for _ in 0..reps {
+                let t0 = thread_cpu_ns();
+                let mut c = storbench_trace::Characterizer::new();
+                for b in &batches {
+                    c.push_columns(b);
+                }
+                let out = c.finish();
+                best = best.min(thread_cpu_ns() - t0);
+                json = serde_json::to_string(&out)?;
+            }
+            println!("{json}");
+            eprintln!(
+                "characterize-mem: {rows} I/Os; decode {:.1} ns per I/O; characterize best of {reps} {:.1} ns per I/O",
+                decode_ns as f64 / rows as f64,
+                best as f64 / rows as f64
             );
         }
         Some("import") => {
