@@ -994,7 +994,16 @@ impl TraceReader {
         if let Some(c) = &complete {
             let cv: &[i64] = c.values();
             let before = match c.nulls() {
-                None => issue_v.iter().zip(cv).any(|(&i, &c)| c < i),
+                // Both are >= 0 (checked above), so `c - i` cannot overflow and is negative
+                // exactly when c < i: an OR of differences vectorises, where an `any` with
+                // its early exit took half of this function's time.
+                None => {
+                    issue_v
+                        .iter()
+                        .zip(cv)
+                        .fold(0i64, |a, (&i, &c)| a | c.wrapping_sub(i))
+                        < 0
+                }
                 Some(nb) => issue_v
                     .iter()
                     .zip(cv)
@@ -1498,6 +1507,62 @@ mod tests {
         .unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
+    }
+
+    /// Rows whose completion is `complete(i)` for issue `i * 10`, written with a plain
+    /// `ArrowWriter` (no check of ours on the way in); then read back.
+    fn read_completions(rows: u64, complete: &dyn Fn(u64) -> i64) -> Result<u64, TraceError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("raw.parquet");
+        let schema = arrow_schema();
+        let mut w =
+            ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), None).unwrap();
+        let i64s = |f: &dyn Fn(u64) -> i64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter_values((0..rows).map(f)))
+        };
+        let names = |f: &dyn Fn(u64) -> Option<&'static str>| -> ArrayRef {
+            Arc::new((0..rows).map(f).collect::<DictionaryArray<Int32Type>>())
+        };
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                i64s(&|i| i as i64 * 10),
+                i64s(complete),
+                i64s(&|i| i as i64 * 4096),
+                i64s(&|_| 4096),
+                names(&|_| Some("read")),
+                names(&|_| None),
+                names(&|_| None),
+            ],
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let mut r = TraceReader::open(&path)?;
+        let mut n = 0;
+        while let Some(b) = r.next_columns()? {
+            n += b.len() as u64;
+        }
+        Ok(n)
+    }
+
+    #[test]
+    fn reader_refuses_a_completion_before_its_issue_in_any_row() {
+        let rows = 3 * BATCH_ROWS as u64 + 7;
+        // At its issue is fine (zero service time), in every row.
+        assert_eq!(read_completions(rows, &|i| i as i64 * 10).unwrap(), rows);
+        // One row 1 ns early, in the first, a middle and the last batch (row 0 would
+        // be negative, another error).
+        for bad in [1, BATCH_ROWS as u64 + 3, rows - 1] {
+            let e = read_completions(rows, &|i| i as i64 * 10 + 5 - 6 * i64::from(i == bad))
+                .unwrap_err()
+                .to_string();
+            let want = format!("complete_ns {} before issue_ns {}", bad * 10 - 1, bad * 10);
+            assert!(
+                e.contains(&want) && e.contains("raw.parquet"),
+                "row {bad}: {e}"
+            );
+        }
     }
 
     /// Records and characterization read back, and whether `device` was projected.
