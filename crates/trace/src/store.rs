@@ -1199,6 +1199,15 @@ fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
             .iter()
             .fold((i32::MAX, i32::MIN), |(lo, hi), &k| (lo.min(k), hi.max(k)));
         if lo >= 0 && (hi as usize) < table.len() && table.iter().all(Option::is_some) {
+            if table.len() <= 4 {
+                // The usual dictionary (at most the four ops): a fixed table indexed by
+                // the key's low bits, no bounds check per row.
+                let mut ops = [Op::Read; 4];
+                for (o, t) in ops.iter_mut().zip(&table) {
+                    *o = t.expect("checked");
+                }
+                return Ok(keys.iter().map(|&k| ops[k as usize & 3]).collect());
+            }
             let ops: Vec<Op> = table.iter().map(|o| o.expect("checked")).collect();
             return Ok(keys.iter().map(|&k| ops[k as usize]).collect());
         }
@@ -1250,7 +1259,8 @@ fn name_slots(
         // Fast path: one name for the whole batch (one device, typically).
         let no_nulls = nulls.as_ref().is_none_or(|nb| nb.null_count() == 0);
         if let (true, Some(&k0)) = (no_nulls, keys.first()) {
-            if keys.iter().all(|&k| k == k0) {
+            // An OR of differences vectorises; an early-exit `all` did not.
+            if keys.iter().fold(0, |a, &k| a | (k ^ k0)) == 0 {
                 if let Some(s) = usize::try_from(k0)
                     .ok()
                     .filter(|&k| k < values.len())
@@ -1592,6 +1602,11 @@ mod tests {
         assert!(recs
             .iter()
             .all(|r| r.device.is_none() && r.stream.is_none()));
+        // The op dictionary is in order of appearance ("write" is key 0), not Op's.
+        for (i, r) in recs.iter().enumerate() {
+            let want = if i % 4 == 0 { Op::Write } else { Op::Read };
+            assert_eq!(r.op, want, "row {i}");
+        }
         // characterize through the file equals the per-record path.
         let mut c = crate::Characterizer::new();
         for r in &recs {
