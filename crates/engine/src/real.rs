@@ -7,7 +7,7 @@ use crate::backend::uring::Uring;
 use crate::backend::{Backend, BufferPool, Clock, TrimMode, Wait, BUFFER_ALIGN};
 use crate::safety::WriteGate;
 use crate::target::{Completion, IoRequest, Target, TargetError, TargetInfo};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use storbench_trace::Op;
 
 /// Before a deadline, sleep until the spin margin before it, then spin. The margin
@@ -76,7 +76,9 @@ impl Default for SpinMargin {
 /// Which backend to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
-    /// io_uring when the kernel allows it, threads otherwise.
+    /// io_uring when the kernel allows it, threads otherwise. On a block device that
+    /// does not take non-blocking I/O (zram) the ring marks reads and writes
+    /// IOSQE_ASYNC (`backend::auto_ring`; the reason lands in the details).
     #[default]
     Auto,
     Uring,
@@ -134,7 +136,15 @@ impl RealTarget {
             BackendChoice::Threads => Box::new(Threads::new(raw, max_in_flight, trim)?),
             BackendChoice::Uring => Box::new(Uring::new(raw, max_in_flight as u32, &pool, trim)?),
             BackendChoice::Auto => match Uring::new(raw, max_in_flight as u32, &pool, trim) {
-                Ok(u) => Box::new(u),
+                Ok(mut u) => {
+                    // Block devices: IOSQE_ASYNC where the device does not take
+                    // non-blocking I/O (zram); see backend::auto_ring.
+                    if let Some(a) = crate::backend::auto_ring(fd.as_fd(), &info) {
+                        u.set_sqe_async(a.sqe_async);
+                        info.details.insert("backend_reason".into(), a.reason);
+                    }
+                    Box::new(u)
+                }
                 Err(e) => {
                     info.details
                         .insert("io_uring_unavailable".into(), e.to_string());

@@ -44,6 +44,8 @@ pub struct Uring {
     register_ring_fd: bool,
     /// Index of the ring fd registered with the driving thread.
     ring_index: Option<u32>,
+    /// Reads and writes carry IOSQE_ASYNC (see [`Uring::set_sqe_async`]).
+    sqe_async: bool,
 }
 
 /// `IORING_REGISTER_RING_FDS` and `IORING_UNREGISTER_RING_FDS` (Linux 5.18).
@@ -149,7 +151,19 @@ impl Uring {
             in_ring: 0,
             register_ring_fd: single_issuer,
             ring_index: None,
+            sqe_async: false,
         })
+    }
+
+    /// Mark every read and write IOSQE_ASYNC: io_uring queues it to its io-wq workers
+    /// at once instead of first trying it inline. For a device that does not take
+    /// non-blocking I/O ([`crate::target::blockdev::Nowait::Unsupported`], zram): each
+    /// I/O goes to io-wq anyway, and without the flag io-wq runs them on one worker
+    /// (it adds a worker only when one blocks, and a zram read never blocks), while
+    /// IOSQE_ASYNC work may start a new worker whenever none is free (the kernel's
+    /// IO_WQ_WORK_CONCURRENT). Figures in [`super::auto_ring`].
+    pub fn set_sqe_async(&mut self, on: bool) {
+        self.sqe_async = on;
     }
 
     /// Enable a ring set up disabled: the thread that does this becomes the single
@@ -227,6 +241,11 @@ impl Uring {
                     .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
                     .build())
             }
+        };
+        let e = if self.sqe_async && r.op.is_data() {
+            e.flags(squeue::Flags::ASYNC)
+        } else {
+            e
         };
         e.user_data(u64::from(r.slot))
     }
@@ -411,6 +430,7 @@ impl Backend for Uring {
                 self.fixed_buffers.to_string(),
             ),
             ("io_uring_fixed_file".into(), self.fixed_file.to_string()),
+            ("io_uring_sqe_async".into(), self.sqe_async.to_string()),
         ]
     }
 }

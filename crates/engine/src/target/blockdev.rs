@@ -1,11 +1,12 @@
 //! Block-device targets: size and logical block size from ioctls; rotational, discard
 //! support, model and queue settings from sysfs.
 
+use crate::backend::{BufferPool, BUFFER_ALIGN};
 use crate::safety::sysfs_dir;
 use crate::target::{TargetError, TargetInfo, TargetKind};
 use std::collections::BTreeMap;
 use std::fs::OpenOptions as FsOpen;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -126,4 +127,46 @@ pub fn open_blockdev(path: &Path, write: bool) -> Result<(OwnedFd, TargetInfo), 
             details,
         },
     ))
+}
+
+/// Whether a block device takes non-blocking I/O, as one `RWF_NOWAIT` read finds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Nowait {
+    /// The read was done, or would have blocked (EAGAIN): io_uring tries each I/O
+    /// inline first (loop devices, NVMe, every blk-mq device).
+    Supported,
+    /// EOPNOTSUPP: the device refuses non-blocking I/O (zram and other bio-based
+    /// drivers without BLK_FEAT_NOWAIT), so io_uring hands every I/O to its io-wq
+    /// worker threads.
+    Unsupported,
+    /// The probe could not tell (another error, or a device smaller than one read).
+    Unknown(String),
+}
+
+/// Probe `fd`, a block device opened with O_DIRECT, with one read of the first
+/// `max(4 KiB, logical block)` bytes with `RWF_NOWAIT` (preadv2). A read cannot harm
+/// data; the bytes read are dropped.
+pub fn probe_nowait(fd: BorrowedFd<'_>, logical_block_bytes: u32, capacity_bytes: u64) -> Nowait {
+    let len = (logical_block_bytes as usize)
+        .max(BUFFER_ALIGN)
+        .div_ceil(BUFFER_ALIGN)
+        * BUFFER_ALIGN;
+    if capacity_bytes < len as u64 {
+        return Nowait::Unknown(format!(
+            "{capacity_bytes} bytes: smaller than one {len}-byte probe read"
+        ));
+    }
+    // Aligned for O_DIRECT.
+    let mut pool = BufferPool::new(1, len);
+    let buf = pool.slot_mut(0);
+    match rustix::io::preadv2(
+        fd,
+        &mut [std::io::IoSliceMut::new(buf)],
+        0,
+        rustix::io::ReadWriteFlags::NOWAIT,
+    ) {
+        Ok(_) | Err(rustix::io::Errno::AGAIN) => Nowait::Supported,
+        Err(rustix::io::Errno::OPNOTSUPP) => Nowait::Unsupported,
+        Err(e) => Nowait::Unknown(format!("preadv2(RWF_NOWAIT): {e}")),
+    }
 }
