@@ -146,7 +146,33 @@ const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 // ahead prefetched (first commit of that pass: the run 0.78 -> 0.72 CPU-s against two
 // passes, load 7.5). Prefetch distances 32 to 160 measured within noise of each other.
 //
-// Rejected: grouping a flush's ranges by 1 MiB region of the bitmap (one
+// Kept (this session; the bench's ranges alone, `Footprint::add_data` of 8K-row chunks
+// then `finish`, min CPU ns per I/O of 5 in one process, runs interleaved, load 7-8):
+// - the closed ranges staged 1K at a time (16 KiB, in L1) and sorted out into buckets
+//   right away, instead of a 1 MiB buffer written by `add_data` and read back by the
+//   flush; the flush points stay the same (every `FOOTPRINT_BUF_RANGES` ranges), so
+//   the uncommon ranges are applied exactly as before: 12.66 -> 12.27 (min of 12).
+// - the sort-out loop with split borrows (directory and buckets in registers, each
+//   bucket's length and limit in one struct) and the drain over the region's pages as
+//   fixed-size arrays (word indices masked to the page: no bounds checks): with the
+//   staging, 12.41 -> 11.09 (min of 9; 11.90 -> 10.95 in a second set of 9).
+//
+// Rejected (same measure):
+// - huge pages for the bitmap (glibc's `glibc.malloc.hugetlb=1` advises its heap
+//   MADV_HUGEPAGE; AnonHugePages showed it took): 12.87 against 13.12 alone, and the
+//   whole characterize run 706 against 709 ms task-clock (min of 7, load 7): within
+//   noise, so no aligned allocation and no unsafe for it. The bitmap fits this
+//   machine's L3 (8 MB of 105 MB) and a region (128 small pages) the second-level TLB.
+// - the drain sorted by page within its region (a counting-sort pass, then each 32 KiB
+//   page set from L1): 14.17 against 11.64; the pass costs more than the L2 hits save.
+// - prefetching the bucket's next lines before an append (T0 32 ahead, or for writing
+//   16 or 48 ahead): 11.43, 11.20, 11.15 against 10.96.
+// - one store when a range lies in one word (a branch, instead of two selects and two
+//   stores): 11.54 against 10.95.
+// - 4096 bucket entries a page (8 ranges a line fetched): 10.66 against 10.95, within
+//   noise, for 2 MB more RSS on the bench (16 MB more at the page budget).
+//
+// Rejected earlier: grouping a flush's ranges by 1 MiB region of the bitmap (one
 // counting-sort pass) so each region is applied from L2: nearly every range still
 // touches a line of its own, so no miss is saved and the pass is pure cost (flush 15.2%
 // -> 17.4% of samples). A bucket per bitmap page (2048 ranges, 8 KiB a page): 256
@@ -187,10 +213,14 @@ pub struct Footprint {
     /// it stays refused, since pages only grow while the bitmap is exact (0: none yet).
     refused_shift: u32,
     rest: IntervalSet,
-    /// Closed ranges not yet applied: `buf[..buf_len]` (fixed length
-    /// [`FOOTPRINT_BUF_RANGES`]); with the open range, at most that many.
-    buf: Vec<(u64, u64)>,
-    buf_len: usize,
+    /// Closed ranges not yet sorted out: `stage[..stage_len]` (fixed length
+    /// [`STAGE_RANGES`]).
+    stage: Vec<(u64, u64)>,
+    stage_len: usize,
+    /// Closed ranges since the last flush already sorted out by
+    /// [`Footprint::sort_out`] (common ones in buckets, the others in `others`); with
+    /// the staged and the open range, at most [`FOOTPRINT_BUF_RANGES`].
+    sorted_out: usize,
     /// The last range added, still extended by a range starting at its end.
     open: Option<(u64, u64)>,
     /// Scratch of a flush: sorted ranges (slow path), sort buffer, unit ranges and
@@ -202,22 +232,29 @@ pub struct Footprint {
     to_rest: Vec<(u64, u64)>,
     new_pages: Vec<usize>,
     marked: Vec<u64>,
-    /// The ranges of a flush [`Footprint::apply_common`] left (at most a buffer's).
+    /// The closed ranges since the last flush that [`Footprint::apply_common`] left,
+    /// in arrival order (at most [`FOOTPRINT_BUF_RANGES`]).
     others: Vec<(u64, u64)>,
+    /// Ranges each flush took (tests check staging keeps the flush points).
+    #[cfg(test)]
+    flushed: Vec<usize>,
     /// False: every range takes the general path (tests compare the two).
     common_path: bool,
     /// Per region of [`REGION_PAGES`] pages, common ranges not yet set in the bitmap:
     /// `unit offset in the region << 6 | (units - 1)`. A region's bucket holds at most
-    /// `bucket_limits[r]` = [`BUCKET_RANGES_PER_PAGE`] per page it had when last
+    /// its `limit` = [`BUCKET_RANGES_PER_PAGE`] per page it had when last
     /// emptied (0: not computed), so all buckets together hold at most 8 KiB per
     /// bitmap page (16 MiB at the page budget). All are applied before the bitmap is
     /// read or its unit changes (and dropped then, as regions change with the unit).
-    buckets: Vec<Vec<u32>>,
-    bucket_limits: Vec<usize>,
+    buckets: Vec<Bucket>,
 }
 
-/// Ranges buffered before they are applied (1 MiB, plus scratch as large).
+/// Ranges a flush applies (the closed ones since the last flush and the open one): the
+/// uncommon ones wait in `others` until then (up to 1 MiB, plus scratch as large).
 const FOOTPRINT_BUF_RANGES: usize = 1 << 16;
+/// Closed ranges staged before they are sorted out (16 KiB: written and read back from
+/// L1).
+const STAGE_RANGES: usize = 1 << 10;
 
 /// Bitmap pages per bucket region (512 KiB of bitmap: applied from L2).
 const REGION_PAGES: usize = 16;
@@ -230,6 +267,72 @@ impl Default for Footprint {
     fn default() -> Self {
         Self::with_limits(FOOTPRINT_MAX_PAGES, FOOTPRINT_MAX_INTERVALS)
     }
+}
+
+/// A region's common ranges not yet set (see `Footprint::buckets`).
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    ranges: Vec<u32>,
+    limit: usize,
+}
+
+/// Empties region `r`'s bucket into the bitmap and sets its limit from the pages the
+/// region has now (at least one: a bucketed range's).
+#[cold]
+#[inline(never)]
+fn make_room(dir: &mut [Option<Box<[u64]>>], bucket: &mut Bucket, r: usize) {
+    if !bucket.ranges.is_empty() {
+        drain_region(dir, bucket, r);
+    }
+    let base = r * REGION_PAGES;
+    let pages = dir[base..(base + REGION_PAGES).min(dir.len())]
+        .iter()
+        .filter(|p| p.is_some())
+        .count();
+    debug_assert!(pages > 0);
+    bucket.limit = BUCKET_RANGES_PER_PAGE * pages;
+    if bucket.ranges.capacity() < bucket.limit {
+        bucket.ranges.reserve_exact(bucket.limit);
+    }
+}
+
+/// Sets the ranges of region `r`'s bucket, with the region's lines fetched first in
+/// address order (streamed), and empties it.
+#[inline(never)]
+fn drain_region(dir: &mut [Option<Box<[u64]>>], bucket: &mut Bucket, r: usize) {
+    let base = r * REGION_PAGES;
+    let end = (base + REGION_PAGES).min(dir.len());
+    // The region's pages as fixed-size arrays: word indices masked to the page
+    // (a bucketed range lies in its page) need no bounds check.
+    let mut pages: [Option<&mut [u64; PAGE_WORDS]>; REGION_PAGES] = Default::default();
+    for (slot, page) in pages.iter_mut().zip(dir[base..end].iter_mut()) {
+        if let Some(words) = page {
+            for w in words.iter().step_by(8) {
+                prefetch(w);
+            }
+            *slot = Some(
+                (&mut **words)
+                    .try_into()
+                    .expect("a page has PAGE_WORDS words"),
+            );
+        }
+    }
+    for &x in &bucket.ranges {
+        let off = (x >> 6) as usize;
+        let page = pages[(off >> PAGE_BITS) % REGION_PAGES]
+            .as_deref_mut()
+            .expect("a bucketed range's page exists");
+        let a = off & PAGE_UNIT_MASK as usize;
+        let b = a + (x & 63) as usize;
+        debug_assert!(b < PAGE_WORDS * 64, "a bucketed range lies in its page");
+        let (w0, w1) = (a / 64, b / 64 % PAGE_WORDS);
+        let end_mask = !0u64 >> (63 - b % 64);
+        let same = w0 == w1;
+        let first_mask = (!0u64 << (a % 64)) & if same { end_mask } else { !0 };
+        page[w0] |= first_mask;
+        page[w1] |= if same { first_mask } else { end_mask };
+    }
+    bucket.ranges.clear();
 }
 
 /// Bit i of `x` to bits 2i and 2i+1.
@@ -300,8 +403,9 @@ impl Footprint {
             max_pages,
             refused_shift: 0,
             rest: IntervalSet::with_max_intervals(max_intervals),
-            buf: vec![(0, 0); FOOTPRINT_BUF_RANGES],
-            buf_len: 0,
+            stage: vec![(0, 0); STAGE_RANGES],
+            stage_len: 0,
+            sorted_out: 0,
             open: None,
             sorted: Vec::new(),
             sort_scratch: Vec::new(),
@@ -312,8 +416,9 @@ impl Footprint {
             marked: vec![0; MAX_DIR / 64],
             others: Vec::new(),
             common_path: true,
+            #[cfg(test)]
+            flushed: Vec::new(),
             buckets: Vec::new(),
-            bucket_limits: Vec::new(),
         }
     }
 
@@ -328,10 +433,13 @@ impl Footprint {
             Some((_, e)) if *e == start => *e = end,
             open => {
                 if let Some(r) = open.replace((start, end)) {
-                    self.buf[self.buf_len] = r;
-                    self.buf_len += 1;
+                    self.stage[self.stage_len] = r;
+                    self.stage_len += 1;
+                    if self.stage_len == STAGE_RANGES {
+                        self.sort_out();
+                    }
                 }
-                if self.buf_len + 1 >= FOOTPRINT_BUF_RANGES {
+                if self.sorted_out + self.stage_len + 1 >= FOOTPRINT_BUF_RANGES {
                     self.flush();
                 }
             }
@@ -346,12 +454,14 @@ impl Footprint {
         assert!(offset.len() == n && len.len() == n);
         let mut i = 0;
         while i < n {
-            let mut k = self.buf_len;
+            let mut k = self.stage_len;
             let mut has = self.open.is_some();
             let (mut os, mut oe) = self.open.unwrap_or((0, 0));
-            let buf = &mut self.buf[..];
-            // Stops when the closed ranges and the open one fill the buffer.
-            while i < n && k + usize::from(has) < FOOTPRINT_BUF_RANGES {
+            let buf = &mut self.stage[..];
+            // Stops when the stage is full (a slot left for the open range's write),
+            // or the ranges since the last flush and the open one fill the buffer.
+            let limit = (FOOTPRINT_BUF_RANGES - self.sorted_out).min(STAGE_RANGES);
+            while i < n && k + usize::from(has) < limit {
                 let s = offset[i];
                 let e = s.saturating_add(len[i]);
                 let keep = ops[i].is_data() & (s != e);
@@ -369,15 +479,17 @@ impl Footprint {
                 has |= keep;
                 i += 1;
             }
-            self.buf_len = k;
+            self.stage_len = k;
             self.open = has.then_some((os, oe));
-            if k + usize::from(has) >= FOOTPRINT_BUF_RANGES {
+            self.sort_out();
+            if self.sorted_out + usize::from(has) >= FOOTPRINT_BUF_RANGES {
                 self.flush();
             }
         }
     }
 
-    /// Applies the buffered ranges in two steps. First the common ones (aligned to the
+    /// Applies the ranges since the last flush in two steps (the first one done as
+    /// they came, a stage at a time, by [`Footprint::sort_out`]). First the common ones (aligned to the
     /// unit, or any once the bitmap is coarse; at most 64 units; in one page that
     /// exists) go to their region's bucket, set when it fills or before the unit
     /// changes or the bitmap is read: setting them can neither refine nor coarsen the
@@ -390,26 +502,24 @@ impl Footprint {
     /// in address order, as the unit changes along the way.
     fn flush(&mut self) {
         if let Some(r) = self.open.take() {
-            self.buf[self.buf_len] = r;
-            self.buf_len += 1;
+            if self.stage_len == STAGE_RANGES {
+                self.sort_out();
+            }
+            self.stage[self.stage_len] = r;
+            self.stage_len += 1;
         }
-        let n = std::mem::take(&mut self.buf_len);
+        self.sort_out();
+        let n = std::mem::take(&mut self.sorted_out);
         if n == 0 {
             return;
         }
-        let buf = std::mem::take(&mut self.buf);
+        #[cfg(test)]
+        self.flushed.push(n);
         let mut others = std::mem::take(&mut self.others);
-        others.clear();
-        if self.common_path {
-            self.apply_common(&buf[..n], &mut others);
-        } else {
-            others.extend_from_slice(&buf[..n]);
-        }
         if !others.is_empty() && !self.apply_unordered(&others) {
             // The unit may change on the way: what the buckets hold goes in first.
             self.drain_buckets();
             self.buckets = Vec::new();
-            self.bucket_limits = Vec::new();
             let mut sorted = std::mem::take(&mut self.sorted);
             sorted.clear();
             sorted.extend_from_slice(&others);
@@ -424,8 +534,28 @@ impl Footprint {
             }
             self.sorted = sorted;
         }
+        others.clear();
         self.others = others;
-        self.buf = buf;
+    }
+
+    /// Sorts out the staged ranges: the common ones to their buckets, the others to
+    /// `others` (applied at the next flush). Nothing changes the unit or the pages
+    /// between flushes, so this sorts them out as the flush itself would.
+    fn sort_out(&mut self) {
+        let n = std::mem::take(&mut self.stage_len);
+        if n == 0 {
+            return;
+        }
+        self.sorted_out += n;
+        let stage = std::mem::take(&mut self.stage);
+        let mut others = std::mem::take(&mut self.others);
+        if self.common_path {
+            self.apply_common(&stage[..n], &mut others);
+        } else {
+            others.extend_from_slice(&stage[..n]);
+        }
+        self.others = others;
+        self.stage = stage;
     }
 
     /// Sets the common ranges of `ranges` (see [`Footprint::flush`]) and pushes the
@@ -437,86 +567,38 @@ impl Footprint {
         let any_alignment = !self.exact;
         let regions = self.dir.len().div_ceil(REGION_PAGES);
         if self.buckets.len() < regions {
-            self.buckets.resize_with(regions, Vec::new);
-            self.bucket_limits.resize(regions, 0);
+            self.buckets.resize_with(regions, Bucket::default);
         }
+        // Split borrows: the loop keeps the directory and buckets in registers.
+        let Footprint { dir, buckets, .. } = self;
         for &(s, e) in ranges {
             debug_assert!(s < e);
             let u0 = s >> sh;
-            let last = (e >> sh) + u64::from(e & mask != 0) - 1;
+            let last = (e - 1) >> sh;
             let p = (u0 >> PAGE_BITS) as usize;
             let common = ((s | e) & mask == 0 || any_alignment)
                 && last - u0 < 64
                 && (last >> PAGE_BITS) as usize == p
-                && matches!(self.dir.get(p), Some(Some(_)));
+                && matches!(dir.get(p), Some(Some(_)));
             if !common {
                 others.push((s, e));
                 continue;
             }
             let r = p / REGION_PAGES;
-            if self.buckets[r].len() >= self.bucket_limits[r] {
-                self.make_room(r);
+            let bucket = &mut buckets[r];
+            if bucket.ranges.len() >= bucket.limit {
+                make_room(dir, bucket, r);
             }
             let x = ((u0 & REGION_UNIT_MASK) as u32) << 6 | (last - u0) as u32;
-            self.buckets[r].push(x);
+            bucket.ranges.push(x);
         }
-    }
-
-    /// Empties region `r`'s bucket into the bitmap and sets its limit from the pages
-    /// the region has now (at least one: a bucketed range's).
-    fn make_room(&mut self, r: usize) {
-        if !self.buckets[r].is_empty() {
-            self.drain_region(r);
-        }
-        let base = r * REGION_PAGES;
-        let pages = self.dir[base..(base + REGION_PAGES).min(self.dir.len())]
-            .iter()
-            .filter(|p| p.is_some())
-            .count();
-        debug_assert!(pages > 0);
-        let limit = BUCKET_RANGES_PER_PAGE * pages;
-        self.bucket_limits[r] = limit;
-        let b = &mut self.buckets[r];
-        if b.capacity() < limit {
-            b.reserve_exact(limit);
-        }
-    }
-
-    /// Sets the ranges of region `r`'s bucket, with the region's lines fetched first
-    /// in address order (streamed), and empties it.
-    fn drain_region(&mut self, r: usize) {
-        let base = r * REGION_PAGES;
-        let end = (base + REGION_PAGES).min(self.dir.len());
-        for page in self.dir[base..end].iter().flatten() {
-            for w in page.iter().step_by(8) {
-                prefetch(w);
-            }
-        }
-        let mut b = std::mem::take(&mut self.buckets[r]);
-        let dir = &mut self.dir[base..end];
-        for &x in &b {
-            let off = (x >> 6) as usize;
-            let page = dir[off >> PAGE_BITS]
-                .as_deref_mut()
-                .expect("a bucketed range's page exists");
-            let a = off & PAGE_UNIT_MASK as usize;
-            let b = a + (x & 63) as usize;
-            let (w0, w1) = (a / 64, b / 64);
-            let end_mask = !0u64 >> (63 - b % 64);
-            let same = w0 == w1;
-            let first_mask = (!0u64 << (a % 64)) & if same { end_mask } else { !0 };
-            page[w0] |= first_mask;
-            page[w1] |= if same { first_mask } else { end_mask };
-        }
-        b.clear();
-        self.buckets[r] = b;
     }
 
     /// Applies every bucket (before the bitmap is read or its unit changes).
     fn drain_buckets(&mut self) {
-        for r in 0..self.buckets.len() {
-            if !self.buckets[r].is_empty() {
-                self.drain_region(r);
+        for (r, bucket) in self.buckets.iter_mut().enumerate() {
+            if !bucket.ranges.is_empty() {
+                drain_region(&mut self.dir, bucket, r);
             }
         }
     }
@@ -1028,6 +1110,97 @@ mod tests {
             }
         }
         assert_eq!(f.finish(), (naive_union(&ranges), 1));
+    }
+
+    #[test]
+    fn staging_keeps_the_flush_points_and_every_range() {
+        // Over three buffers' worth of ranges (after merging): common ones (4K-aligned, in pages that
+        // exist after the first flush), ranges continuing the one before (merged into
+        // the open range, except right after a flush), unaligned ones (applied at the
+        // flush), and trims (skipped). Fed one by one, and in batches whose sizes fall
+        // across the stage's and the buffer's borders differently.
+        let mut rng = crate::test_rng::XorShift(0x5851_F42D_4C95_7F2D);
+        let mut rows: Vec<(Op, u64, u64)> = Vec::new();
+        let mut end = 0u64;
+        for i in 0..5 * FOOTPRINT_BUF_RANGES as u64 {
+            let x = rng.next();
+            let row = match x % 16 {
+                0..=3 => (Op::Read, end, 4096 * ((x >> 8) % 4 + 1)),
+                4 => (Op::Write, (x >> 8) % (1 << 34), (x >> 40) % 9000 + 1),
+                5 => (Op::Trim, ((x >> 8) % (1 << 34)) & !4095, 4096),
+                _ => (
+                    Op::Write,
+                    ((x >> 8) % (1 << 22)) << 12,
+                    4096 * ((x >> 40) % 16 + 1),
+                ),
+            };
+            if row.0.is_data() {
+                end = row.1 + row.2;
+            }
+            // Far from the rest now and then: a page of its own.
+            if i % 50_000 == 7 {
+                rows.push((Op::Read, (i + 1) << 40, 4096));
+            }
+            rows.push(row);
+        }
+        let data: Vec<(u64, u64)> = rows
+            .iter()
+            .filter(|r| r.0.is_data())
+            .map(|r| (r.1, r.1 + r.2))
+            .collect();
+        // The flushes the unstaged buffer made: one each time the closed ranges and
+        // the open one reach the buffer's size; a flush leaves no range open.
+        let mut want_flushed = Vec::new();
+        let (mut open, mut closed) = (None::<(u64, u64)>, 0usize);
+        for &(s, e) in &data {
+            match &mut open {
+                Some((_, oe)) if *oe == s => *oe = e,
+                o => {
+                    closed += usize::from(o.is_some());
+                    *o = Some((s, e));
+                    if closed + 1 >= FOOTPRINT_BUF_RANGES {
+                        want_flushed.push(closed + 1);
+                        (open, closed) = (None, 0);
+                    }
+                }
+            }
+        }
+        want_flushed.push(closed + usize::from(open.is_some()));
+        // Some ranges merge: at least three full flushes and a last one.
+        assert!(want_flushed.len() >= 4, "{want_flushed:?}");
+        // The union: sorted, merged.
+        let mut sorted = data.clone();
+        sorted.sort_unstable();
+        let (mut want_bytes, mut reach) = (0u64, 0u64);
+        for &(s, e) in &sorted {
+            want_bytes += e.saturating_sub(s.max(reach));
+            reach = reach.max(e);
+        }
+        let one_by_one = |common_path: bool| {
+            let mut f = Footprint {
+                common_path,
+                ..Footprint::default()
+            };
+            for &(s, e) in &data {
+                f.add(s, e);
+            }
+            f
+        };
+        let mut fs = vec![one_by_one(true), one_by_one(false)];
+        for batch in [1, 999, STAGE_RANGES + 1, 8192] {
+            let mut f = Footprint::default();
+            for c in rows.chunks(batch) {
+                let ops: Vec<Op> = c.iter().map(|r| r.0).collect();
+                let offset: Vec<u64> = c.iter().map(|r| r.1).collect();
+                let len: Vec<u64> = c.iter().map(|r| r.2).collect();
+                f.add_data(&ops, &offset, &len);
+            }
+            fs.push(f);
+        }
+        for (i, f) in fs.iter_mut().enumerate() {
+            assert_eq!(f.finish(), (want_bytes, 1), "feed {i}");
+            assert_eq!(f.flushed, want_flushed, "feed {i}");
+        }
     }
 
     #[test]
