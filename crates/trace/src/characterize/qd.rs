@@ -23,8 +23,32 @@
 //! harness (the same rows, no Parquet) the bench rows went from ~33 to ~28 ns per I/O,
 //! the FIFO-like ones from ~24 to ~27 (load 5-7, noisy): the calendar does the same
 //! work whatever the order, where insertion was nearly free on ordered completions.
-//! Profile of the 10 M bench trace after: busy loop and issues' pass 20% of samples,
+//! Profile of the 10 M bench trace then: busy loop and issues' pass 20% of samples,
 //! the window pass 7%, the gap lookups 5.5%, the calendar 2%, placing 2%.
+//!
+//! The busy time and the counters, reworked after: (1) the busy time of all ops is
+//! the sweep's time at QD >= 1 (its own union chain went; debug builds still measure
+//! the union and assert the two agree). (2) The busy time of reads and of writes
+//! sums max(E, c) and max(E, s) apart, E the latest completion of the class so far,
+//! where `c.saturating_sub(s.max(E))` had compiled to a branch, mispredicted on the
+//! random order of reads and writes (`std::hint::select_unpredictable` on it left
+//! the branch in). (3) The effective completions, the service-time sum and the latest
+//! completion have a loop of their own, the busy loop another, and the sweep is out
+//! of line: all in one function, the busy loop kept accumulators on the stack. (4)
+//! One table of QD slots, each with the time at QD >= L and the issues at L, so an
+//! issue updates one 16-byte slot (a non-adding issue subtracts 0 there rather than
+//! going to a dummy slot); the QD1 issues are slot 1's count and the highest QD is
+//! read from the slots below the open one, tracked past it. (5) The large gaps are
+//! sorted before the issues' pass, which then calls nothing. QD-only harness (these
+//! rows, no Parquet; min of 5 runs of 5 each, interleaved, load 5-8): bench rows
+//! ~25 -> ~22 ns per I/O, FIFO-like ~26-28 -> ~24-26. `trace_bench
+//! characterize-mem` (every concern, no Parquet; best of 7, then the min of 4
+//! interleaved rounds, load 5-6): 10 M bench trace 42.8 -> 39.2 ns per I/O,
+//! FIFO-like 42.2 -> 38.1. Whole characterize task-clock, min of 9 interleaved runs
+//! at load 5.5: 0.60 -> 0.52 s in one set, 0.53 -> 0.56 in the next (noise). Profile
+//! of the 10 M bench trace after (before, same build otherwise): effective
+//! completions and busy loop 7.7% of samples, window pass 6.6%, issues' pass 6.2%,
+//! gap lookups 5.9%, placing 5.0%, calendar 2.0%: 33% (38%).
 //!
 //! Measured and rejected: a min-heap of the outstanding completion times (no sort; a
 //! push and a pop per I/O) took 1.68 CPU-s for the 10 M-I/O bench trace against 1.13
@@ -36,6 +60,15 @@
 //! mispredicted; the window with a fall-back to a full sort when a completion came
 //! out of it out of order fell back on most batches (a gap of 6 or more completions
 //! is in almost every 8K batch of the bench trace), hence the large gaps sorted first.
+//! With the reworked counters (harness ns per I/O, bench / FIFO-like, same runs):
+//! round-robin copies of the QD counters (so that neighbouring events do not wait on
+//! one another's update of a slot) made no difference: 1, 2, 4, 8 copies 22.7, 23.3,
+//! 23.3, 23.0 / 22.6, 22.9, 23.3, 22.9, hence one. A window of 2 or 3 (more gaps
+//! sorted first) against 4: 21.9, 21.4 against 20.9 (FIFO-like within noise).
+//! Issues kept as u32 past the batch's first in the calendar (half its cache, a u64
+//! fallback for batches spanning 4.3 s): 23.2 against 23.5 / 25.3 against 22.8, noise.
+//! Noting the large gaps in the prefix sum instead of a pass of their own: 23.9
+//! against 24.0 / 23.6 against 24.8, noise.
 
 use super::hist::LogHist;
 use super::QD_BUCKET_MIN;
@@ -46,35 +79,39 @@ use crate::model::Op;
 const QD_SLOTS: usize = 66;
 const QD_OPEN: usize = QD_SLOTS - 1;
 const _: () = assert!(QD_BUCKET_MIN[QD_BUCKET_MIN.len() - 1] as usize == QD_OPEN);
-/// The slot of [`Completions::qd_atleast_ns`] for QDs past [`QD_OPEN`] and for issues
-/// that add nothing (never read).
+/// The slot of [`Completions::qd_slots`] for QDs past [`QD_OPEN`]: its time is never
+/// read, its issues count in [`QD_OPEN`].
 const ATLEAST_DUMMY: usize = QD_OPEN + 1;
-/// Copies of the per-QD counters, used round robin.
-const HIST_COPIES: usize = 4;
 
 #[derive(Clone)]
 pub(super) struct Completions {
     pub(super) with_completion: u64,
     pub(super) last_complete_ns: u64,
-    /// Busy time per class (all ops, reads, writes): the union of [issue, complete)
-    /// measured as it grows. Issues come sorted, so the part of an interval not
-    /// covered by earlier ones is what lies past the latest completion so far.
-    busy_ns: [u64; 3],
-    busy_end_ns: [u64; 3],
+    /// Busy time of reads and of writes: the union of [issue, complete) measured as
+    /// it grows. Issues come sorted, so the part of an interval not covered by earlier
+    /// ones is what lies past the latest completion so far. The busy time of all ops
+    /// is the sweep's time at QD >= 1.
+    busy_ns: [u64; 2],
+    busy_end_ns: [u64; 2],
+    /// Debug builds: the busy time of all ops as the union too, and its end, to
+    /// check the sweep against.
+    #[cfg(debug_assertions)]
+    busy_all_union: [u64; 2],
     pub(super) service_sum_ns: u128,
     /// Service times of reads and writes.
     pub(super) service: LogHist,
     /// Completion times of outstanding I/Os (after the last issue swept), in no
     /// order. Bounded by the deepest queue the trace reaches.
     outstanding: Vec<u64>,
-    /// Time at QD >= L in slot L, as (sum of interval ends) - (sum of starts),
-    /// wrapping (see [`Completions::sweep`]); slot [`ATLEAST_DUMMY`] takes what is
-    /// not counted. [`HIST_COPIES`] copies, so that neighbouring events do not wait
-    /// on one another's update of the same slot.
-    qd_atleast_ns: [[u64; ATLEAST_DUMMY + 1]; HIST_COPIES],
-    /// I/Os by the QD right after their issue (themselves included), in copies.
-    qd_issued: [[u64; QD_SLOTS]; HIST_COPIES],
+    /// Per QD slot L: the time at QD >= L, as (sum of interval ends) - (sum of
+    /// starts), wrapping (see [`Completions::sweep`]), and the I/Os whose QD right
+    /// after their issue (themselves included) is L; slot [`ATLEAST_DUMMY`] takes the
+    /// QDs past [`QD_OPEN`]. Side by side, so that an issue updates one place.
+    qd_slots: [QdSlot; ATLEAST_DUMMY + 1],
+    /// The highest QD right after an issue, among those at [`QD_OPEN`] or more (the
+    /// rest is read from [`Completions::qd_slots`]); set for all by `finish`.
     pub(super) max_qd: u32,
+    /// I/Os issued when no other was outstanding; set by `finish`.
     pub(super) at_qd1: u64,
     // Scratch of one batch, each bounded by its rows plus the outstanding I/Os.
     issue: Vec<u64>,
@@ -112,13 +149,14 @@ impl Completions {
         Completions {
             with_completion: 0,
             last_complete_ns: 0,
-            busy_ns: [0; 3],
-            busy_end_ns: [0; 3],
+            busy_ns: [0; 2],
+            busy_end_ns: [0; 2],
+            #[cfg(debug_assertions)]
+            busy_all_union: [0; 2],
             service_sum_ns: 0,
             service: LogHist::new(),
             outstanding: Vec::new(),
-            qd_atleast_ns: [[0; ATLEAST_DUMMY + 1]; HIST_COPIES],
-            qd_issued: [[0; QD_SLOTS]; HIST_COPIES],
+            qd_slots: [QdSlot::default(); ATLEAST_DUMMY + 1],
             max_qd: 0,
             at_qd1: 0,
             issue: Vec::new(),
@@ -174,54 +212,71 @@ impl Completions {
             return;
         }
         self.with_completion += m as u64;
-        let mut svc_sum = 0u128;
-        let mut last = self.last_complete_ns;
-        let [mut e_all, mut e_r, mut e_w] = self.busy_end_ns;
-        let [mut b_all, mut b_r, mut b_w] = self.busy_ns;
-        let mut svc = std::mem::take(&mut self.service_batch);
-        svc.clear();
-        svc.resize(m, 0);
         let mut eff_buf = std::mem::take(&mut self.effective);
         grow(&mut eff_buf, m);
         let eff = &mut eff_buf[..m];
+        // Two loops, each with few enough values live to stay in registers.
+        let (mut svc_sum, mut last) = (0u128, self.last_complete_ns);
         if std::ptr::eq(issue, recorded_issue) {
             // No issue was clamped: the completion, or the issue for one recorded
             // before it.
             for ((e, &s), &c) in eff.iter_mut().zip(issue).zip(complete) {
                 *e = s.max(c);
+                svc_sum += u128::from(*e - s);
+                last = last.max(*e);
             }
         } else {
             for (((e, &s), &r), &c) in eff.iter_mut().zip(issue).zip(recorded_issue).zip(complete) {
                 *e = s.saturating_add(c.saturating_sub(r));
+                svc_sum += u128::from(*e - s);
+                last = last.max(*e);
             }
         }
+        // Busy time of reads and of writes: each row of the class adds
+        // max(E, c) - max(E, s), E the latest completion of the class so far (c >= s:
+        // in a gap it adds c - s, else what lies past E). A row of the other class
+        // takes 0 for both times and adds E - E. The terms are summed apart (wrapping;
+        // the difference is exact), so no saturating subtraction: it compiled to a
+        // branch here, mispredicted on the random order of reads and writes.
+        let [mut e_r, mut e_w] = self.busy_end_ns;
+        let (mut ends_r, mut starts_r, mut ends_w, mut starts_w) = (0u64, 0u64, 0u64, 0u64);
+        let mut svc = std::mem::take(&mut self.service_batch);
+        // Slot `data` is written before it is counted: grown, never cleared.
+        grow(&mut svc, m);
         let mut data = 0;
-        for k in 0..m {
-            let (s, c, op) = (issue[k], eff[k], ops[k]);
-            svc_sum += u128::from(c - s);
-            last = last.max(c);
-            b_all += c.saturating_sub(s.max(e_all));
-            e_all = e_all.max(c);
+        for ((&s, &c), &op) in issue.iter().zip(eff.iter()).zip(ops) {
+            debug_assert!(c >= s);
             let (is_r, is_w) = (op == Op::Read, op == Op::Write);
-            // Masks, not branches: reads and writes come in no predictable order.
             let (mask_r, mask_w) = (
                 0u64.wrapping_sub(u64::from(is_r)),
                 0u64.wrapping_sub(u64::from(is_w)),
             );
-            b_r += c.saturating_sub(s.max(e_r)) & mask_r;
-            e_r ^= (e_r ^ e_r.max(c)) & mask_r;
-            b_w += c.saturating_sub(s.max(e_w)) & mask_w;
-            e_w ^= (e_w ^ e_w.max(c)) & mask_w;
+            starts_r = starts_r.wrapping_add(e_r.max(s & mask_r));
+            e_r = e_r.max(c & mask_r);
+            ends_r = ends_r.wrapping_add(e_r);
+            starts_w = starts_w.wrapping_add(e_w.max(s & mask_w));
+            e_w = e_w.max(c & mask_w);
+            ends_w = ends_w.wrapping_add(e_w);
             // Compacts the service times of reads and writes.
             svc[data] = c - s;
             data += usize::from(is_r | is_w);
+        }
+        let [b_r, b_w] = self.busy_ns;
+        self.busy_ns = [
+            b_r + ends_r.wrapping_sub(starts_r),
+            b_w + ends_w.wrapping_sub(starts_w),
+        ];
+        self.busy_end_ns = [e_r, e_w];
+        #[cfg(debug_assertions)]
+        for (&s, &c) in issue.iter().zip(eff.iter()) {
+            let [busy, end] = &mut self.busy_all_union;
+            *busy += c.saturating_sub(s.max(*end));
+            *end = (*end).max(c);
         }
         self.service.add_slice(&svc[..data]);
         self.service_batch = svc;
         self.service_sum_ns += svc_sum;
         self.last_complete_ns = last;
-        self.busy_end_ns = [e_all, e_r, e_w];
-        self.busy_ns = [b_all, b_r, b_w];
         self.sweep(issue, &eff_buf[..m]);
         self.effective = eff_buf;
     }
@@ -241,6 +296,7 @@ impl Completions {
     /// gaps and placed gap after gap, and only the few that share a gap are put in
     /// order among themselves. The count of completions up to each gap is the number
     /// that come before the issue closing it: no merge.
+    #[inline(never)]
     fn sweep(&mut self, issue: &[u64], complete: &[u64]) {
         let m = issue.len();
         assert!(m >= 1 && m < u32::MAX as usize / 2);
@@ -296,37 +352,40 @@ impl Completions {
         // Retired in this batch: the completions not after its last issue (gaps up to
         // m - 1); those of gap m stay outstanding, in no order.
         let retired = ends[m - 1] as usize;
-        // Issues: the QD before issue i is q0 + (adds before i) - (completions before
-        // it). `adds` keeps the running count per issue for the completions' pass.
-        let mut adds = std::mem::take(&mut self.adds_before);
-        grow(&mut adds, m + 1);
-        let atl = &mut self.qd_atleast_ns;
-        let iss = &mut self.qd_issued;
-        let mut a = 0u32;
-        let (mut at_qd1, mut max_qd) = (0u64, 0usize);
+        // Gaps holding more completions than the window orders are sorted first
+        // (apart from the issues' pass, which then calls nothing).
         let mut gap_start = 0;
-        for i in 0..m {
-            let (s, c) = (issue[i], complete[i]);
-            let gap_end = ends[i] as usize;
+        for &gap_end in &ends[..m] {
+            let gap_end = gap_end as usize;
             if gap_end - gap_start > SORT_WINDOW + 1 {
                 placed[gap_start..gap_end].sort_unstable();
             }
             gap_start = gap_end;
+        }
+        // Issues: the QD before issue i is q0 + (adds before i) - (completions before
+        // it). `adds` keeps the running count per issue for the completions' pass.
+        let mut adds = std::mem::take(&mut self.adds_before);
+        grow(&mut adds, m + 1);
+        let slots = &mut self.qd_slots;
+        let mut a = 0u32;
+        let mut max_qd = 0usize;
+        for i in 0..m {
+            let (s, c) = (issue[i], complete[i]);
             adds[i] = a;
             // Completions before issue i: those of gaps 0..=i (at or before it).
             let before = q0 + a as usize - ends[i] as usize;
             let add = c > s;
-            let lane = i % HIST_COPIES;
-            // Opens an interval at QD before + 1 when it adds (else the dummy slot).
-            let open = if add {
-                (before + 1).min(ATLEAST_DUMMY)
-            } else {
-                ATLEAST_DUMMY
-            };
-            atl[lane][open] = atl[lane][open].wrapping_sub(s);
-            iss[lane][(before + 1).min(QD_OPEN)] += 1;
-            at_qd1 += u64::from(before == 0);
-            max_qd = max_qd.max(before + 1);
+            // The QD after it; it opens an interval there when it adds (else it
+            // subtracts 0).
+            let qd = before + 1;
+            let slot = &mut slots[qd.min(ATLEAST_DUMMY)];
+            slot.atleast_ns = slot
+                .atleast_ns
+                .wrapping_sub(s & 0u64.wrapping_sub(u64::from(add)));
+            slot.issued += 1;
+            if qd >= QD_OPEN {
+                max_qd = max_qd.max(qd);
+            }
             a += u32::from(add);
         }
         adds[m] = a;
@@ -335,8 +394,7 @@ impl Completions {
         // ascending time ranges, so only completions sharing a gap need ordering:
         // a small window does it on the way for gaps of up to SORT_WINDOW + 1 (at most
         // SORT_WINDOW out of place); the few larger gaps were sorted above.
-        close_in_window(atl, &placed[..retired], &placed_gap[..retired], &adds, q0);
-        self.at_qd1 += at_qd1;
+        close_in_window(slots, &placed[..retired], &placed_gap[..retired], &adds, q0);
         self.max_qd = self.max_qd.max(u32::try_from(max_qd).unwrap_or(u32::MAX));
         debug_assert_eq!(q0 + a as usize, ends[m] as usize);
         self.outstanding.clear();
@@ -353,16 +411,14 @@ impl Completions {
         let n = self.outstanding.len();
         for (k, &c) in self.outstanding.iter().enumerate() {
             let close = (n - k).min(ATLEAST_DUMMY);
-            self.qd_atleast_ns[0][close] = self.qd_atleast_ns[0][close].wrapping_add(c);
+            let slot = &mut self.qd_slots[close];
+            slot.atleast_ns = slot.atleast_ns.wrapping_add(c);
         }
         self.outstanding.clear();
         // Time at QD >= L, then at exactly L (the open slot: at QD_OPEN or more).
-        let mut atleast = [0u64; ATLEAST_DUMMY + 1];
-        for copy in &self.qd_atleast_ns {
-            for (t, &x) in atleast.iter_mut().zip(copy) {
-                *t = t.wrapping_add(x);
-            }
-        }
+        let atleast = self.qd_slots.map(|x| x.atleast_ns);
+        let mut qd_issued = self.qd_slots.map(|x| x.issued);
+        qd_issued[QD_OPEN] += qd_issued[ATLEAST_DUMMY];
         let mut qd_time_ns = [0u64; QD_SLOTS];
         for qd in 1..QD_SLOTS {
             qd_time_ns[qd] = if qd == QD_OPEN {
@@ -371,12 +427,10 @@ impl Completions {
                 atleast[qd].wrapping_sub(atleast[qd + 1])
             };
         }
-        let mut qd_issued = [0u64; QD_SLOTS];
-        for copy in &self.qd_issued {
-            for (t, &x) in qd_issued.iter_mut().zip(copy) {
-                *t += x;
-            }
-        }
+        self.at_qd1 = qd_issued[1];
+        // Below the open slot, the highest QD any issue was counted at.
+        let counted = (1..QD_OPEN).rev().find(|&qd| qd_issued[qd] > 0);
+        self.max_qd = self.max_qd.max(counted.map_or(0, |qd| qd as u32));
         let bucket_of = |qd: usize| {
             QD_BUCKET_MIN
                 .iter()
@@ -389,8 +443,21 @@ impl Completions {
             time[bucket_of(qd)] += qd_time_ns[qd];
             issued[bucket_of(qd)] += qd_issued[qd];
         }
-        (self.busy_ns, time, issued)
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            atleast[1], self.busy_all_union[0],
+            "QD sweep and interval union disagree"
+        );
+        let [busy_r, busy_w] = self.busy_ns;
+        ([atleast[1], busy_r, busy_w], time, issued)
     }
+}
+
+/// One QD slot of [`Completions::qd_slots`].
+#[derive(Clone, Copy, Default)]
+struct QdSlot {
+    atleast_ns: u64,
+    issued: u64,
 }
 
 /// Completions held back by [`close_in_window`].
@@ -403,7 +470,7 @@ const SORT_WINDOW: usize = 4;
 /// (asserted).
 #[inline(never)]
 fn close_in_window(
-    atl: &mut [[u64; ATLEAST_DUMMY + 1]; HIST_COPIES],
+    slots: &mut [QdSlot; ATLEAST_DUMMY + 1],
     placed: &[u64],
     placed_gap: &[u32],
     adds: &[u32],
@@ -430,9 +497,8 @@ fn close_in_window(
         out_of_order |= c < prev;
         prev = c;
         let before = q0 + adds[placed_gap[k] as usize] as usize - k;
-        let lane = k % HIST_COPIES;
-        let close = before.min(ATLEAST_DUMMY);
-        atl[lane][close] = atl[lane][close].wrapping_add(c);
+        let slot = &mut slots[before.min(ATLEAST_DUMMY)];
+        slot.atleast_ns = slot.atleast_ns.wrapping_add(c);
     }
     assert!(
         !out_of_order,
@@ -541,6 +607,33 @@ impl Calendar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_qd_and_qd1_around_the_open_slot() {
+        // `depth` I/Os issued 1 ns apart, all outstanding until 10 us: the QD climbs
+        // to `depth`, one issue at each QD from 1. Below the open slot the maximum
+        // comes from the per-slot counts, at and past it from the issues' pass.
+        for depth in [1u64, 2, 64, 65, 66, 70, 200] {
+            let issue: Vec<u64> = (0..depth).collect();
+            let complete = vec![10_000; depth as usize];
+            let ops = vec![Op::Write; depth as usize];
+            let mut c = Completions::new();
+            c.push(Rows {
+                issue: &issue,
+                recorded_issue: &issue,
+                complete: &complete,
+                ops: &ops,
+                valid: None,
+            });
+            let (busy, _, issued) = c.finish();
+            assert_eq!(c.max_qd as u64, depth, "depth {depth}");
+            assert_eq!(c.at_qd1, 1, "depth {depth}");
+            assert_eq!(busy, [10_000, 0, 10_000], "depth {depth}");
+            // The open bucket (65 and up) holds the issues at QD 65 and past it.
+            assert_eq!(issued[QD_BUCKET_MIN.len() - 1], depth.saturating_sub(64));
+            assert_eq!(issued.iter().sum::<u64>(), depth);
+        }
+    }
 
     #[test]
     fn calendar_gap_counts_the_issues_strictly_before() {
