@@ -14,6 +14,8 @@ pub(super) struct LogHist {
 
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
+/// Integers below this are exact as f64.
+const F64_EXACT: u64 = 1 << 53;
 
 impl LogHist {
     pub(super) fn new() -> Self {
@@ -34,6 +36,25 @@ impl LogHist {
         let shift = msb - SUB_BITS;
         let sub = (v >> shift) & (SUB - 1);
         ((u64::from(shift) + 1) * SUB + sub) as usize
+    }
+
+    /// [`LogHist::index`] for `v < 2^53`, from the bits of `v` as an f64 (exact
+    /// there): its exponent and the top [`SUB_BITS`] of its mantissa are the bucket,
+    /// found with a conversion and a shift, where the integer way takes a bit scan
+    /// and a shift by a variable (several micro-ops each) and a branch for small `v`.
+    #[inline(always)]
+    fn index_below_2_pow_53(v: u64) -> usize {
+        debug_assert!(v < F64_EXACT);
+        // (exponent + 1023) * SUB + sub-bucket, minus the same for 2^SUB_BITS
+        // (exponent 7), plus the SUB buckets of the values below it.
+        const BIAS: u64 = (1023 + SUB_BITS as u64) * SUB - SUB;
+        let bits = (v as i64 as f64).to_bits() >> (52 - SUB_BITS);
+        let log = bits.wrapping_sub(BIAS) as usize;
+        if v < SUB {
+            v as usize
+        } else {
+            log
+        }
     }
 
     /// The smallest value that maps to bucket `i`, plus half the bucket width.
@@ -58,8 +79,16 @@ impl LogHist {
     pub(super) fn add_slice(&mut self, vals: &[u64]) {
         let mut sum = 0u128;
         let mut max = self.max;
+        // Values below 2^53 (any time under 104 days in ns) take the f64 index;
+        // a batch holding a larger one takes the integer way.
+        let below = vals.iter().fold(0, |a, &v| a | v) < F64_EXACT;
         for &v in vals {
-            self.counts[Self::index(v)] += 1;
+            let i = if below {
+                Self::index_below_2_pow_53(v)
+            } else {
+                Self::index(v)
+            };
+            self.counts[i] += 1;
             sum += u128::from(v);
             max = max.max(v);
         }
@@ -76,9 +105,16 @@ impl LogHist {
         debug_assert!(prev <= times[0]);
         let mut p = prev;
         let mut max = self.max;
+        // Every gap is at most last - prev: below 2^53, the f64 index.
+        let below = last - prev < F64_EXACT;
         for &t in times {
             let gap = t - p;
-            self.counts[Self::index(gap)] += 1;
+            let i = if below {
+                Self::index_below_2_pow_53(gap)
+            } else {
+                Self::index(gap)
+            };
+            self.counts[i] += 1;
             max = max.max(gap);
             p = t;
         }
@@ -121,6 +157,52 @@ impl LogHist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f64_index_equals_the_integer_index_below_2_pow_53() {
+        let mut rng = crate::test_rng::XorShift(0xF64);
+        let check = |v: u64| {
+            assert_eq!(LogHist::index_below_2_pow_53(v), LogHist::index(v), "{v}");
+        };
+        // Every bucket edge (and its neighbours) of every power of two, and randoms.
+        for p in 0u32..53 {
+            for sub in 0..SUB {
+                let edge = (1u64 << p) + (sub << p.saturating_sub(SUB_BITS));
+                for v in [edge.saturating_sub(1), edge, edge + 1] {
+                    if v < F64_EXACT {
+                        check(v);
+                    }
+                }
+            }
+        }
+        for _ in 0..100_000 {
+            let v = rng.below(F64_EXACT) >> rng.below(53);
+            check(v);
+        }
+        check(F64_EXACT - 1);
+    }
+
+    #[test]
+    fn both_index_ways_fill_the_same_buckets() {
+        // Above 2^53 an f64 rounds: this one up into the next bucket.
+        let big = (129u64 << 46) - 1;
+        assert_ne!((big as f64) as u64 >> 46, big >> 46);
+        // A batch with a value at or above 2^53 takes the integer way for all.
+        let vals = [0u64, 127, 128, 5000, 1 << 40, F64_EXACT - 1];
+        let mut a = LogHist::new();
+        a.add_slice(&vals);
+        a.counts[LogHist::index(big)] += 1;
+        let mut b = LogHist::new();
+        b.add_slice(&[vals.as_slice(), &[big]].concat());
+        assert_eq!(a.counts, b.counts);
+        // Gaps spanning more than 2^53 likewise.
+        let mut g = LogHist::new();
+        g.add_gaps(0, &[5, 1000, 1000 + big]);
+        let mut h = LogHist::new();
+        h.add_slice(&[5, 995, big]);
+        assert_eq!(g.counts, h.counts);
+        assert_eq!((g.sum, g.max), (h.sum, h.max));
+    }
 
     #[test]
     fn log_hist_is_within_bucket_error() {
