@@ -29,7 +29,12 @@
 # tool's): a test of the submission path more than of the device. A zram read never
 # blocks, so io-wq ran them all on one worker (iou-wrk-PID in `perf sched timehist`)
 # in the runs looked at: the punt, not the copy, is most of the CPU per I/O (about
-# 4 us for both tools). The loop device's worker is a kernel thread outside both tools (a kworker running
+# 4 us for both tools). storbench's `--backend auto` (the default) finds that the
+# device does not take non-blocking I/O (a RWF_NOWAIT read gets EOPNOTSUPP) and marks
+# its reads IOSQE_ASYNC, which lets io-wq start more workers (printed as
+# `storbench backend: ... (reason)`); fio runs with the issue's options. fio's own
+# equivalent is --force_async=1: BENCH_FIO_EXTRA="--force_async=1" adds it (or any
+# other fio option) to fio's part-1 runs for the like-for-like comparison. The loop device's worker is a kernel thread outside both tools (a kworker running
 # loop_rootcg_workfn, its completions in ksoftirqd); it bounds the IOPS on 2 CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,7 +123,8 @@ if has_part 1 && need_dev; then
     : >"$WORK/pairs$QD"
     for i in $(seq 1 "$REPEAT"); do
       SB_CPU=$(cpu_of "$BIN" run --target "$DEV" --rw randread --bs 4k --qd "$QD" --time "${SECS}s" -o "$WORK/sb$QD")
-      FIO_CPU=$(cpu_of fio --name=r --filename="$DEV" --ioengine=io_uring --fixedbufs --registerfiles \
+      # shellcheck disable=SC2086 # BENCH_FIO_EXTRA: options split on spaces
+      FIO_CPU=$(cpu_of fio --name=r --filename="$DEV" --ioengine=io_uring --fixedbufs --registerfiles ${BENCH_FIO_EXTRA:-} \
         --direct=1 --rw=randread --bs=4k --iodepth="$QD" --runtime="$SECS" --time_based \
         --output-format=json --output="$WORK/fio$QD.json")
       python3 - "$QD" "$i" "$WORK/sb$QD/result.json" "$SB_CPU" "$WORK/fio$QD.json" "$FIO_CPU" >>"$WORK/pairs$QD" <<'EOF'
@@ -151,7 +157,9 @@ EOF
   done
   python3 - "$WORK/sb${QDS##* }/result.json" <<'EOF'
 import json, sys
-d = json.load(open(sys.argv[1]))["target"]["details"]
+t = json.load(open(sys.argv[1]))["target"]
+d = t["details"]
+print(f"storbench backend: {t['backend']} ({d.get('backend_reason', 'no reason given')})")
 print("storbench io_uring setup:", {k: v for k, v in d.items() if k.startswith("io_uring")})
 EOF
 fi

@@ -288,13 +288,21 @@ pub struct AutoRing {
 /// the plain ring). Such a device's I/O always goes to io_uring's io-wq workers, and
 /// without the flag io-wq runs it all on one worker.
 ///
-/// Measured on a zram device of random data (1 GiB, 4 KB random read, 5 s runs,
-/// 2 vCPUs, load 6-9 from other work, so CPU per I/O is the robust figure), against
-/// fio 3.33 io_uring with fixedbufs and registerfiles: QD32 plain ring 3.2-3.5 us
-/// CPU per I/O (fio 3.0-4.2), IOSQE_ASYNC 2.3-2.9 us, IOPS 1.6-2.1x fio's; QD128 plain
-/// 2.6-2.7 us (fio 3.0-3.9), IOSQE_ASYNC 1.9-3.0 us, IOPS 1.6-2.3x fio's. The
-/// threads backend lost there (3.4-5.7 us per I/O, IOPS 0.6-1.5x fio's), as did
-/// capping io-wq at 2 workers with IOSQE_ASYNC (more IOPS, 2.2-3.2 us per I/O).
+/// Measured on a zram device of 1 GiB of random data (4 KB random read, 5 s runs,
+/// 2 vCPUs shared with other work at load 5-9, so CPU per I/O from `/usr/bin/time`
+/// user+sys is the robust figure) against fio 3.33 io_uring with fixedbufs and
+/// registerfiles, `BENCH_DEVICE=zram bench/engine_fio.sh`, 3 pairs per depth at load
+/// 5.5-5.7: QD32 IOPS ratio 1.50-2.40 (median 1.84), CPU per I/O ratio 0.64-0.78
+/// (median 0.66); QD128 IOPS 0.98-2.10 (median 1.93), CPU 0.59-0.75 (median 0.72).
+/// Before (the plain ring, `--backend io_uring`) the CPU per I/O was fio's (ratio
+/// 0.91-1.01 in the 6 pairs of the last round, 0.68-1.08 over all 14). Also measured
+/// and rejected: the threads backend (CPU per I/O 0.91-1.67x fio's at QD32, 8 pairs,
+/// and 0.88-1.29x at QD128, 7 pairs, at load 5-9; above IOSQE_ASYNC in every run),
+/// and IOSQE_ASYNC with io-wq capped at 2 workers (IORING_REGISTER_IOWQ_MAX_WORKERS:
+/// more IOPS, 2.2-3.2 us per I/O). fio's own IOSQE_ASYNC (`--force_async=1`, via
+/// `BENCH_FIO_EXTRA`) is the like-for-like peer: IOPS ratio 0.95-1.24, CPU per I/O
+/// 0.79-1.36 (QD128 median 1.21, load 5.2-5.3): the gain is the flag, not a cheaper
+/// loop.
 pub fn auto_ring(
     fd: std::os::fd::BorrowedFd<'_>,
     info: &crate::target::TargetInfo,
