@@ -146,8 +146,10 @@ const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 // ahead prefetched (first commit of that pass: the run 0.78 -> 0.72 CPU-s against two
 // passes, load 7.5). Prefetch distances 32 to 160 measured within noise of each other.
 //
-// Kept (this session; the bench's ranges alone, `Footprint::add_data` of 8K-row chunks
-// then `finish`, min CPU ns per I/O of 5 in one process, runs interleaved, load 7-8):
+// Kept (this session; the bench's ranges alone: a scratch harness, not kept, feeding
+// trace_bench's synthetic offsets and lengths to `Footprint::add_data` in 8K-row
+// chunks, then `finish`; min thread CPU ns per I/O of 5 in one process, processes
+// interleaved, load 7-8):
 // - the closed ranges staged 1K at a time (16 KiB, in L1) and sorted out into buckets
 //   right away, instead of a 1 MiB buffer written by `add_data` and read back by the
 //   flush; the flush points stay the same (every `FOOTPRINT_BUF_RANGES` ranges), so
@@ -156,6 +158,14 @@ const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 //   bucket's length and limit in one struct) and the drain over the region's pages as
 //   fixed-size arrays (word indices masked to the page: no bounds checks): with the
 //   staging, 12.41 -> 11.09 (min of 9; 11.90 -> 10.95 in a second set of 9).
+// In the whole characterize run (the commit before against this one, both built from
+// clean trees; perf record of the 10 M bench trace, 3 runs each): footprint's own
+// functions 14.0-14.5% -> 12.4-13.3% of samples, push_chunk (where add_data is
+// inlined) 5.6-6.5% -> 5.8-6.9%.
+// Task-clock moved within its noise: 10 M min of 11 interleaved 667 -> 654 ms
+// (medians 789 and 787; load 5-6), fifo min of 7 690 -> 645 ms, 50 M min of 7 3078 ->
+// 3236 ms (its runs spread over 3.1-5.4 s). Max RSS 1 MB lower (the 1 MiB buffer
+// gone): 1 M 22.8 -> 21.8 MB, 50 M 23.3 -> 22.2 MB.
 //
 // Rejected (same measure):
 // - huge pages for the bitmap (glibc's `glibc.malloc.hugetlb=1` advises its heap
@@ -448,7 +458,7 @@ impl Footprint {
 
     /// [`Footprint::add`] of `[offset, offset + len)` for every read and write of a
     /// batch, in one branch-free loop: the open range lives in registers, and each
-    /// row writes the next buffer slot whether or not it closes a range.
+    /// row writes the next stage slot whether or not it closes a range.
     pub(super) fn add_data(&mut self, ops: &[Op], offset: &[u64], len: &[u64]) {
         let n = ops.len();
         assert!(offset.len() == n && len.len() == n);
@@ -457,9 +467,10 @@ impl Footprint {
             let mut k = self.stage_len;
             let mut has = self.open.is_some();
             let (mut os, mut oe) = self.open.unwrap_or((0, 0));
-            let buf = &mut self.stage[..];
+            let stage = &mut self.stage[..];
             // Stops when the stage is full (a slot left for the open range's write),
-            // or the ranges since the last flush and the open one fill the buffer.
+            // or the ranges since the last flush and the open one reach
+            // FOOTPRINT_BUF_RANGES (where the unstaged buffer flushed).
             let limit = (FOOTPRINT_BUF_RANGES - self.sorted_out).min(STAGE_RANGES);
             while i < n && k + usize::from(has) < limit {
                 let s = offset[i];
@@ -467,7 +478,7 @@ impl Footprint {
                 let keep = ops[i].is_data() & (s != e);
                 let extend = keep & has & (s == oe);
                 let start_new = keep & !extend;
-                buf[k] = (os, oe);
+                stage[k] = (os, oe);
                 k += usize::from(start_new & has);
                 // A mask, not a branch: whether a range continues the last one
                 // follows no pattern the CPU could predict. The mask goes through
@@ -488,18 +499,18 @@ impl Footprint {
         }
     }
 
-    /// Applies the ranges since the last flush in two steps (the first one done as
-    /// they came, a stage at a time, by [`Footprint::sort_out`]). First the common ones (aligned to the
-    /// unit, or any once the bitmap is coarse; at most 64 units; in one page that
-    /// exists) go to their region's bucket, set when it fills or before the unit
-    /// changes or the bitmap is read: setting them can neither refine nor coarsen the
-    /// unit nor allocate a page, and a later change of unit carries their bits over
-    /// exactly (refining splits units losslessly, and coarsening ORs pairs, which is
-    /// how a range applied after it is rounded out), so when they are set does not
-    /// change any result. The others (rare: unaligned,
-    /// long, in new pages) then go as before: when nothing in them can change the
-    /// unit (no refinement wanted, no page past the budget), as they came; otherwise
-    /// in address order, as the unit changes along the way.
+    /// Applies the ranges since the last flush in two steps, the first done as they
+    /// came, a stage at a time, by [`Footprint::sort_out`]. First the common ones
+    /// (aligned to the unit, or any once the bitmap is coarse; at most 64 units; in one
+    /// page that exists) go to their region's bucket, set when it fills or before the
+    /// unit changes or the bitmap is read: setting them can neither refine nor coarsen
+    /// the unit nor allocate a page, and a later change of unit carries their bits
+    /// over exactly (refining splits units losslessly, and coarsening ORs pairs, which
+    /// is how a range applied after it is rounded out), so when they are set does not
+    /// change any result. The others (rare: unaligned, long, in new pages) then go
+    /// here: when nothing in them can change the unit (no refinement wanted, no page
+    /// past the budget), as they came; otherwise in address order, as the unit changes
+    /// along the way.
     fn flush(&mut self) {
         if let Some(r) = self.open.take() {
             if self.stage_len == STAGE_RANGES {
@@ -1114,11 +1125,12 @@ mod tests {
 
     #[test]
     fn staging_keeps_the_flush_points_and_every_range() {
-        // Over three buffers' worth of ranges (after merging): common ones (4K-aligned, in pages that
-        // exist after the first flush), ranges continuing the one before (merged into
-        // the open range, except right after a flush), unaligned ones (applied at the
-        // flush), and trims (skipped). Fed one by one, and in batches whose sizes fall
-        // across the stage's and the buffer's borders differently.
+        // Over three buffers' worth of ranges (after merging): common ones
+        // (4K-aligned, in pages that exist after the first flush), ranges continuing
+        // the one before (merged into the open range, except right after a flush),
+        // unaligned ones (applied at the flush), and trims (skipped). Fed one by one,
+        // and in batches whose sizes fall across the stage's and the buffer's borders
+        // differently.
         let mut rng = crate::test_rng::XorShift(0x5851_F42D_4C95_7F2D);
         let mut rows: Vec<(Op, u64, u64)> = Vec::new();
         let mut end = 0u64;
