@@ -162,9 +162,11 @@ const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 // clean trees; perf record of the 10 M bench trace, 3 runs each): footprint's own
 // functions 14.0-14.5% -> 12.4-13.3% of samples, push_chunk (where add_data is
 // inlined) 5.6-6.5% -> 5.8-6.9%.
-// Task-clock moved within its noise: 10 M min of 11 interleaved 667 -> 654 ms
-// (medians 789 and 787; load 5-6), fifo min of 7 690 -> 645 ms, 50 M min of 7 3078 ->
-// 3236 ms (its runs spread over 3.1-5.4 s). Max RSS 1 MB lower (the 1 MiB buffer
+// Task-clock moved by about its noise: 10 M min of 11 interleaved 667 -> 654 ms
+// (medians 789 and 787; load 5-6), and in a quiet spell (load 0.2) min of 9 633 -> 593
+// ms (medians 672 and 619, the new one lower in 7 pairs of 9); 50 M min of 7 3078 ->
+// 3236 ms at load 6 and 2910 -> 2930 ms at load 0.7 (its runs spread over 2.9-4.6 s
+// even then); fifo min of 7 690 -> 645 and 828 -> 662 ms. Max RSS 1 MB lower (the 1 MiB buffer
 // gone): 1 M 22.8 -> 21.8 MB, 50 M 23.3 -> 22.2 MB.
 //
 // Rejected (same measure):
