@@ -29,12 +29,13 @@
 # tool's): a test of the submission path more than of the device. A zram read never
 # blocks, so io-wq ran them all on one worker (iou-wrk-PID in `perf sched timehist`)
 # in the runs looked at: the punt, not the copy, is most of the CPU per I/O (about
-# 4 us for both tools). storbench's `--backend auto` (the default) finds that the
-# device does not take non-blocking I/O (a RWF_NOWAIT read gets EOPNOTSUPP) and marks
-# its reads IOSQE_ASYNC, which lets io-wq start more workers (printed as
-# `storbench backend: ... (reason)`); fio runs with the issue's options. fio's own
-# equivalent is --force_async=1: BENCH_FIO_EXTRA="--force_async=1" adds it (or any
-# other fio option) to fio's part-1 runs for the like-for-like comparison. The loop device's worker is a kernel thread outside both tools (a kworker running
+# 4 us for both tools). `--backend io_uring-async` marks storbench's reads
+# IOSQE_ASYNC, which lets io-wq start more workers (8 at QD32 on 2 CPUs); it is not
+# `auto`'s choice: on a quiet machine it was no faster (QD32 0.81-0.85x fio), and under
+# load its extra workers only take a larger share of the contended CPUs.
+# BENCH_SB_EXTRA adds options to storbench's part-1 runs (e.g. "--backend
+# io_uring-async"), BENCH_FIO_EXTRA to fio's (fio's own IOSQE_ASYNC is
+# --force_async=1). The loop device's worker is a kernel thread outside both tools (a kworker running
 # loop_rootcg_workfn, its completions in ksoftirqd); it bounds the IOPS on 2 CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -122,8 +123,9 @@ if has_part 1 && need_dev; then
   for QD in $QDS; do
     : >"$WORK/pairs$QD"
     for i in $(seq 1 "$REPEAT"); do
-      SB_CPU=$(cpu_of "$BIN" run --target "$DEV" --rw randread --bs 4k --qd "$QD" --time "${SECS}s" -o "$WORK/sb$QD")
-      # shellcheck disable=SC2086 # BENCH_FIO_EXTRA: options split on spaces
+      # shellcheck disable=SC2086 # BENCH_SB_EXTRA / BENCH_FIO_EXTRA: options split on spaces
+      SB_CPU=$(cpu_of "$BIN" run --target "$DEV" ${BENCH_SB_EXTRA:-} --rw randread --bs 4k --qd "$QD" --time "${SECS}s" -o "$WORK/sb$QD")
+      # shellcheck disable=SC2086
       FIO_CPU=$(cpu_of fio --name=r --filename="$DEV" --ioengine=io_uring --fixedbufs --registerfiles ${BENCH_FIO_EXTRA:-} \
         --direct=1 --rw=randread --bs=4k --iodepth="$QD" --runtime="$SECS" --time_based \
         --output-format=json --output="$WORK/fio$QD.json")

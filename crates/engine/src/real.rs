@@ -76,12 +76,15 @@ impl Default for SpinMargin {
 /// Which backend to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
-    /// io_uring when the kernel allows it, threads otherwise. On a block device that
-    /// does not take non-blocking I/O (zram) the ring marks reads and writes
-    /// IOSQE_ASYNC (`backend::auto_ring`; the reason lands in the details).
+    /// io_uring when the kernel allows it, threads otherwise. On a block device the
+    /// details say whether it takes non-blocking I/O (`backend::auto_ring`).
     #[default]
     Auto,
     Uring,
+    /// io_uring with every read and write marked IOSQE_ASYNC (always handed to io-wq
+    /// workers, which may then run on more than one): for devices that do not take
+    /// non-blocking I/O (zram), where it is measured beside the plain ring.
+    UringAsync,
     Threads,
 }
 
@@ -90,6 +93,7 @@ impl BackendChoice {
         match s {
             "auto" => Some(BackendChoice::Auto),
             "io_uring" | "uring" | "io-uring" => Some(BackendChoice::Uring),
+            "io_uring-async" | "io-uring-async" => Some(BackendChoice::UringAsync),
             "threads" => Some(BackendChoice::Threads),
             _ => None,
         }
@@ -135,13 +139,17 @@ impl RealTarget {
         let backend: Box<dyn Backend> = match choice {
             BackendChoice::Threads => Box::new(Threads::new(raw, max_in_flight, trim)?),
             BackendChoice::Uring => Box::new(Uring::new(raw, max_in_flight as u32, &pool, trim)?),
+            BackendChoice::UringAsync => {
+                let mut u = Uring::new(raw, max_in_flight as u32, &pool, trim)?;
+                u.set_sqe_async(true);
+                Box::new(u)
+            }
             BackendChoice::Auto => match Uring::new(raw, max_in_flight as u32, &pool, trim) {
-                Ok(mut u) => {
-                    // Block devices: IOSQE_ASYNC where the device does not take
-                    // non-blocking I/O (zram); see backend::auto_ring.
-                    if let Some(a) = crate::backend::auto_ring(fd.as_fd(), &info) {
-                        u.set_sqe_async(a.sqe_async);
-                        info.details.insert("backend_reason".into(), a.reason);
+                Ok(u) => {
+                    // Block devices: whether the device takes non-blocking I/O, in
+                    // the details; see backend::auto_ring.
+                    if let Some(reason) = crate::backend::auto_ring(fd.as_fd(), &info) {
+                        info.details.insert("backend_reason".into(), reason);
                     }
                     Box::new(u)
                 }

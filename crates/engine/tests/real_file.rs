@@ -48,12 +48,19 @@ fn fill_then_read(backend: BackendChoice) {
     };
     assert_eq!(t.info().capacity_bytes, SIZE);
     let want_backend = match backend {
-        BackendChoice::Uring => "io_uring",
+        BackendChoice::Uring | BackendChoice::UringAsync => "io_uring",
         BackendChoice::Threads => "threads",
         BackendChoice::Auto => t.info().backend.as_str(),
     }
     .to_string();
     assert_eq!(t.info().backend, want_backend);
+    if backend == BackendChoice::UringAsync {
+        let d = &t.info().details;
+        assert_eq!(
+            d.get("io_uring_sqe_async").map(String::as_str),
+            Some("true")
+        );
+    }
 
     // 128 KB sequential fill of the whole file.
     let mut g = Generator::new(GenSpec::seq_fill(0, SIZE, 1)).unwrap();
@@ -112,6 +119,12 @@ fn fill_then_read(backend: BackendChoice) {
 #[test]
 fn uring_fill_and_read() {
     fill_then_read(BackendChoice::Uring);
+}
+
+/// `--backend io_uring-async`: the same writes and reads, each marked IOSQE_ASYNC.
+#[test]
+fn uring_async_fill_and_read() {
+    fill_then_read(BackendChoice::UringAsync);
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub struct CommonArgs {
     /// Seed of generators and written data
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// I/O backend for real targets: auto, io_uring, threads
+    /// I/O backend for real targets: auto, io_uring, io_uring-async, threads
     #[arg(long, default_value = "auto")]
     pub backend: String,
     /// Log every I/O to DIR/ios.parquet
@@ -184,7 +184,7 @@ pub(crate) fn open_target(
     let backend = BackendChoice::parse(&common.backend).ok_or_else(|| {
         user(
             format!("--backend {}: unknown", common.backend),
-            Some("use auto, io_uring or threads"),
+            Some("use auto, io_uring, io_uring-async or threads"),
         )
     })?;
     let size_bytes = common

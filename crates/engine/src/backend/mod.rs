@@ -273,22 +273,21 @@ pub(crate) fn io_err(context: impl Into<String>, source: std::io::Error) -> Targ
     }
 }
 
-/// What `--backend auto` sets up on an io_uring ring for a block device, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AutoRing {
-    /// Mark reads and writes IOSQE_ASYNC ([`uring::Uring::set_sqe_async`]).
-    pub sqe_async: bool,
-    /// The reason, for the result's details (`backend_reason`).
-    pub reason: String,
-}
-
-/// `--backend auto` on a block device (`None` for other targets): IOSQE_ASYNC on reads
-/// and writes when the device does not take non-blocking I/O (a `RWF_NOWAIT` read gets
-/// EOPNOTSUPP: zram here; loop devices, NVMe and every blk-mq device take it and keep
-/// the plain ring). Such a device's I/O always goes to io_uring's io-wq workers, and
-/// without the flag io-wq runs it all on one worker.
+/// `--backend auto` on a block device (`None` for other targets): the plain ring, with
+/// the reason saying whether the device takes non-blocking I/O (a `RWF_NOWAIT` read gets
+/// EOPNOTSUPP: zram here; loop devices, NVMe and every blk-mq device take it). Such a
+/// device's I/O always goes to io_uring's io-wq workers, and io-wq runs it all on one
+/// worker; IOSQE_ASYNC (`--backend io_uring-async`) lets it start more, but that is
+/// not chosen: on a quiet machine it was no better.
 ///
-/// Measured on a zram device of 1 GiB of random data (4 KB random read, 5 s runs,
+/// Quiet machine (load 1.6-2.2, 3 s runs, 3 rounds, the three alternating): QD32 plain
+/// ring 377K-468K IOPS at 3.96-4.63 us of CPU per I/O, IOSQE_ASYNC 348K-392K at
+/// 4.14-4.66, fio 400K-457K at 4.09-4.56; QD128 plain 362K-423K (4.23-4.78 us), ASYNC
+/// 400K-434K (3.95-4.42), fio 404K-448K (4.13-4.80); `BENCH_DEVICE=zram
+/// bench/engine_fio.sh` with ASYNC chosen, 3 pairs at load 1.9-2.0: QD32 IOPS ratio
+/// 0.81-0.85, CPU 0.99-1.05. Under load the picture turns, because more worker threads
+/// take more of the contended CPUs, not because each I/O costs less there:
+/// measured on a zram device of 1 GiB of random data (4 KB random read, 5 s runs,
 /// 2 vCPUs shared with other work at load 5-9, so CPU per I/O from `/usr/bin/time`
 /// user+sys is the robust figure) against fio 3.33 io_uring with fixedbufs and
 /// registerfiles, `BENCH_DEVICE=zram bench/engine_fio.sh`, 3 pairs per depth at load
@@ -306,36 +305,30 @@ pub struct AutoRing {
 pub fn auto_ring(
     fd: std::os::fd::BorrowedFd<'_>,
     info: &crate::target::TargetInfo,
-) -> Option<AutoRing> {
+) -> Option<String> {
     use crate::target::blockdev::{probe_nowait, Nowait};
     if info.kind != crate::target::TargetKind::BlockDevice {
         return None;
     }
-    let (sqe_async, reason) = match probe_nowait(fd, info.logical_block_bytes, info.capacity_bytes)
-    {
-        Nowait::Unsupported => (
-            true,
-            format!(
-                "io_uring with IOSQE_ASYNC: {} does not take non-blocking I/O (a RWF_NOWAIT \
-                 read got EOPNOTSUPP), so io_uring hands every I/O to its io-wq workers, \
-                 and IOSQE_ASYNC lets io-wq run them on more than one",
+    Some(
+        match probe_nowait(fd, info.logical_block_bytes, info.capacity_bytes) {
+            Nowait::Unsupported => format!(
+                "io_uring: {} does not take non-blocking I/O (a RWF_NOWAIT read got \
+                 EOPNOTSUPP), so io_uring hands every I/O to its io-wq worker; \
+                 --backend io_uring-async marks them IOSQE_ASYNC (more workers), \
+                 not chosen: no faster on a quiet machine",
                 info.name
             ),
-        ),
-        Nowait::Supported => (
-            false,
-            format!(
-                "io_uring: {} takes non-blocking I/O (RWF_NOWAIT)",
-                info.name
-            ),
-        ),
-        Nowait::Unknown(why) => (
-            false,
-            format!(
+            Nowait::Supported => {
+                format!(
+                    "io_uring: {} takes non-blocking I/O (RWF_NOWAIT)",
+                    info.name
+                )
+            }
+            Nowait::Unknown(why) => format!(
                 "io_uring: whether {} takes non-blocking I/O is unknown ({why})",
                 info.name
             ),
-        ),
-    };
-    Some(AutoRing { sqe_async, reason })
+        },
+    )
 }
