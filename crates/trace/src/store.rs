@@ -1482,12 +1482,14 @@ mod tests {
     }
 
     /// Writes `rows` rows of the native schema in row groups of `rg_rows` with a plain
-    /// `ArrowWriter` (dictionary encoding on): stream all null, device `device(i)`.
-    fn write_raw(
+    /// `ArrowWriter` (dictionary encoding on, no check of ours on the way in): issue
+    /// `i * 10`, completion `complete(i)`, stream all null, device `device(i)`.
+    fn write_raw_with(
         path: &Path,
         rows: u64,
         rg_rows: usize,
         device: impl Fn(u64) -> Option<&'static str>,
+        complete: &dyn Fn(u64) -> i64,
     ) {
         let schema = arrow_schema();
         let props = WriterProperties::builder()
@@ -1505,7 +1507,7 @@ mod tests {
             schema,
             vec![
                 i64s(&|i| i as i64 * 10),
-                i64s(&|i| i as i64 * 10 + 25),
+                i64s(complete),
                 // Runs of 3 sequential I/Os, then a jump.
                 i64s(&|i| (i % 3 + (i / 3) * 97) as i64 * 4096),
                 i64s(&|_| 4096),
@@ -1519,35 +1521,22 @@ mod tests {
         w.close().unwrap();
     }
 
-    /// Rows whose completion is `complete(i)` for issue `i * 10`, written with a plain
-    /// `ArrowWriter` (no check of ours on the way in); then read back.
+    /// As [`write_raw_with`], each completion 25 ns after its issue.
+    fn write_raw(
+        path: &Path,
+        rows: u64,
+        rg_rows: usize,
+        device: impl Fn(u64) -> Option<&'static str>,
+    ) {
+        write_raw_with(path, rows, rg_rows, device, &|i| i as i64 * 10 + 25);
+    }
+
+    /// Rows whose completion is `complete(i)` for issue `i * 10` ([`write_raw_with`]),
+    /// read back: the number of rows, or the reader's error.
     fn read_completions(rows: u64, complete: &dyn Fn(u64) -> i64) -> Result<u64, TraceError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("raw.parquet");
-        let schema = arrow_schema();
-        let mut w =
-            ArrowWriter::try_new(File::create(&path).unwrap(), schema.clone(), None).unwrap();
-        let i64s = |f: &dyn Fn(u64) -> i64| -> ArrayRef {
-            Arc::new(Int64Array::from_iter_values((0..rows).map(f)))
-        };
-        let names = |f: &dyn Fn(u64) -> Option<&'static str>| -> ArrayRef {
-            Arc::new((0..rows).map(f).collect::<DictionaryArray<Int32Type>>())
-        };
-        let batch = RecordBatch::try_new(
-            schema,
-            vec![
-                i64s(&|i| i as i64 * 10),
-                i64s(complete),
-                i64s(&|i| i as i64 * 4096),
-                i64s(&|_| 4096),
-                names(&|_| Some("read")),
-                names(&|_| None),
-                names(&|_| None),
-            ],
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        write_raw_with(&path, rows, rows as usize, |_| None, complete);
         let mut r = TraceReader::open(&path)?;
         let mut n = 0;
         while let Some(b) = r.next_columns()? {
