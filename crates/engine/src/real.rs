@@ -77,7 +77,7 @@ impl Default for SpinMargin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
     /// io_uring when the kernel allows it, threads otherwise. On a block device the
-    /// details say whether it takes non-blocking I/O (`backend::auto_ring`).
+    /// details say whether it takes non-blocking I/O (`backend::nowait_reason`).
     #[default]
     Auto,
     Uring,
@@ -147,8 +147,8 @@ impl RealTarget {
             BackendChoice::Auto => match Uring::new(raw, max_in_flight as u32, &pool, trim) {
                 Ok(u) => {
                     // Block devices: whether the device takes non-blocking I/O, in
-                    // the details; see backend::auto_ring.
-                    if let Some(reason) = crate::backend::auto_ring(fd.as_fd(), &info) {
+                    // the details; see backend::nowait_reason.
+                    if let Some(reason) = crate::backend::nowait_reason(fd.as_fd(), &info) {
                         info.details.insert("backend_reason".into(), reason);
                     }
                     Box::new(u)

@@ -273,36 +273,26 @@ pub(crate) fn io_err(context: impl Into<String>, source: std::io::Error) -> Targ
     }
 }
 
-/// `--backend auto` on a block device (`None` for other targets): the plain ring, with
-/// the reason saying whether the device takes non-blocking I/O (a `RWF_NOWAIT` read gets
-/// EOPNOTSUPP: zram here; loop devices, NVMe and every blk-mq device take it). Such a
-/// device's I/O always goes to io_uring's io-wq workers, and io-wq runs it all on one
-/// worker; IOSQE_ASYNC (`--backend io_uring-async`) lets it start more, but that is
-/// not chosen: on a quiet machine it was no better.
+/// What `--backend auto` notes of a block device (`None` for other targets): whether it
+/// takes non-blocking I/O (a `RWF_NOWAIT` read gets EOPNOTSUPP on zram; loop devices,
+/// NVMe and every blk-mq device take it). Such a device's I/O always goes to io_uring's
+/// io-wq workers, and io-wq runs it all on one worker. IOSQE_ASYNC (`--backend
+/// io_uring-async`) lets io-wq start more, but auto keeps the plain ring: on a quiet
+/// machine the flag was no faster.
 ///
-/// Quiet machine (load 1.6-2.2, 3 s runs, 3 rounds, the three alternating): QD32 plain
-/// ring 377K-468K IOPS at 3.96-4.63 us of CPU per I/O, IOSQE_ASYNC 348K-392K at
-/// 4.14-4.66, fio 400K-457K at 4.09-4.56; QD128 plain 362K-423K (4.23-4.78 us), ASYNC
-/// 400K-434K (3.95-4.42), fio 404K-448K (4.13-4.80); `BENCH_DEVICE=zram
-/// bench/engine_fio.sh` with ASYNC chosen, 3 pairs at load 1.9-2.0: QD32 IOPS ratio
-/// 0.81-0.85, CPU 0.99-1.05. Under load the picture turns, because more worker threads
-/// take more of the contended CPUs, not because each I/O costs less there:
-/// measured on a zram device of 1 GiB of random data (4 KB random read, 5 s runs,
-/// 2 vCPUs shared with other work at load 5-9, so CPU per I/O from `/usr/bin/time`
-/// user+sys is the robust figure) against fio 3.33 io_uring with fixedbufs and
-/// registerfiles, `BENCH_DEVICE=zram bench/engine_fio.sh`, 3 pairs per depth at load
-/// 5.5-5.7: QD32 IOPS ratio 1.50-2.40 (median 1.84), CPU per I/O ratio 0.64-0.78
-/// (median 0.66); QD128 IOPS 0.98-2.10 (median 1.93), CPU 0.59-0.75 (median 0.72).
-/// Before (the plain ring, `--backend io_uring`) the CPU per I/O was fio's (ratio
-/// 0.91-1.01 in the 6 pairs of the last round, 0.68-1.08 over all 14). Also measured
-/// and rejected: the threads backend (CPU per I/O 0.91-1.67x fio's at QD32, 8 pairs,
-/// and 0.88-1.29x at QD128, 7 pairs, at load 5-9; above IOSQE_ASYNC in every run),
-/// and IOSQE_ASYNC with io-wq capped at 2 workers (IORING_REGISTER_IOWQ_MAX_WORKERS:
-/// more IOPS, 2.2-3.2 us per I/O). fio's own IOSQE_ASYNC (`--force_async=1`, via
-/// `BENCH_FIO_EXTRA`) is the like-for-like peer: IOPS ratio 0.95-1.24, CPU per I/O
-/// 0.79-1.36 (QD128 median 1.21, load 5.2-5.3): the gain is the flag, not a cheaper
-/// loop.
-pub fn auto_ring(
+/// zram, 1 GiB of random data, 4 KB random read, fio 3.33 io_uring with fixedbufs and
+/// registerfiles. Quiet machine (load 1.6-2.2, 3 s runs, 3 rounds, the three
+/// alternating): QD32 plain ring 377K-468K IOPS at 3.96-4.63 us of CPU per I/O,
+/// IOSQE_ASYNC 348K-392K at 4.14-4.66, fio 400K-457K at 4.09-4.56; QD128 plain
+/// 362K-423K (4.23-4.78 us), ASYNC 400K-434K (3.95-4.42), fio 404K-448K (4.13-4.80);
+/// `BENCH_DEVICE=zram bench/engine_fio.sh` with ASYNC, 3 pairs at load 1.9-2.0: QD32 IOPS
+/// ratio 0.81-0.85, CPU 0.99-1.05. Under load (5-9) ASYNC gave QD32 1.84x fio's IOPS
+/// and QD128 1.93x (medians of 3 pairs, CPU 0.66/0.72), because eight worker threads
+/// take more of the contended CPUs. Also measured and rejected (load 5-9): the threads
+/// backend (CPU per I/O 0.91-1.67x fio's at QD32, 0.88-1.29x at QD128), and IOSQE_ASYNC
+/// with io-wq capped at 2 workers (IORING_REGISTER_IOWQ_MAX_WORKERS: 2.2-3.2 us per
+/// I/O). fio's own IOSQE_ASYNC is `--force_async=1` (`BENCH_FIO_EXTRA`).
+pub fn nowait_reason(
     fd: std::os::fd::BorrowedFd<'_>,
     info: &crate::target::TargetInfo,
 ) -> Option<String> {

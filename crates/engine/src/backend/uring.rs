@@ -162,7 +162,7 @@ impl Uring {
     /// (it adds a worker only when one blocks, and a zram read never blocks), while
     /// IOSQE_ASYNC work may start a new worker whenever none is free (the kernel's
     /// IO_WQ_WORK_CONCURRENT), up to io-wq's cap of 4 per CPU: 8 iou-wrk threads at
-    /// QD32 on zram on 2 CPUs, against 1 without. Figures in [`super::auto_ring`].
+    /// QD32 on zram on 2 CPUs, against 1 without. Figures in [`super::nowait_reason`].
     pub fn set_sqe_async(&mut self, on: bool) {
         self.sqe_async = on;
     }
