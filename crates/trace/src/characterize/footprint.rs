@@ -131,6 +131,9 @@ const START_UNIT_SHIFT: u32 = 12;
 /// Ranges longer than this many units go to the interval set (one entry there, where
 /// the bitmap would set millions of bits).
 const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
+/// Pages a range can add past the budget before the bitmap coarsens (one range spans
+/// at most this many).
+const PAGES_PAST_BUDGET: usize = (MAX_BITMAP_RANGE_UNITS >> PAGE_BITS) as usize + 1;
 
 // How the common ranges are applied: measured on the 10 M bench trace (64K ranges a
 // flush over an 8 MB bitmap, 131K cache lines; perf samples of the whole characterize
@@ -170,11 +173,17 @@ const MAX_BITMAP_RANGE_UNITS: u64 = 4 << PAGE_BITS;
 // gone): 1 M 22.8 -> 21.8 MB, 50 M 23.3 -> 22.2 MB.
 //
 // Rejected (same measure):
-// - huge pages for the bitmap (glibc's `glibc.malloc.hugetlb=1` advises its heap
-//   MADV_HUGEPAGE; AnonHugePages showed it took): 12.87 against 13.12 alone, and the
-//   whole characterize run 706 against 709 ms task-clock (min of 7, load 7): within
-//   noise, so no aligned allocation and no unsafe for it. The bitmap fits this
-//   machine's L3 (8 MB of 105 MB) and a region (128 small pages) the second-level TLB.
+// - huge pages for the bitmap through glibc's `glibc.malloc.hugetlb=1` (its heap
+//   advised MADV_HUGEPAGE; AnonHugePages showed it took): 12.87 against 13.12 alone,
+//   and the whole characterize run 706 against 709 ms task-clock (min of 7, load 7).
+//   Taken up again later as one arena ([`Pages`]), for the fixed cost rather than the
+//   loop: a 32 KiB page per `vec![0; ..]` was a memset and 8 page faults, so the 6 MB
+//   bitmap of a 1,000-I/O bench trace cost 1,900 faults, more than the rest of the
+//   run (2,210 faults, 8.4-11 ms against 3.5 ms for reading the file alone). One
+//   zeroed allocation advised for huge pages, plus the finish's popcount with the
+//   popcnt instruction: 1,000 I/Os 11.0 -> 4.8 ms (min of 15 interleaved, load 4-5;
+//   medians 12.5 -> 5.2), 1 M 111 -> 100 ms (min of 9, load 4), 10 M 597 -> 554 ms
+//   (min of 9, load 4.2; medians 842 -> 783); output byte-identical.
 // - the drain sorted by page within its region (a counting-sort pass, then each 32 KiB
 //   page set from L1): 14.17 against 11.64; the pass costs more than the L2 hits save.
 // - prefetching the bucket's next lines before an append (T0 32 ahead, or for writing
@@ -206,6 +215,159 @@ fn prefetch(word: &u64) {
     let _ = word;
 }
 
+/// The bitmap's pages: one zeroed allocation of `capacity` pages, handed out in the
+/// order they are first needed, and a directory from page number to slot.
+///
+/// One allocation rather than one per page: zeroed with `alloc_zeroed` (fresh pages
+/// from the kernel, no memset) and, on Linux, advised for transparent huge pages, so a
+/// bitmap of a few MB takes a few page faults instead of one per 4 KiB page and its
+/// random accesses miss the TLB less. The memory is only committed as pages are
+/// touched: the allocation's size bounds the address space, not the RSS.
+#[derive(Clone, Debug)]
+struct Pages {
+    /// Per page number: its slot in `arena` plus one; 0 where the page is absent.
+    dir: Vec<u32>,
+    /// Allocated with the first page (`capacity` pages).
+    arena: Vec<u64>,
+    capacity: usize,
+    /// Slots handed out (the first `used` pages of `arena`).
+    used: usize,
+}
+
+impl Pages {
+    fn with_capacity(capacity: usize) -> Pages {
+        assert!(capacity >= 1 && capacity < u32::MAX as usize);
+        Pages {
+            dir: Vec::new(),
+            arena: Vec::new(),
+            capacity,
+            used: 0,
+        }
+    }
+
+    /// Directory entries (page numbers below this may be present).
+    fn dir_len(&self) -> usize {
+        self.dir.len()
+    }
+
+    /// Pages present.
+    fn count(&self) -> usize {
+        self.used
+    }
+
+    fn has(&self, p: usize) -> bool {
+        self.dir.get(p).is_some_and(|&s| s != 0)
+    }
+
+    fn get(&self, p: usize) -> Option<&[u64; PAGE_WORDS]> {
+        let slot = (*self.dir.get(p)?).checked_sub(1)? as usize;
+        let (pages, _) = self.arena.as_chunks::<PAGE_WORDS>();
+        Some(&pages[slot])
+    }
+
+    /// Page `p`, taken from the arena (zeroed) if absent.
+    fn get_or_alloc(&mut self, p: usize) -> &mut [u64; PAGE_WORDS] {
+        debug_assert!(p < MAX_DIR);
+        if p >= self.dir.len() {
+            self.dir.resize(p + 1, 0);
+        }
+        if self.dir[p] == 0 {
+            assert!(self.used < self.capacity, "bitmap page budget exceeded");
+            if self.arena.is_empty() {
+                self.arena = vec![0u64; self.capacity * PAGE_WORDS];
+                advise_huge_pages(&self.arena);
+            }
+            self.used += 1;
+            self.dir[p] = self.used as u32;
+        }
+        let slot = self.dir[p] as usize - 1;
+        let (pages, _) = self.arena.as_chunks_mut::<PAGE_WORDS>();
+        &mut pages[slot]
+    }
+
+    /// The present pages among `base..base + REGION_PAGES`, by page number.
+    fn region_mut(&mut self, base: usize) -> [Option<&mut [u64; PAGE_WORDS]>; REGION_PAGES] {
+        let mut out: [Option<&mut [u64; PAGE_WORDS]>; REGION_PAGES] = Default::default();
+        let end = (base + REGION_PAGES).min(self.dir.len());
+        // (slot, page in region), in slot order, so the arena can be split in order.
+        let mut want: [(u32, u8); REGION_PAGES] = [(0, 0); REGION_PAGES];
+        let mut n = 0;
+        for (i, &s) in self.dir[base..end].iter().enumerate() {
+            if s != 0 {
+                want[n] = (s - 1, i as u8);
+                n += 1;
+            }
+        }
+        want[..n].sort_unstable();
+        let (mut rest, _) = self.arena.as_chunks_mut::<PAGE_WORDS>();
+        let mut at = 0;
+        for &(slot, i) in &want[..n] {
+            let (page, tail) = rest[slot as usize - at..]
+                .split_first_mut()
+                .expect("a present page's slot is in the arena");
+            out[i as usize] = Some(page);
+            rest = tail;
+            at = slot as usize + 1;
+        }
+        out
+    }
+
+    /// Present pages with their page numbers, in page order.
+    fn iter(&self) -> impl Iterator<Item = (usize, &[u64; PAGE_WORDS])> + '_ {
+        (0..self.dir.len()).filter_map(|p| self.get(p).map(|w| (p, w)))
+    }
+
+    /// Every word of the present pages (in slot order).
+    fn words(&self) -> &[u64] {
+        &self.arena[..self.used * PAGE_WORDS]
+    }
+}
+
+/// Set bits of `words`: with the CPU's popcount instruction where it has one (the
+/// baseline x86_64 target lacks it, and the bit-twiddling count of a bench trace's
+/// 6 MB bitmap took 28% of a 1,000-I/O run).
+fn count_ones(words: &[u64]) -> u64 {
+    fn portable(words: &[u64]) -> u64 {
+        words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        #[target_feature(enable = "popcnt")]
+        fn with_popcnt(words: &[u64]) -> u64 {
+            words.iter().map(|w| u64::from(w.count_ones())).sum()
+        }
+        // SAFETY: the CPU has the popcnt instruction (detected just above).
+        return unsafe { with_popcnt(words) };
+    }
+    portable(words)
+}
+
+/// Asks the kernel to back `arena` with transparent huge pages where it can (a hint:
+/// no effect on any result; ignored where unsupported).
+fn advise_huge_pages(arena: &[u64]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = arena.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(arena);
+        let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if a < b {
+            // SAFETY: [a, b) lies inside `arena`'s own allocation, which outlives
+            // this call; MADV_HUGEPAGE changes how the range is backed, never its
+            // contents, and creates no reference. A failure (no THP) is ignored.
+            let _ = unsafe {
+                rustix::mm::madvise(
+                    a as *mut std::ffi::c_void,
+                    b - a,
+                    rustix::mm::Advice::LinuxHugepage,
+                )
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = arena;
+}
+
 /// Distinct bytes touched: a paged bitmap of device units (4 KiB, refined down to
 /// 512 B when I/O is only that aligned) for the common case, O(1) per range; ranges the
 /// bitmap cannot hold exactly (not 512-byte aligned, very long, or beyond the
@@ -213,13 +375,12 @@ fn prefetch(word: &u64) {
 /// counting at the end. Memory is bounded: at most [`FOOTPRINT_MAX_PAGES`] pages (the
 /// unit doubles past that, and the figure becomes an over-estimate by less than one
 /// unit per range) plus the interval set's own bound ([`FOOTPRINT_MAX_INTERVALS`]).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Footprint {
     unit_shift: u32,
     /// False once the bitmap was coarsened (ranges since rounded out to the unit).
     exact: bool,
-    dir: Vec<Option<Box<[u64]>>>,
-    pages: usize,
+    pages: Pages,
     max_pages: usize,
     /// Refining the unit to this many bits (or fewer) was refused for lack of room;
     /// it stays refused, since pages only grow while the bitmap is exact (0: none yet).
@@ -292,14 +453,13 @@ struct Bucket {
 /// region has now (at least one: a bucketed range's).
 #[cold]
 #[inline(never)]
-fn make_room(dir: &mut [Option<Box<[u64]>>], bucket: &mut Bucket, r: usize) {
+fn make_room(pages: &mut Pages, bucket: &mut Bucket, r: usize) {
     if !bucket.ranges.is_empty() {
-        drain_region(dir, bucket, r);
+        drain_region(pages, bucket, r);
     }
     let base = r * REGION_PAGES;
-    let pages = dir[base..(base + REGION_PAGES).min(dir.len())]
-        .iter()
-        .filter(|p| p.is_some())
+    let pages = (base..(base + REGION_PAGES).min(pages.dir_len()))
+        .filter(|&p| pages.has(p))
         .count();
     debug_assert!(pages > 0);
     bucket.limit = BUCKET_RANGES_PER_PAGE * pages;
@@ -311,22 +471,13 @@ fn make_room(dir: &mut [Option<Box<[u64]>>], bucket: &mut Bucket, r: usize) {
 /// Sets the ranges of region `r`'s bucket, with the region's lines fetched first in
 /// address order (streamed), and empties it.
 #[inline(never)]
-fn drain_region(dir: &mut [Option<Box<[u64]>>], bucket: &mut Bucket, r: usize) {
-    let base = r * REGION_PAGES;
-    let end = (base + REGION_PAGES).min(dir.len());
+fn drain_region(pages: &mut Pages, bucket: &mut Bucket, r: usize) {
     // The region's pages as fixed-size arrays: word indices masked to the page
     // (a bucketed range lies in its page) need no bounds check.
-    let mut pages: [Option<&mut [u64; PAGE_WORDS]>; REGION_PAGES] = Default::default();
-    for (slot, page) in pages.iter_mut().zip(dir[base..end].iter_mut()) {
-        if let Some(words) = page {
-            for w in words.iter().step_by(8) {
-                prefetch(w);
-            }
-            *slot = Some(
-                (&mut **words)
-                    .try_into()
-                    .expect("a page has PAGE_WORDS words"),
-            );
+    let mut pages = pages.region_mut(r * REGION_PAGES);
+    for words in pages.iter().flatten() {
+        for w in words.iter().step_by(8) {
+            prefetch(w);
         }
     }
     for &x in &bucket.ranges {
@@ -410,8 +561,7 @@ impl Footprint {
         Footprint {
             unit_shift: START_UNIT_SHIFT,
             exact: true,
-            dir: Vec::new(),
-            pages: 0,
+            pages: Pages::with_capacity(max_pages + PAGES_PAST_BUDGET),
             max_pages,
             refused_shift: 0,
             rest: IntervalSet::with_max_intervals(max_intervals),
@@ -578,12 +728,12 @@ impl Footprint {
         let mask = (1u64 << sh) - 1;
         // Once coarse, every range is rounded out to the unit.
         let any_alignment = !self.exact;
-        let regions = self.dir.len().div_ceil(REGION_PAGES);
+        let regions = self.pages.dir_len().div_ceil(REGION_PAGES);
         if self.buckets.len() < regions {
             self.buckets.resize_with(regions, Bucket::default);
         }
         // Split borrows: the loop keeps the directory and buckets in registers.
-        let Footprint { dir, buckets, .. } = self;
+        let Footprint { pages, buckets, .. } = self;
         for &(s, e) in ranges {
             debug_assert!(s < e);
             let u0 = s >> sh;
@@ -592,7 +742,7 @@ impl Footprint {
             let common = ((s | e) & mask == 0 || any_alignment)
                 && last - u0 < 64
                 && (last >> PAGE_BITS) as usize == p
-                && matches!(dir.get(p), Some(Some(_)));
+                && pages.has(p);
             if !common {
                 others.push((s, e));
                 continue;
@@ -600,7 +750,7 @@ impl Footprint {
             let r = p / REGION_PAGES;
             let bucket = &mut buckets[r];
             if bucket.ranges.len() >= bucket.limit {
-                make_room(dir, bucket, r);
+                make_room(pages, bucket, r);
             }
             let x = ((u0 & REGION_UNIT_MASK) as u32) << 6 | (last - u0) as u32;
             bucket.ranges.push(x);
@@ -611,7 +761,7 @@ impl Footprint {
     fn drain_buckets(&mut self) {
         for (r, bucket) in self.buckets.iter_mut().enumerate() {
             if !bucket.ranges.is_empty() {
-                drain_region(&mut self.dir, bucket, r);
+                drain_region(&mut self.pages, bucket, r);
             }
         }
     }
@@ -643,7 +793,7 @@ impl Footprint {
             }
             for p in (u0 >> PAGE_BITS) as usize..=((u1 - 1) >> PAGE_BITS) as usize {
                 let (w, bit) = (p / 64, 1u64 << (p % 64));
-                if self.marked[w] & bit == 0 && !matches!(self.dir.get(p), Some(Some(_))) {
+                if self.marked[w] & bit == 0 && !self.pages.has(p) {
                     self.marked[w] |= bit;
                     self.new_pages.push(p);
                 }
@@ -653,7 +803,7 @@ impl Footprint {
         for &p in &self.new_pages {
             self.marked[p / 64] = 0;
         }
-        if !ok || self.pages + self.new_pages.len() > self.max_pages {
+        if !ok || self.pages.count() + self.new_pages.len() > self.max_pages {
             return false;
         }
         let units = std::mem::take(&mut self.units);
@@ -666,7 +816,7 @@ impl Footprint {
             self.set_units(u0, u1);
         }
         self.units = units;
-        debug_assert!(self.pages <= self.max_pages);
+        debug_assert!(self.pages.count() <= self.max_pages);
         // The interval set sees its ranges in the order the slow path gives them
         // (a stable sort by start), so even its coarsening happens at the same point.
         let mut to_rest = std::mem::take(&mut self.to_rest);
@@ -699,7 +849,7 @@ impl Footprint {
             return;
         }
         self.set_units(u0, u1);
-        if self.pages > self.max_pages {
+        if self.pages.count() > self.max_pages {
             self.coarsen();
         }
     }
@@ -722,17 +872,8 @@ impl Footprint {
     }
 
     #[inline]
-    fn page_mut(&mut self, p: usize) -> &mut [u64] {
-        debug_assert!(p < MAX_DIR);
-        if p >= self.dir.len() {
-            self.dir.resize_with(p + 1, || None);
-        }
-        let slot = &mut self.dir[p];
-        if slot.is_none() {
-            *slot = Some(vec![0u64; PAGE_WORDS].into_boxed_slice());
-            self.pages += 1;
-        }
-        slot.as_mut().expect("allocated above")
+    fn page_mut(&mut self, p: usize) -> &mut [u64; PAGE_WORDS] {
+        self.pages.get_or_alloc(p)
     }
 
     /// Halves the unit down to `2^shift` bytes (not below 512 B), losslessly; false
@@ -741,28 +882,22 @@ impl Footprint {
         let shift = shift.max(FINEST_UNIT_SHIFT);
         debug_assert!(shift < self.unit_shift && self.exact);
         let k = self.unit_shift - shift;
-        if self.pages << k > self.max_pages || self.dir.len() << k > MAX_DIR {
+        if self.pages.count() << k > self.max_pages || self.pages.dir_len() << k > MAX_DIR {
             self.refused_shift = self.refused_shift.max(shift);
             return false;
         }
         for _ in 0..k {
-            let old = std::mem::take(&mut self.dir);
-            let mut dir: Vec<Option<Box<[u64]>>> = Vec::new();
-            dir.resize_with(old.len() * 2, || None);
-            self.pages = 0;
-            for (p, page) in old.into_iter().enumerate() {
-                let Some(page) = page else { continue };
+            let mut new = Pages::with_capacity(self.pages.capacity);
+            for (p, page) in self.pages.iter() {
                 for half in 0..2 {
-                    let mut new = vec![0u64; PAGE_WORDS].into_boxed_slice();
-                    for (j, w) in new.iter_mut().enumerate() {
+                    let to = new.get_or_alloc(2 * p + half);
+                    for (j, w) in to.iter_mut().enumerate() {
                         let src = page[half * PAGE_WORDS / 2 + j / 2];
                         *w = spread_bits((src >> (32 * (j % 2))) as u32);
                     }
-                    dir[2 * p + half] = Some(new);
-                    self.pages += 1;
                 }
             }
-            self.dir = dir;
+            self.pages = new;
             self.unit_shift -= 1;
         }
         true
@@ -770,27 +905,18 @@ impl Footprint {
 
     /// Doubles the unit (OR-ing unit pairs) until at most half the page budget is used.
     fn coarsen(&mut self) {
-        while self.pages > self.max_pages / 2 {
+        while self.pages.count() > self.max_pages / 2 {
             self.exact = false;
-            let old = std::mem::take(&mut self.dir);
-            let mut dir: Vec<Option<Box<[u64]>>> = Vec::new();
-            dir.resize_with(old.len().div_ceil(2), || None);
-            self.pages = 0;
-            for (p, page) in old.into_iter().enumerate() {
-                let Some(page) = page else { continue };
-                let slot = &mut dir[p / 2];
-                if slot.is_none() {
-                    *slot = Some(vec![0u64; PAGE_WORDS].into_boxed_slice());
-                    self.pages += 1;
-                }
-                let new = slot.as_mut().expect("allocated above");
+            let mut new = Pages::with_capacity(self.pages.capacity);
+            for (p, page) in self.pages.iter() {
+                let to = new.get_or_alloc(p / 2);
                 let base = (p % 2) * PAGE_WORDS / 2;
                 for j in 0..PAGE_WORDS / 2 {
-                    new[base + j] |= u64::from(compact_bits(page[2 * j]))
+                    to[base + j] |= u64::from(compact_bits(page[2 * j]))
                         | u64::from(compact_bits(page[2 * j + 1])) << 32;
                 }
             }
-            self.dir = dir;
+            self.pages = new;
             self.unit_shift += 1;
         }
     }
@@ -799,7 +925,9 @@ impl Footprint {
     fn unit_set(&self, u: u64) -> bool {
         let p = (u >> PAGE_BITS) as usize;
         let i = (u & ((1 << PAGE_BITS) - 1)) as usize;
-        matches!(self.dir.get(p), Some(Some(w)) if w[i / 64] >> (i % 64) & 1 == 1)
+        self.pages
+            .get(p)
+            .is_some_and(|w| w[i / 64] >> (i % 64) & 1 == 1)
     }
 
     /// Set units in [a, b).
@@ -808,12 +936,12 @@ impl Footprint {
         let mut u = a;
         while u < b {
             let p = (u >> PAGE_BITS) as usize;
-            if p >= self.dir.len() {
+            if p >= self.pages.dir_len() {
                 break;
             }
             let page_start = (p as u64) << PAGE_BITS;
             let stop = (page_start + (1 << PAGE_BITS)).min(b);
-            if let Some(w) = &self.dir[p] {
+            if let Some(w) = self.pages.get(p) {
                 n += count_bit_range(w, (u - page_start) as usize, (stop - page_start) as usize);
             }
             u = stop;
@@ -843,12 +971,7 @@ impl Footprint {
     pub fn finish(&mut self) -> (u64, u64) {
         self.flush();
         self.drain_buckets();
-        let bitmap_units: u64 = self
-            .dir
-            .iter()
-            .flatten()
-            .map(|w| w.iter().map(|x| u64::from(x.count_ones())).sum::<u64>())
-            .sum();
+        let bitmap_units = count_ones(self.pages.words());
         let mut total = bitmap_units << self.unit_shift;
         let rest = std::mem::replace(&mut self.rest, IntervalSet::with_max_intervals(4));
         let mut rest = rest;
@@ -869,6 +992,69 @@ impl Footprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_hand_out_slots_in_first_touch_order_and_regions_find_them() {
+        // Pages touched out of page order, across three regions and the directory's
+        // end: each page's words are its own, and a region lists exactly its present
+        // pages at their place (a mix-up of slots would show another page's marker).
+        let order = [37usize, 3, 16, 0, 31, 17, 5, 47, 32, 15];
+        let mut pages = Pages::with_capacity(order.len());
+        for (k, &p) in order.iter().enumerate() {
+            let w = pages.get_or_alloc(p);
+            assert!(w.iter().all(|&x| x == 0), "page {p} starts zeroed");
+            w[0] = 1000 + p as u64;
+            w[PAGE_WORDS - 1] = k as u64;
+            assert_eq!(pages.count(), k + 1);
+        }
+        // Asking again hands out nothing new.
+        assert_eq!(pages.get_or_alloc(16)[0], 1016);
+        assert_eq!(pages.count(), order.len());
+        assert_eq!(pages.dir_len(), 48);
+        for base in [0, REGION_PAGES, 2 * REGION_PAGES, 3 * REGION_PAGES] {
+            let region = pages.region_mut(base);
+            for (i, page) in region.iter().enumerate() {
+                let p = base + i;
+                match page {
+                    Some(w) => assert_eq!(w[0], 1000 + p as u64, "page {p}"),
+                    None => assert!(!order.contains(&p), "page {p} missing"),
+                }
+            }
+        }
+        let listed: Vec<usize> = pages
+            .iter()
+            .map(|(p, w)| {
+                assert_eq!(w[0], 1000 + p as u64);
+                p
+            })
+            .collect();
+        let mut want = order.to_vec();
+        want.sort_unstable();
+        assert_eq!(listed, want);
+        assert_eq!(pages.words().len(), order.len() * PAGE_WORDS);
+    }
+
+    #[test]
+    #[should_panic(expected = "bitmap page budget exceeded")]
+    fn pages_refuse_more_than_their_capacity() {
+        let mut pages = Pages::with_capacity(2);
+        pages.get_or_alloc(0);
+        pages.get_or_alloc(9);
+        pages.get_or_alloc(4);
+    }
+
+    #[test]
+    fn count_ones_agrees_with_the_portable_count() {
+        let mut rng = crate::test_rng::XorShift(0x5EED_0FB1_7500);
+        for n in [0usize, 1, 7, 64, 1000] {
+            let mut words: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            if n > 2 {
+                (words[0], words[1]) = (0, u64::MAX);
+            }
+            let want: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+            assert_eq!(count_ones(&words), want, "n {n}");
+        }
+    }
 
     #[test]
     fn footprint_matches_naive_union_across_merges() {
@@ -974,7 +1160,7 @@ mod tests {
         // 8K units: pages of 2 GiB, still 2 > 1; 16K units: one page.
         assert_eq!(gran, 16384);
         assert_eq!(bytes, 3 * 16384);
-        assert!(f.pages <= 1);
+        assert!(f.pages.count() <= 1);
     }
 
     /// Random ranges of every kind the flush sorts apart: 4K-aligned short ones (the
@@ -1053,8 +1239,8 @@ mod tests {
             let (want, got) = (general.finish(), fast.finish());
             assert_eq!(got, want, "max_pages {max_pages} kinds {kinds} seed {seed}");
             assert_eq!(
-                (fast.unit_shift, fast.pages),
-                (general.unit_shift, general.pages)
+                (fast.unit_shift, fast.pages.count()),
+                (general.unit_shift, general.pages.count())
             );
             if max_pages == FOOTPRINT_MAX_PAGES {
                 assert_eq!(want.1, 1, "exact with room: kinds {kinds}");
