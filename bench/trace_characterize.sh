@@ -18,7 +18,9 @@ trap 'rm -rf "$WORK"' EXIT
 
 rss_kb() { grep 'Maximum resident' "$1" | awk '{print $NF}'; }
 secs() { grep 'Elapsed (wall' "$1" | awk '{print $NF}' | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }'; }
-# CPU seconds (user + system): the fair figure on a shared, busy machine.
+# CPU seconds (user + system): the fair figure on a shared, busy machine. storbench's
+# runs are timed by cputime.py (microseconds; GNU time's two decimals are a 20% step at
+# 1 M I/Os); the peers' runs of seconds by GNU time.
 cpu() { awk '/User time/ {u=$NF} /System time/ {s=$NF} END {print u+s}' "$1"; }
 
 for N in "${SIZES[@]}"; do
@@ -29,19 +31,17 @@ for N in "${SIZES[@]}"; do
   # The run with the least CPU time counts (its wall time with it); RSS is the largest.
   OURS_CPU=; OURS_RSS=0
   for _ in $(seq "${REPS:-3}"); do
-    /usr/bin/time -v taskset -c 0 "$BIN" characterize "$T" >"$WORK/ours.json" 2>"$WORK/run.time"
-    C=$(cpu "$WORK/run.time"); R=$(rss_kb "$WORK/run.time")
+    read -r C W R < <(python3 bench/cputime.py "$WORK/ours.json" taskset -c 0 "$BIN" characterize "$T")
     [ "$R" -gt "$OURS_RSS" ] && OURS_RSS=$R
     if [ -z "$OURS_CPU" ] || awk -v a="$C" -v b="$OURS_CPU" 'BEGIN {exit !(a < b)}'; then
-      OURS_CPU=$C; OURS_S=$(secs "$WORK/run.time")
+      OURS_CPU=$C; OURS_S=$W
     fi
   done
   # FIFO-like completions: the QD sweep's insertion-sort path.
   $BIN gen "$WORK/fifo.parquet" "$N" fifo 2>/dev/null
   FIFO_CPU=
   for _ in $(seq "${REPS:-3}"); do
-    /usr/bin/time -v taskset -c 0 "$BIN" characterize "$WORK/fifo.parquet" >/dev/null 2>"$WORK/run.time"
-    C=$(cpu "$WORK/run.time")
+    read -r C _ _ < <(python3 bench/cputime.py "$WORK/fifo.json" taskset -c 0 "$BIN" characterize "$WORK/fifo.parquet")
     if [ -z "$FIFO_CPU" ] || awk -v a="$C" -v b="$FIFO_CPU" 'BEGIN {exit !(a < b)}'; then FIFO_CPU=$C; fi
   done
   rm -f "$WORK/fifo.parquet"
@@ -63,9 +63,9 @@ n, sz, os_, orss, ds, drss, ps, prss, work, ocpu, dcpu, pcpu, load, fcpu, reps =
 n = int(n); os_ = float(os_); ocpu = float(ocpu)
 ours = json.loads(open(f"{work}/ours.json").read().splitlines()[0])
 print(f"N={n:,} parquet={sz} MB  (load average {load} on {__import__('os').cpu_count()} CPUs)")
-print(f"  storbench characterize (1 core, best of {reps}): {os_:.2f} s wall = {n/os_/1e6:.1f} M I/Os/s; {ocpu:.2f} s CPU = {n/ocpu/1e6:.1f} M I/Os per CPU-second "
+print(f"  storbench characterize (1 core, best of {reps}): {os_:.2f} s wall = {n/os_/1e6:.1f} M I/Os/s; {ocpu:.3f} s CPU = {n/ocpu/1e6:.1f} M I/Os per CPU-second "
       f"({ocpu*1e9/n:.0f} ns per I/O); max RSS {int(orss)/1024:.0f} MB  (target >= 20 M I/Os/s)")
-print(f"  same size, FIFO-like completions: {float(fcpu):.2f} s CPU = {n/float(fcpu)/1e6:.1f} M I/Os per CPU-second")
+print(f"  same size, FIFO-like completions: {float(fcpu):.3f} s CPU = {n/float(fcpu)/1e6:.1f} M I/Os per CPU-second")
 for name, s, rss, f, pc in [("duckdb", ds, drss, "duck.json", dcpu), ("pandas", ps, prss, "pd.json", pcpu)]:
     if s in ("NA", ""):
         print(f"  {name}: skipped (not installed, too large, or over its time/memory cap)"); continue
