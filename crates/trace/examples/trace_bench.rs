@@ -9,6 +9,9 @@
 //!                                          characterize it REPS times (default 7); prints the
 //!                                          decode and the least characterize CPU ns per I/O:
 //!                                          the loops alone, without Parquet's noise
+//! trace_bench decode TRACE [REPS]          read the trace as characterize does (no
+//!                                          stream, batches of 8192) REPS times (default
+//!                                          7); prints the least and the median CPU ns per I/O
 //! trace_bench import IN OUT [FORMAT]       import, print lines per second on stderr
 //! ```
 
@@ -199,6 +202,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "characterize-mem: {rows} I/Os; decode {:.1} ns per I/O; characterize best of {reps} {:.1} ns per I/O",
                 decode_ns as f64 / rows as f64,
                 best as f64 / rows as f64
+            );
+        }
+        Some("decode") => {
+            let reps: usize = args.get(3).map_or(Ok(7), |r| r.parse())?;
+            let mut times = Vec::new();
+            let mut rows = 0u64;
+            for _ in 0..reps {
+                let t0 = thread_cpu_ns();
+                let mut reader = storbench_trace::TraceReader::open_columns_batched(
+                    Path::new(&args[2]),
+                    storbench_trace::store::Columns::NoStream,
+                    8192,
+                )?;
+                rows = 0;
+                while let Some(b) = reader.next_columns()? {
+                    rows += b.len() as u64;
+                    std::hint::black_box(&b);
+                }
+                times.push(thread_cpu_ns() - t0);
+            }
+            times.sort_unstable();
+            let per = |ns: u64| ns as f64 / rows.max(1) as f64;
+            eprintln!(
+                "decode: {rows} I/Os; best of {reps} {:.2} ns per I/O, median {:.2}",
+                per(times[0]),
+                per(times[times.len() / 2])
             );
         }
         Some("import") => {

@@ -8,6 +8,7 @@ pub mod characterize;
 pub mod error;
 pub mod formats;
 pub mod model;
+mod pages;
 pub mod store;
 #[cfg(test)]
 mod test_rng;

@@ -742,6 +742,9 @@ pub struct TraceReader {
     idx: ColumnIdx,
     /// Scratch: dictionary value -> global id for the current batch.
     map_scratch: Vec<Option<u32>>,
+    /// Our own decoder of the column chunks ([`crate::pages`]), when the file uses
+    /// only encodings it knows; batches then come from it instead of `reader`.
+    pages: Option<crate::pages::PageDecoder>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -776,12 +779,23 @@ impl TraceReader {
     /// (characterize, 10 M bench trace, perf samples of the whole run): parquet-rs
     /// delta decoding 3.2% plus bit unpacking 1.5%, dictionary keys 1.9%, `read`
     /// copies from the page cache 1.8%, buffer zeroing about 1%; the checks and
-    /// per-batch vectors here about 3.5%. Not attempted: decoding the column chunks
-    /// ourselves (at most these ~12%, against a decoder of our own to keep safe).
+    /// per-batch vectors here about 3.5%. Hence [`crate::pages`]: files whose column
+    /// chunks use only the encodings it knows are decoded by it, not by Arrow.
     pub fn open_columns_batched(
         path: &Path,
         columns: Columns,
         batch_rows: usize,
+    ) -> Result<TraceReader, TraceError> {
+        Self::open_with(path, columns, batch_rows, true)
+    }
+
+    /// As [`TraceReader::open_columns_batched`]; `page_decoder: false` always reads
+    /// through Arrow (tests compare the two).
+    pub(crate) fn open_with(
+        path: &Path,
+        columns: Columns,
+        batch_rows: usize,
+        page_decoder: bool,
     ) -> Result<TraceReader, TraceError> {
         assert!(batch_rows > 0);
         let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
@@ -883,6 +897,21 @@ impl TraceReader {
             stream: opt_stream.map(pos),
             device: opt_device.map(pos),
         };
+        let pages = match page_decoder {
+            true => crate::pages::PageDecoder::try_new(
+                path,
+                &file_for_pages,
+                builder.metadata(),
+                &schema,
+                crate::pages::Wanted {
+                    complete: opt_complete.is_some(),
+                    stream: opt_stream.is_some(),
+                    device: opt_device.is_some(),
+                },
+                batch_rows,
+            )?,
+            false => None,
+        };
         let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
         let reader = builder
             .with_projection(mask)
@@ -898,7 +927,14 @@ impl TraceReader {
             devices: Names::default(),
             idx,
             map_scratch: Vec::new(),
+            pages,
         })
+    }
+
+    /// Whether batches come from our own page decoder ([`crate::pages`]).
+    #[cfg(test)]
+    pub(crate) fn uses_page_decoder(&self) -> bool {
+        self.pages.is_some()
     }
 
     pub fn meta(&self) -> &TraceMeta {
@@ -948,6 +984,9 @@ impl TraceReader {
 
     /// The next batch (at most [`BATCH_ROWS`] rows) as checked columns; None at the end.
     pub fn next_columns(&mut self) -> Result<Option<ColumnBatch>, TraceError> {
+        if let Some(p) = &mut self.pages {
+            return p.next_batch(&mut self.streams, &mut self.devices);
+        }
         loop {
             let batch = match self.reader.next() {
                 None => return Ok(None),
@@ -973,56 +1012,7 @@ impl TraceReader {
             }
             None => None,
         };
-        let issue_v: &[i64] = &issue;
-        // Both are >= 0: the sum overflows exactly when it wraps negative.
-        let overflow = offset
-            .iter()
-            .zip(len.iter())
-            .fold(0i64, |a, (&o, &l)| a | o.wrapping_add(l));
-        if overflow < 0 {
-            let row = (0..offset.len())
-                .find(|&i| offset[i].checked_add(len[i]).is_none())
-                .expect("an overflowing row exists");
-            return Err(TraceError::schema(
-                &path,
-                format!(
-                    "offset_bytes {} + len_bytes {} overflows",
-                    offset[row], len[row]
-                ),
-            ));
-        }
-        if let Some(c) = &complete {
-            let cv: &[i64] = c.values();
-            let before = match c.nulls() {
-                // Both are >= 0 (checked above), so `c - i` cannot overflow and is negative
-                // exactly when c < i: an OR of differences vectorises, where an `any` with
-                // its early exit took half of this function's time.
-                None => {
-                    issue_v
-                        .iter()
-                        .zip(cv)
-                        .fold(0i64, |a, (&i, &c)| a | c.wrapping_sub(i))
-                        < 0
-                }
-                Some(nb) => issue_v
-                    .iter()
-                    .zip(cv)
-                    .enumerate()
-                    .any(|(r, (&i, &c))| c < i && nb.is_valid(r)),
-            };
-            if before {
-                let row = (0..cv.len())
-                    .find(|&r| cv[r] < issue_v[r] && c.is_valid(r))
-                    .expect("a row completing before its issue exists");
-                return Err(TraceError::schema(
-                    &path,
-                    format!(
-                        "row with complete_ns {} before issue_ns {}",
-                        cv[row], issue_v[row]
-                    ),
-                ));
-            }
-        }
+        check_rows(&path, &issue, &offset, &len, complete.as_ref())?;
         let ops = op_values(&path, batch.column(self.idx.op))?;
         let stream_slots = match self.idx.stream {
             Some(i) => Some(name_slots(
@@ -1054,6 +1044,67 @@ impl TraceReader {
             stream_slots,
         })
     }
+}
+
+/// The checks across columns of one batch (both readers): `offset + len` fits, and no
+/// known completion is before its issue. All values are >= 0 (checked per column).
+pub(crate) fn check_rows(
+    path: &Path,
+    issue_v: &[i64],
+    offset: &[i64],
+    len: &[i64],
+    complete: Option<&Int64Array>,
+) -> Result<(), TraceError> {
+    // Both are >= 0: the sum overflows exactly when it wraps negative.
+    let overflow = offset
+        .iter()
+        .zip(len.iter())
+        .fold(0i64, |a, (&o, &l)| a | o.wrapping_add(l));
+    if overflow < 0 {
+        let row = (0..offset.len())
+            .find(|&i| offset[i].checked_add(len[i]).is_none())
+            .expect("an overflowing row exists");
+        return Err(TraceError::schema(
+            path,
+            format!(
+                "offset_bytes {} + len_bytes {} overflows",
+                offset[row], len[row]
+            ),
+        ));
+    }
+    if let Some(c) = complete {
+        let cv: &[i64] = c.values();
+        let before = match c.nulls() {
+            // Both are >= 0 (checked above), so `c - i` cannot overflow and is negative
+            // exactly when c < i: an OR of differences vectorises, where an `any` with
+            // its early exit took half of this function's time.
+            None => {
+                issue_v
+                    .iter()
+                    .zip(cv)
+                    .fold(0i64, |a, (&i, &c)| a | c.wrapping_sub(i))
+                    < 0
+            }
+            Some(nb) => issue_v
+                .iter()
+                .zip(cv)
+                .enumerate()
+                .any(|(r, (&i, &c))| c < i && nb.is_valid(r)),
+        };
+        if before {
+            let row = (0..cv.len())
+                .find(|&r| cv[r] < issue_v[r] && c.is_valid(r))
+                .expect("a row completing before its issue exists");
+            return Err(TraceError::schema(
+                path,
+                format!(
+                    "row with complete_ns {} before issue_ns {}",
+                    cv[row], issue_v[row]
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether parquet leaf column `leaf` can hold nothing but nulls in any row group:
@@ -1115,30 +1166,11 @@ fn int_column(
     nullable: bool,
 ) -> Result<ScalarBuffer<i64>, TraceError> {
     if !nullable && col.null_count() > 0 {
-        return Err(TraceError::schema(
-            path,
-            format!("column `{name}` has nulls"),
-        ));
+        return Err(nulls_error(path, name));
     }
-    let negative = || {
-        TraceError::schema(
-            path,
-            format!("column `{name}` has negative values (or values above 2^63)"),
-        )
-    };
+    let negative = || negative_error(path, name);
     if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
-        let vals: &[i64] = a.values();
-        let bad = match a.nulls() {
-            // OR of all values: negative iff any value is (vectorises).
-            None => vals.iter().fold(0i64, |x, &v| x | v) < 0,
-            Some(nb) => vals
-                .iter()
-                .enumerate()
-                .any(|(i, &v)| v < 0 && nb.is_valid(i)),
-        };
-        if bad {
-            return Err(negative());
-        }
+        check_non_negative(path, name, a.values(), a.nulls())?;
         return Ok(a.values().clone());
     }
     if let Some(a) = col
@@ -1161,6 +1193,60 @@ fn int_column(
     ))
 }
 
+/// A column that must not have nulls has some (both readers).
+pub(crate) fn nulls_error(path: &Path, name: &str) -> TraceError {
+    TraceError::schema(path, format!("column `{name}` has nulls"))
+}
+
+fn negative_error(path: &Path, name: &str) -> TraceError {
+    TraceError::schema(
+        path,
+        format!("column `{name}` has negative values (or values above 2^63)"),
+    )
+}
+
+/// Every valid value of column `name` is >= 0 (both readers).
+pub(crate) fn check_non_negative(
+    path: &Path,
+    name: &str,
+    vals: &[i64],
+    nulls: Option<&NullBuffer>,
+) -> Result<(), TraceError> {
+    let bad = match nulls {
+        // OR of all values: negative iff any value is (vectorises).
+        None => vals.iter().fold(0i64, |x, &v| x | v) < 0,
+        Some(nb) => vals
+            .iter()
+            .enumerate()
+            .any(|(i, &v)| v < 0 && nb.is_valid(i)),
+    };
+    if bad {
+        return Err(negative_error(path, name));
+    }
+    Ok(())
+}
+
+/// The op named `s` (None: no string), or the error both readers give.
+pub(crate) fn parse_op(path: &Path, s: Option<&str>) -> Result<Op, TraceError> {
+    s.and_then(Op::parse).ok_or_else(|| {
+        TraceError::schema(
+            path,
+            format!("column `op` has value {s:?}; expected read, write, trim or flush"),
+        )
+    })
+}
+
+/// The slot of name id `id` in column `name`: id + 1 (both readers).
+pub(crate) fn name_slot(path: &Path, name: &str, id: u32) -> Result<u32, TraceError> {
+    id.checked_add(1)
+        .ok_or_else(|| TraceError::schema(path, format!("column `{name}`: too many names")))
+}
+
+/// A dictionary key of name column `name` that names no entry (both readers).
+pub(crate) fn bad_key_error(path: &Path, name: &str) -> TraceError {
+    TraceError::schema(path, format!("column `{name}`: bad key"))
+}
+
 fn string_at(values: &ArrayRef, i: usize) -> Option<&str> {
     if values.is_null(i) {
         return None;
@@ -1176,16 +1262,9 @@ fn string_at(values: &ArrayRef, i: usize) -> Option<&str> {
 
 fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
     if col.null_count() > 0 {
-        return Err(TraceError::schema(path, "column `op` has nulls"));
+        return Err(nulls_error(path, COL_OP));
     }
-    let parse = |s: Option<&str>| {
-        s.and_then(Op::parse).ok_or_else(|| {
-            TraceError::schema(
-                path,
-                format!("column `op` has value {s:?}; expected read, write, trim or flush"),
-            )
-        })
-    };
+    let parse = |s: Option<&str>| parse_op(path, s);
     if let Some(d) = col.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
         let values = d.values();
         let mut table = Vec::with_capacity(values.len());
@@ -1245,10 +1324,7 @@ fn name_slots(
     names: &mut Names,
     scratch: &mut Vec<Option<u32>>,
 ) -> Result<Vec<u32>, TraceError> {
-    let slot = |id: u32| {
-        id.checked_add(1)
-            .ok_or_else(|| TraceError::schema(path, format!("column `{name}`: too many names")))
-    };
+    let slot = |id: u32| name_slot(path, name, id);
     if let Some(d) = col.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
         let values = d.values();
         scratch.clear();
@@ -1279,7 +1355,7 @@ fn name_slots(
             let k = usize::try_from(k)
                 .ok()
                 .filter(|&k| k < values.len())
-                .ok_or_else(|| TraceError::schema(path, format!("column `{name}`: bad key")))?;
+                .ok_or_else(|| bad_key_error(path, name))?;
             let id = match scratch[k] {
                 Some(id) => id,
                 None => {

@@ -1,0 +1,1130 @@
+//! Our own decoder of a native trace's column chunks: pages are decoded straight into
+//! the vectors a [`ColumnBatch`] is made of, without Arrow's array building (measured
+//! by `trace_bench decode`; see the module's tests for what it equals).
+//!
+//! It reads what storbench's writer writes and what other Parquet writers commonly
+//! write for the trace schema: INT64 columns in PLAIN, DELTA_BINARY_PACKED or
+//! dictionary (RLE_DICTIONARY / PLAIN_DICTIONARY keys over a PLAIN dictionary page),
+//! string columns in dictionary or PLAIN (a writer falls back from dictionary to PLAIN
+//! mid-chunk when the dictionary grows too big: both in one chunk are fine), data page
+//! v1 and v2, any compression parquet's page reader knows, definition levels of a
+//! nullable column. Whether a file qualifies is decided from its footer before the
+//! first batch ([`PageDecoder::try_new`]); a file that does not is read through Arrow,
+//! as before. The checks on values are the store's own ([`store::check_non_negative`],
+//! [`store::check_rows`], ...), so both paths refuse bad input alike.
+//!
+//! Every length read from the file is checked against the page it is in: a corrupt
+//! page gives a [`TraceError`] naming the file, column and row group, never a panic.
+//! Memory: one page per column (parquet's page reader) plus the batch being built.
+
+use crate::error::TraceError;
+use crate::model::{Names, Op};
+use crate::store::{
+    self, ColumnBatch, COL_COMPLETE, COL_DEVICE, COL_ISSUE, COL_LEN, COL_OFFSET, COL_OP, COL_STREAM,
+};
+use arrow_array::Int64Array;
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Schema};
+use parquet::basic::{ConvertedType, Encoding, LogicalType, Type as PhysicalType};
+use parquet::column::page::{Page, PageReader};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::serialized_reader::SerializedPageReader;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The optional columns the reader decodes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wanted {
+    pub complete: bool,
+    pub stream: bool,
+    pub device: bool,
+}
+
+/// What is wrong with a page; the column adds file, column and row group.
+type Corrupt = String;
+
+/// Capacity reserved for a batch's vectors (they grow past it for bigger batches).
+const RESERVE_ROWS: usize = 1 << 16;
+
+// ---------------------------------------------------------------------------------
+// Bit unpacking and varints
+
+/// Unpacks 32 values of `width` bits each (0..=64), least significant bit first, from
+/// the first 4 * width bytes of `input` (fewer read as zeros).
+fn unpack32(width: usize, input: &[u8], out: &mut [u64; 32]) {
+    macro_rules! by_width {
+        ($($w:literal)*) => {
+            match width {
+                $($w => unpack32_w::<$w>(input, out),)*
+                _ => panic!("bit width {width} above 64 (checked by the caller)"),
+            }
+        };
+    }
+    by_width!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
+        28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54
+        55 56 57 58 59 60 61 62 63 64);
+}
+
+/// [`unpack32`] for one width. Reads 8 bytes past the 4W it unpacks (masked off), so
+/// a group near the end of its page goes through a zero-padded copy.
+#[inline(always)]
+fn unpack32_w<const W: usize>(input: &[u8], out: &mut [u64; 32]) {
+    if W == 0 {
+        *out = [0; 32];
+        return;
+    }
+    let need = 4 * W + 8;
+    if input.len() >= need {
+        unpack32_from::<W>(&input[..need], out);
+    } else {
+        let mut pad = [0u8; 4 * 64 + 8];
+        let n = input.len().min(4 * W);
+        pad[..n].copy_from_slice(&input[..n]);
+        unpack32_from::<W>(&pad[..need], out);
+    }
+}
+
+/// Value i is bits `i*W .. i*W+W` of `input` (4W + 8 bytes): one unaligned 8-byte
+/// load at a constant offset each (a ninth byte for widths above 56), unrolled.
+#[inline(always)]
+fn unpack32_from<const W: usize>(input: &[u8], out: &mut [u64; 32]) {
+    assert_eq!(input.len(), 4 * W + 8);
+    let mask = if W == 64 { u64::MAX } else { (1u64 << W) - 1 };
+    macro_rules! values {
+        ($($i:literal)*) => {$({
+            let bit = $i * W;
+            let (byte, sh) = (bit / 8, bit % 8);
+            let word = u64::from_le_bytes(input[byte..byte + 8].try_into().expect("8 bytes"));
+            let mut v = word >> sh;
+            if sh + W > 64 {
+                v |= u64::from(input[byte + 8]) << (64 - sh);
+            }
+            out[$i] = v & mask;
+        })*};
+    }
+    values!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
+/// An unsigned LEB128 varint at `*pos` of `buf`.
+fn uvarint(buf: &[u8], pos: &mut usize) -> Result<u64, Corrupt> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*pos).ok_or("truncated varint")?;
+        *pos += 1;
+        if shift == 63 && b > 1 {
+            return Err("varint above 64 bits".into());
+        }
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err("varint above 64 bits".into())
+}
+
+fn zigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn to_usize(v: u64, what: &str) -> Result<usize, Corrupt> {
+    usize::try_from(v).map_err(|_| format!("{what} {v} too large"))
+}
+
+// ---------------------------------------------------------------------------------
+// DELTA_BINARY_PACKED
+
+/// A DELTA_BINARY_PACKED stream of one page, decoded 32 values at a time.
+struct Delta {
+    pos: usize,
+    end: usize,
+    /// Values per miniblock (a multiple of 32) and miniblocks per block.
+    per_mini: usize,
+    minis: usize,
+    /// Values not yet decoded (the first value included until handed out).
+    left: usize,
+    first: Option<i64>,
+    last: i64,
+    min_delta: i64,
+    /// Bit widths of the current block's miniblocks.
+    widths: Vec<u8>,
+    /// Current miniblock (== `minis`: the next group starts a block) and 32-value
+    /// group in it.
+    mini: usize,
+    group: usize,
+    /// Decoded values not yet handed out (a batch or page boundary split a group).
+    pending: [i64; 32],
+    pending_at: usize,
+    pending_len: usize,
+}
+
+impl Delta {
+    fn new(buf: &[u8], start: usize, end: usize) -> Result<Delta, Corrupt> {
+        let b = &buf[..end];
+        let mut pos = start;
+        let block = to_usize(uvarint(b, &mut pos)?, "block size")?;
+        let minis = to_usize(uvarint(b, &mut pos)?, "miniblock count")?;
+        let total = to_usize(uvarint(b, &mut pos)?, "value count")?;
+        let first = zigzag(uvarint(b, &mut pos)?);
+        if block == 0 || block % 128 != 0 || minis == 0 || block % minis != 0 {
+            return Err(format!(
+                "bad delta header: block size {block}, {minis} miniblocks"
+            ));
+        }
+        let per_mini = block / minis;
+        if per_mini % 32 != 0 {
+            return Err(format!("bad delta header: {per_mini} values per miniblock"));
+        }
+        Ok(Delta {
+            pos,
+            end,
+            per_mini,
+            minis,
+            left: total,
+            first: (total > 0).then_some(first),
+            last: 0,
+            min_delta: 0,
+            widths: Vec::new(),
+            mini: minis,
+            group: 0,
+            pending: [0; 32],
+            pending_at: 0,
+            pending_len: 0,
+        })
+    }
+
+    /// Appends the next `n` values to `out`.
+    fn take(&mut self, buf: &[u8], mut n: usize, out: &mut Vec<i64>) -> Result<(), Corrupt> {
+        if n > self.pending_len - self.pending_at + self.left {
+            return Err("fewer delta-encoded values than the page has rows".into());
+        }
+        let k = n.min(self.pending_len - self.pending_at);
+        out.extend_from_slice(&self.pending[self.pending_at..self.pending_at + k]);
+        self.pending_at += k;
+        n -= k;
+        if n > 0 {
+            if let Some(f) = self.first.take() {
+                out.push(f);
+                self.last = f;
+                self.left -= 1;
+                n -= 1;
+            }
+        }
+        let mut deltas = [0u64; 32];
+        while n > 0 {
+            let cnt = self.next_group(buf, &mut deltas)?;
+            let (md, mut last) = (self.min_delta, self.last);
+            let step = |d: &u64| {
+                last = last.wrapping_add(md).wrapping_add(*d as i64);
+                last
+            };
+            if n >= cnt {
+                out.extend(deltas[..cnt].iter().map(step));
+                n -= cnt;
+            } else {
+                for (p, v) in self.pending.iter_mut().zip(deltas[..cnt].iter().map(step)) {
+                    *p = v;
+                }
+                self.pending_len = cnt;
+                self.pending_at = n;
+                out.extend_from_slice(&self.pending[..n]);
+                n = 0;
+            }
+            self.last = last;
+        }
+        Ok(())
+    }
+
+    /// Unpacks the next (up to) 32 deltas; returns how many are values.
+    fn next_group(&mut self, buf: &[u8], deltas: &mut [u64; 32]) -> Result<usize, Corrupt> {
+        assert!(self.left > 0, "the caller checked the values left");
+        if self.mini == self.minis {
+            self.min_delta = zigzag(uvarint(&buf[..self.end], &mut self.pos)?);
+            if self.end - self.pos < self.minis {
+                return Err("truncated delta block header".into());
+            }
+            self.widths.clear();
+            self.widths
+                .extend_from_slice(&buf[self.pos..self.pos + self.minis]);
+            self.pos += self.minis;
+            self.mini = 0;
+            self.group = 0;
+        }
+        let w = usize::from(self.widths[self.mini]);
+        if w > 64 {
+            return Err(format!("delta bit width {w} above 64"));
+        }
+        let cnt = self.left.min(32);
+        let bytes = 4 * w;
+        let avail = (self.end - self.pos).min(bytes);
+        // The last miniblock may be cut short of its padding, never of its values.
+        if avail * 8 < cnt * w {
+            return Err("truncated delta miniblock".into());
+        }
+        // Bytes past the group are read but masked off (values past `cnt` unused).
+        unpack32(w, &buf[self.pos..self.end], deltas);
+        self.pos += avail;
+        self.group += 1;
+        if self.group == self.per_mini / 32 {
+            self.group = 0;
+            self.mini += 1;
+        }
+        self.left -= cnt;
+        Ok(cnt)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// RLE / bit-packed hybrid (dictionary keys, definition levels)
+
+/// An RLE/bit-packed hybrid stream of values of at most 32 bits.
+struct Hybrid {
+    pos: usize,
+    end: usize,
+    width: usize,
+    rle_left: usize,
+    rle_value: u32,
+    /// Values left in the current bit-packed run (padding included).
+    bp_left: usize,
+    pending: [u32; 32],
+    pending_at: usize,
+    pending_len: usize,
+}
+
+impl Hybrid {
+    fn new(start: usize, end: usize, width: usize) -> Result<Hybrid, Corrupt> {
+        if width > 32 {
+            return Err(format!("bit width {width} above 32"));
+        }
+        assert!(start <= end);
+        Ok(Hybrid {
+            pos: start,
+            end,
+            width,
+            rle_left: 0,
+            rle_value: 0,
+            bp_left: 0,
+            pending: [0; 32],
+            pending_at: 0,
+            pending_len: 0,
+        })
+    }
+
+    fn header(&mut self, buf: &[u8]) -> Result<(), Corrupt> {
+        let h = uvarint(&buf[..self.end], &mut self.pos)?;
+        if h & 1 == 1 {
+            let groups = to_usize(h >> 1, "bit-packed run")?;
+            self.bp_left = groups
+                .checked_mul(8)
+                .ok_or_else(|| format!("bit-packed run of {groups} groups"))?;
+        } else {
+            self.rle_left = to_usize(h >> 1, "run length")?;
+            let nb = self.width.div_ceil(8);
+            if self.end - self.pos < nb {
+                return Err("truncated run".into());
+            }
+            let mut v = 0u32;
+            for (i, &b) in buf[self.pos..self.pos + nb].iter().enumerate() {
+                v |= u32::from(b) << (8 * i);
+            }
+            self.pos += nb;
+            self.rle_value = v;
+        }
+        Ok(())
+    }
+
+    /// Unpacks the next (up to) 32 values of the bit-packed run; returns how many.
+    fn unpack(&mut self, buf: &[u8], vals: &mut [u64; 32]) -> Result<usize, Corrupt> {
+        // Runs are whole groups of 8 values (w bytes each): cnt * w / 8 bytes exactly.
+        let cnt = self.bp_left.min(32);
+        debug_assert!(cnt.is_multiple_of(8));
+        let avail = (self.end - self.pos).min(cnt * self.width / 8);
+        let usable = match self.width {
+            0 => cnt,
+            w => cnt.min(avail * 8 / w),
+        };
+        if usable == 0 {
+            return Err("truncated bit-packed run".into());
+        }
+        // Bytes past the run are read but only fill values past `usable`.
+        unpack32(self.width, &buf[self.pos..self.end], vals);
+        self.pos += avail;
+        self.bp_left -= cnt;
+        if usable < cnt {
+            // The run was cut short: a value past its end is an error (at `header`).
+            self.bp_left = 0;
+            self.pos = self.end;
+        }
+        Ok(usable)
+    }
+
+    /// Appends the next `n` values to `out`.
+    fn take(&mut self, buf: &[u8], mut n: usize, out: &mut Vec<u32>) -> Result<(), Corrupt> {
+        let mut vals = [0u64; 32];
+        while n > 0 {
+            if self.pending_at < self.pending_len {
+                let k = n.min(self.pending_len - self.pending_at);
+                out.extend_from_slice(&self.pending[self.pending_at..self.pending_at + k]);
+                self.pending_at += k;
+                n -= k;
+            } else if self.rle_left > 0 {
+                let k = n.min(self.rle_left);
+                out.extend(std::iter::repeat_n(self.rle_value, k));
+                self.rle_left -= k;
+                n -= k;
+            } else if self.bp_left > 0 {
+                let cnt = self.unpack(buf, &mut vals)?;
+                if n >= cnt {
+                    out.extend(vals[..cnt].iter().map(|&v| v as u32));
+                    n -= cnt;
+                } else {
+                    for (p, &v) in self.pending.iter_mut().zip(&vals[..cnt]) {
+                        *p = v as u32;
+                    }
+                    self.pending_len = cnt;
+                    self.pending_at = n;
+                    out.extend_from_slice(&self.pending[..n]);
+                    n = 0;
+                }
+            } else if self.pos < self.end {
+                self.header(buf)?;
+            } else {
+                return Err("fewer encoded values than the page has rows".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Consumes the next `n` values if they are all `value` in one run (definition
+    /// levels of a page without nulls); false, consuming nothing, otherwise.
+    fn skip_run(&mut self, buf: &[u8], value: u32, n: usize) -> Result<bool, Corrupt> {
+        if self.pending_at < self.pending_len {
+            return Ok(false);
+        }
+        while self.rle_left == 0 && self.bp_left == 0 {
+            if self.pos >= self.end {
+                return Ok(false);
+            }
+            self.header(buf)?;
+        }
+        if self.rle_left >= n && self.rle_value == value {
+            self.rle_left -= n;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Columns
+
+enum Values {
+    /// PLAIN values from `pos` (8 bytes an INT64; a 4-byte length and the bytes a string).
+    Plain {
+        pos: usize,
+    },
+    Delta(Box<Delta>),
+    /// Dictionary keys.
+    Dict(Hybrid),
+}
+
+struct DataPage {
+    page: Page,
+    rows_left: usize,
+    defs: Option<Hybrid>,
+    values: Values,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    Str,
+}
+
+/// Where a batch's validity goes: none until the first null, then one bit a row.
+struct NullTrack {
+    rows: usize,
+    nulls: usize,
+    bits: Option<BooleanBufferBuilder>,
+}
+
+impl NullTrack {
+    fn new() -> NullTrack {
+        NullTrack {
+            rows: 0,
+            nulls: 0,
+            bits: None,
+        }
+    }
+
+    fn valid(&mut self, n: usize) {
+        if let Some(b) = &mut self.bits {
+            b.append_n(n, true);
+        }
+        self.rows += n;
+    }
+
+    fn levels(&mut self, levels: &[u32]) {
+        let rows = self.rows;
+        let b = self.bits.get_or_insert_with(|| {
+            let mut b = BooleanBufferBuilder::new(RESERVE_ROWS.max(rows + levels.len()));
+            b.append_n(rows, true);
+            b
+        });
+        for &l in levels {
+            b.append(l == 1);
+        }
+        self.nulls += levels.iter().filter(|&&l| l != 1).count();
+        self.rows += levels.len();
+    }
+
+    fn finish(self) -> Option<NullBuffer> {
+        let nb = NullBuffer::new(self.bits?.finish());
+        assert_eq!(nb.len(), self.rows);
+        assert_eq!(nb.null_count(), self.nulls);
+        Some(nb)
+    }
+}
+
+/// One column of the file, read row group after row group, page after page.
+struct Column {
+    name: &'static str,
+    leaf: usize,
+    kind: Kind,
+    /// Definition levels present (max level 1): the column may have nulls.
+    nullable: bool,
+    /// Next row group to open; rows of the open one not read yet.
+    next_rg: usize,
+    rg_rows_left: usize,
+    pages: Option<SerializedPageReader<File>>,
+    page: Option<DataPage>,
+    has_dict: bool,
+    dict_ints: Vec<i64>,
+    dict_strs: Vec<String>,
+    /// String columns: dictionary entry -> code (op index, or name slot), filled as
+    /// rows first reference entries (names are interned in row order, as Arrow's path
+    /// does); `dense` copies it once every entry is known.
+    codes: Vec<Option<u32>>,
+    codes_known: usize,
+    dense: Vec<u32>,
+    levels: Vec<u32>,
+    keys: Vec<u32>,
+    scratch: Vec<i64>,
+}
+
+/// What every column needs to read the file.
+struct Ctx<'a> {
+    path: &'a Path,
+    file: &'a Arc<File>,
+    md: &'a ParquetMetaData,
+}
+
+impl Column {
+    fn new(name: &'static str, leaf: usize, kind: Kind, nullable: bool) -> Column {
+        Column {
+            name,
+            leaf,
+            kind,
+            nullable,
+            next_rg: 0,
+            rg_rows_left: 0,
+            pages: None,
+            page: None,
+            has_dict: false,
+            dict_ints: Vec::new(),
+            dict_strs: Vec::new(),
+            codes: Vec::new(),
+            codes_known: 0,
+            dense: Vec::new(),
+            levels: Vec::new(),
+            keys: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A malformed page of this column.
+    fn corrupt(&self, ctx: &Ctx, what: &str) -> TraceError {
+        corrupt(ctx, self.name, self.next_rg, what)
+    }
+
+    /// Makes a data page with rows left current; returns how many of them (at most
+    /// `max`) are in the open row group, or 0 at the end of the file.
+    fn span(&mut self, ctx: &Ctx, max: usize) -> Result<usize, TraceError> {
+        loop {
+            if let Some(p) = &self.page {
+                if p.rows_left > 0 {
+                    if self.rg_rows_left == 0 {
+                        return Err(self.corrupt(ctx, "more values than the row group has rows"));
+                    }
+                    return Ok(max.min(p.rows_left).min(self.rg_rows_left));
+                }
+            }
+            self.page = None;
+            if let Some(pages) = &mut self.pages {
+                let next = pages
+                    .get_next_page()
+                    .map_err(|e| TraceError::parquet(ctx.path, e))?;
+                match next {
+                    Some(page) => self.load(ctx, page)?,
+                    None if self.rg_rows_left > 0 => {
+                        return Err(self.corrupt(ctx, "fewer values than the row group has rows"))
+                    }
+                    None => self.pages = None,
+                }
+                continue;
+            }
+            let Some(rg) = ctx.md.row_groups().get(self.next_rg) else {
+                return Ok(0);
+            };
+            let rows = usize::try_from(rg.num_rows())
+                .map_err(|_| TraceError::schema(ctx.path, "negative row count in a row group"))?;
+            let pages =
+                SerializedPageReader::new(Arc::clone(ctx.file), rg.column(self.leaf), rows, None)
+                    .map_err(|e| TraceError::parquet(ctx.path, e))?;
+            self.pages = Some(pages);
+            self.next_rg += 1;
+            self.rg_rows_left = rows;
+            self.has_dict = false;
+        }
+    }
+
+    /// Takes a page from the page reader: a dictionary is decoded, a data page made
+    /// current.
+    fn load(&mut self, ctx: &Ctx, page: Page) -> Result<(), TraceError> {
+        let res = match page {
+            Page::DictionaryPage {
+                num_values,
+                encoding,
+                ..
+            } => {
+                let r = self.load_dictionary(&page, num_values as usize, encoding);
+                if r.is_ok() {
+                    self.has_dict = true;
+                }
+                r
+            }
+            _ => self.load_data(page),
+        };
+        res.map_err(|e| self.corrupt(ctx, &e))
+    }
+
+    fn load_dictionary(&mut self, page: &Page, n: usize, enc: Encoding) -> Result<(), Corrupt> {
+        if !matches!(enc, Encoding::PLAIN | Encoding::PLAIN_DICTIONARY) {
+            return Err(format!("dictionary page encoded {enc}"));
+        }
+        let buf: &[u8] = page.buffer();
+        self.dict_ints.clear();
+        self.dict_strs.clear();
+        self.codes.clear();
+        self.codes_known = 0;
+        self.dense.clear();
+        match self.kind {
+            Kind::Int => {
+                if buf.len() / 8 < n {
+                    return Err(format!("dictionary of {n} values in {} bytes", buf.len()));
+                }
+                self.dict_ints.extend(
+                    buf[..n * 8]
+                        .chunks_exact(8)
+                        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))),
+                );
+            }
+            Kind::Str => {
+                if buf.len() / 4 < n {
+                    return Err(format!("dictionary of {n} values in {} bytes", buf.len()));
+                }
+                let mut pos = 0;
+                for _ in 0..n {
+                    let s = byte_array(buf, &mut pos)?;
+                    let s = std::str::from_utf8(s).map_err(|_| "a name that is not UTF-8")?;
+                    self.dict_strs.push(s.to_owned());
+                }
+                self.codes.resize(n, None);
+            }
+        }
+        Ok(())
+    }
+
+    fn load_data(&mut self, page: Page) -> Result<(), Corrupt> {
+        let buf: &[u8] = page.buffer();
+        let (rows, encoding, defs, start) = match &page {
+            Page::DataPage {
+                num_values,
+                encoding,
+                def_level_encoding,
+                ..
+            } => {
+                let mut pos = 0;
+                let defs = if self.nullable {
+                    if *def_level_encoding != Encoding::RLE {
+                        return Err(format!("definition levels encoded {def_level_encoding}"));
+                    }
+                    let len = buf.get(..4).ok_or("truncated definition levels")?;
+                    let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+                    if buf.len() - 4 < len {
+                        return Err("definition levels longer than their page".into());
+                    }
+                    pos = 4 + len;
+                    Some(Hybrid::new(4, pos, 1)?)
+                } else {
+                    None
+                };
+                (*num_values, *encoding, defs, pos)
+            }
+            Page::DataPageV2 {
+                num_values,
+                encoding,
+                def_levels_byte_len,
+                rep_levels_byte_len,
+                ..
+            } => {
+                let rep = *rep_levels_byte_len as usize;
+                let end = rep
+                    .checked_add(*def_levels_byte_len as usize)
+                    .filter(|&e| e <= buf.len())
+                    .ok_or("levels longer than their page")?;
+                let defs = match self.nullable {
+                    true => Some(Hybrid::new(rep, end, 1)?),
+                    false => None,
+                };
+                (*num_values, *encoding, defs, end)
+            }
+            Page::DictionaryPage { .. } => unreachable!("handled by the caller"),
+        };
+        let values = match encoding {
+            Encoding::PLAIN => Values::Plain { pos: start },
+            Encoding::DELTA_BINARY_PACKED if self.kind == Kind::Int => {
+                Values::Delta(Box::new(Delta::new(buf, start, buf.len())?))
+            }
+            Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY => {
+                if !self.has_dict {
+                    return Err("dictionary-encoded page without a dictionary".into());
+                }
+                let width = *buf.get(start).ok_or("missing key bit width")?;
+                Values::Dict(Hybrid::new(start + 1, buf.len(), usize::from(width))?)
+            }
+            e => return Err(format!("data page encoded {e}")),
+        };
+        self.page = Some(DataPage {
+            rows_left: rows as usize,
+            defs,
+            values,
+            page,
+        });
+        Ok(())
+    }
+
+    /// Reads the definition levels of the next `m` rows of the current page: true
+    /// when all are defined, else the levels are in `self.levels` (0 or 1 each).
+    fn read_levels(&mut self, m: usize) -> Result<bool, Corrupt> {
+        let p = self.page.as_mut().expect("span made a page current");
+        let buf: &[u8] = p.page.buffer();
+        let Some(h) = &mut p.defs else {
+            return Ok(true);
+        };
+        if h.skip_run(buf, 1, m)? {
+            return Ok(true);
+        }
+        self.levels.clear();
+        h.take(buf, m, &mut self.levels)?;
+        if self.levels.iter().any(|&l| l > 1) {
+            return Err("definition level above 1".into());
+        }
+        Ok(self.levels.iter().all(|&l| l == 1))
+    }
+
+    /// Appends the next `n` values of the current page (not rows: nulls have none).
+    fn int_values(&mut self, n: usize, out: &mut Vec<i64>) -> Result<(), Corrupt> {
+        let p = self.page.as_mut().expect("span made a page current");
+        let buf: &[u8] = p.page.buffer();
+        match &mut p.values {
+            Values::Plain { pos } => {
+                let bytes = n.checked_mul(8).filter(|&b| b <= buf.len() - *pos);
+                let bytes = bytes.ok_or("fewer PLAIN values than the page has rows")?;
+                out.extend(
+                    buf[*pos..*pos + bytes]
+                        .chunks_exact(8)
+                        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))),
+                );
+                *pos += bytes;
+            }
+            Values::Delta(d) => d.take(buf, n, out)?,
+            Values::Dict(h) => {
+                self.keys.clear();
+                h.take(buf, n, &mut self.keys)?;
+                let dict = &self.dict_ints;
+                let max = self.keys.iter().fold(0, |a, &k| a.max(k));
+                if max as usize >= dict.len() {
+                    return Err(format!("dictionary key {max} of {} entries", dict.len()));
+                }
+                out.extend(self.keys.iter().map(|&k| dict[k as usize]));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `n` rows of an INT64 column into `out`; null rows read as 0 and are noted
+    /// in `nulls` (None: a null is an error).
+    fn read_ints(
+        &mut self,
+        ctx: &Ctx,
+        n: usize,
+        out: &mut Vec<i64>,
+        mut nulls: Option<&mut NullTrack>,
+    ) -> Result<(), TraceError> {
+        let mut left = n;
+        while left > 0 {
+            let m = self.span(ctx, left)?;
+            if m == 0 {
+                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
+            }
+            let all = self.read_levels(m).map_err(|e| self.corrupt(ctx, &e))?;
+            if all {
+                self.int_values(m, out).map_err(|e| self.corrupt(ctx, &e))?;
+                if let Some(t) = nulls.as_deref_mut() {
+                    t.valid(m);
+                }
+            } else {
+                let Some(t) = nulls.as_deref_mut() else {
+                    return Err(store::nulls_error(ctx.path, self.name));
+                };
+                let defined = self.levels.iter().filter(|&&l| l == 1).count();
+                let mut vals = std::mem::take(&mut self.scratch);
+                vals.clear();
+                let r = self.int_values(defined, &mut vals);
+                r.map_err(|e| self.corrupt(ctx, &e))?;
+                let mut it = vals.iter();
+                out.extend(self.levels.iter().map(|&l| match l {
+                    1 => *it.next().expect("one value per defined row"),
+                    _ => 0,
+                }));
+                t.levels(&self.levels);
+                self.scratch = vals;
+            }
+            self.page.as_mut().expect("current").rows_left -= m;
+            self.rg_rows_left -= m;
+            left -= m;
+        }
+        Ok(())
+    }
+
+    /// Appends the codes of the next `n` values (not rows) of a string column:
+    /// `code(name)` for each, computed once per dictionary entry.
+    fn str_values(
+        &mut self,
+        ctx: &Ctx,
+        n: usize,
+        out: &mut Vec<u32>,
+        code: &mut dyn FnMut(&str) -> Result<u32, TraceError>,
+    ) -> Result<(), TraceError> {
+        let (name, next_rg) = (self.name, self.next_rg);
+        let p = self.page.as_mut().expect("span made a page current");
+        let buf: &[u8] = p.page.buffer();
+        match &mut p.values {
+            Values::Plain { pos } => {
+                for _ in 0..n {
+                    let s = byte_array(buf, pos).map_err(|e| corrupt(ctx, name, next_rg, &e))?;
+                    let s = std::str::from_utf8(s)
+                        .map_err(|_| corrupt(ctx, name, next_rg, "a name that is not UTF-8"))?;
+                    out.push(code(s)?);
+                }
+            }
+            Values::Delta(_) => unreachable!("string pages are never delta-encoded"),
+            Values::Dict(h) => {
+                self.keys.clear();
+                let r = h.take(buf, n, &mut self.keys);
+                r.map_err(|e| self.corrupt(ctx, &e))?;
+                if self.codes_known == self.codes.len() && !self.codes.is_empty() {
+                    let max = self.keys.iter().fold(0, |a, &k| a.max(k));
+                    if (max as usize) < self.dense.len() {
+                        let dense = &self.dense;
+                        out.extend(self.keys.iter().map(|&k| dense[k as usize]));
+                        return Ok(());
+                    }
+                }
+                for &k in &self.keys {
+                    let c = match self.codes.get(k as usize) {
+                        Some(Some(c)) => *c,
+                        Some(None) => {
+                            let c = code(&self.dict_strs[k as usize])?;
+                            self.codes[k as usize] = Some(c);
+                            self.codes_known += 1;
+                            if self.codes_known == self.codes.len() {
+                                self.dense = self.codes.iter().map(|c| c.expect("known")).collect();
+                            }
+                            c
+                        }
+                        None => return Err(store::bad_key_error(ctx.path, self.name)),
+                    };
+                    out.push(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `n` rows of a string column as codes; a null row is `null` (None: a
+    /// null is an error).
+    fn read_strs(
+        &mut self,
+        ctx: &Ctx,
+        n: usize,
+        out: &mut Vec<u32>,
+        null: Option<u32>,
+        code: &mut dyn FnMut(&str) -> Result<u32, TraceError>,
+    ) -> Result<(), TraceError> {
+        let mut left = n;
+        while left > 0 {
+            let m = self.span(ctx, left)?;
+            if m == 0 {
+                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
+            }
+            let all = self.read_levels(m).map_err(|e| self.corrupt(ctx, &e))?;
+            if all {
+                self.str_values(ctx, m, out, code)?;
+            } else {
+                let Some(null) = null else {
+                    return Err(store::nulls_error(ctx.path, self.name));
+                };
+                let defined = self.levels.iter().filter(|&&l| l == 1).count();
+                let at = out.len();
+                self.str_values(ctx, defined, out, code)?;
+                // Spread the values over the rows, back to front, nulls between.
+                out.resize(at + m, null);
+                let mut v = at + defined;
+                for r in (0..m).rev() {
+                    if self.levels[r] == 1 {
+                        v -= 1;
+                        out[at + r] = out[v];
+                    } else {
+                        out[at + r] = null;
+                    }
+                }
+                assert_eq!(v, at);
+            }
+            self.page.as_mut().expect("current").rows_left -= m;
+            self.rg_rows_left -= m;
+            left -= m;
+        }
+        Ok(())
+    }
+}
+
+/// A malformed page of column `name` in the row group before `next_rg`.
+fn corrupt(ctx: &Ctx, name: &str, next_rg: usize, what: &str) -> TraceError {
+    TraceError::parquet(
+        ctx.path,
+        ParquetError::General(format!(
+            "column `{name}`, row group {}: {what}",
+            next_rg.saturating_sub(1)
+        )),
+    )
+}
+
+/// A PLAIN BYTE_ARRAY value at `*pos`: 4-byte length, then the bytes.
+fn byte_array<'a>(buf: &'a [u8], pos: &mut usize) -> Result<&'a [u8], Corrupt> {
+    let len = buf.get(*pos..*pos + 4).ok_or("truncated string length")?;
+    let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+    let start = *pos + 4;
+    let s = buf
+        .get(start..start.saturating_add(len))
+        .ok_or("string longer than its page")?;
+    *pos = start + len;
+    Ok(s)
+}
+
+// ---------------------------------------------------------------------------------
+// The reader
+
+/// Decodes a trace's batches from its pages (see the module doc).
+pub(crate) struct PageDecoder {
+    path: PathBuf,
+    file: Arc<File>,
+    md: Arc<ParquetMetaData>,
+    batch_rows: usize,
+    /// Rows not handed out yet (the row groups' counts).
+    rows_left: usize,
+    issue: Column,
+    complete: Option<Column>,
+    offset: Column,
+    len: Column,
+    op: Column,
+    stream: Option<Column>,
+    device: Option<Column>,
+}
+
+impl PageDecoder {
+    /// A decoder for the file, or None when it uses a type or encoding this module
+    /// does not read (the caller then reads through Arrow).
+    pub(crate) fn try_new(
+        path: &Path,
+        file: &Arc<File>,
+        md: &Arc<ParquetMetaData>,
+        schema: &Schema,
+        wanted: Wanted,
+        batch_rows: usize,
+    ) -> Result<Option<PageDecoder>, TraceError> {
+        assert!(batch_rows > 0);
+        let descr = md.file_metadata().schema_descr();
+        let column = |name: &'static str, kind: Kind| -> Option<Column> {
+            let leaf = descr
+                .columns()
+                .iter()
+                .position(|c| c.path().parts() == [name])?;
+            let c = descr.column(leaf);
+            let arrow = schema.field_with_name(name).ok()?.data_type();
+            let types_ok = match kind {
+                Kind::Int => {
+                    *arrow == DataType::Int64
+                        && c.physical_type() == PhysicalType::INT64
+                        && matches!(
+                            c.converted_type(),
+                            ConvertedType::NONE | ConvertedType::INT_64
+                        )
+                        && match c.logical_type_ref() {
+                            None => true,
+                            Some(LogicalType::Integer(t)) => t.bit_width == 64 && t.is_signed,
+                            Some(_) => false,
+                        }
+                }
+                Kind::Str => {
+                    c.physical_type() == PhysicalType::BYTE_ARRAY
+                        && matches!(
+                            c.converted_type(),
+                            ConvertedType::NONE | ConvertedType::UTF8
+                        )
+                        && matches!(c.logical_type_ref(), None | Some(LogicalType::String))
+                }
+            };
+            let levels_ok = c.max_rep_level() == 0 && (0..=1).contains(&c.max_def_level());
+            let encodings_ok = md.row_groups().iter().all(|rg| {
+                rg.column(leaf).encodings().all(|e| match e {
+                    Encoding::PLAIN
+                    | Encoding::RLE
+                    | Encoding::RLE_DICTIONARY
+                    | Encoding::PLAIN_DICTIONARY => true,
+                    Encoding::DELTA_BINARY_PACKED => kind == Kind::Int,
+                    _ => false,
+                })
+            });
+            (types_ok && levels_ok && encodings_ok)
+                .then(|| Column::new(name, leaf, kind, c.max_def_level() == 1))
+        };
+        let opt = |want: bool, name, kind| match want {
+            true => column(name, kind).map(Some),
+            false => Some(None),
+        };
+        let cols = (|| {
+            Some((
+                column(COL_ISSUE, Kind::Int)?,
+                opt(wanted.complete, COL_COMPLETE, Kind::Int)?,
+                column(COL_OFFSET, Kind::Int)?,
+                column(COL_LEN, Kind::Int)?,
+                column(COL_OP, Kind::Str)?,
+                opt(wanted.stream, COL_STREAM, Kind::Str)?,
+                opt(wanted.device, COL_DEVICE, Kind::Str)?,
+            ))
+        })();
+        let Some((issue, complete, offset, len, op, stream, device)) = cols else {
+            return Ok(None);
+        };
+        let mut rows = 0usize;
+        for rg in md.row_groups() {
+            let n = usize::try_from(rg.num_rows())
+                .map_err(|_| TraceError::schema(path, "negative row count in a row group"))?;
+            rows = rows
+                .checked_add(n)
+                .ok_or_else(|| TraceError::schema(path, "row count overflows"))?;
+        }
+        Ok(Some(PageDecoder {
+            path: path.to_path_buf(),
+            file: Arc::clone(file),
+            md: Arc::clone(md),
+            batch_rows,
+            rows_left: rows,
+            issue,
+            complete,
+            offset,
+            len,
+            op,
+            stream,
+            device,
+        }))
+    }
+
+    /// The next batch (at most `batch_rows` rows), checked as the Arrow path checks
+    /// its batches, in the same order; None at the end.
+    pub(crate) fn next_batch(
+        &mut self,
+        streams: &mut Names,
+        devices: &mut Names,
+    ) -> Result<Option<ColumnBatch>, TraceError> {
+        let n = self.batch_rows.min(self.rows_left);
+        if n == 0 {
+            return Ok(None);
+        }
+        let ctx = Ctx {
+            path: &self.path,
+            file: &self.file,
+            md: &self.md,
+        };
+        let path = ctx.path;
+        let reserve = n.min(RESERVE_ROWS);
+        let int = |c: &mut Column, name| -> Result<Vec<i64>, TraceError> {
+            let mut v = Vec::with_capacity(reserve);
+            c.read_ints(&ctx, n, &mut v, None)?;
+            store::check_non_negative(path, name, &v, None)?;
+            Ok(v)
+        };
+        let issue = int(&mut self.issue, COL_ISSUE)?;
+        let offset = int(&mut self.offset, COL_OFFSET)?;
+        let len = int(&mut self.len, COL_LEN)?;
+        let complete = match &mut self.complete {
+            None => None,
+            Some(c) => {
+                let mut v = Vec::with_capacity(reserve);
+                let mut t = NullTrack::new();
+                c.read_ints(&ctx, n, &mut v, Some(&mut t))?;
+                let nulls = t.finish();
+                match nulls {
+                    Some(nb) if nb.null_count() == n => None,
+                    nulls => {
+                        store::check_non_negative(path, COL_COMPLETE, &v, nulls.as_ref())?;
+                        Some(Int64Array::new(ScalarBuffer::from(v), nulls))
+                    }
+                }
+            }
+        };
+        store::check_rows(path, &issue, &offset, &len, complete.as_ref())?;
+        let mut codes = Vec::with_capacity(reserve);
+        let mut op_code = |s: &str| store::parse_op(path, Some(s)).map(|o| o.index() as u32);
+        self.op.read_strs(&ctx, n, &mut codes, None, &mut op_code)?;
+        let ops: Vec<Op> = codes.iter().map(|&c| Op::ALL[c as usize]).collect();
+        let slots = |c: &mut Option<Column>, names: &mut Names| match c {
+            None => Ok(None),
+            Some(c) => {
+                let mut v = Vec::with_capacity(reserve);
+                let name = c.name;
+                let mut slot = |s: &str| store::name_slot(path, name, names.intern(s));
+                c.read_strs(&ctx, n, &mut v, Some(0), &mut slot)?;
+                Ok::<_, TraceError>(Some(v))
+            }
+        };
+        let stream_slots = slots(&mut self.stream, streams)?;
+        let device_slots = slots(&mut self.device, devices)?;
+        self.rows_left -= n;
+        Ok(Some(ColumnBatch {
+            issue_ns: ScalarBuffer::from(issue),
+            complete_ns: complete,
+            offset_bytes: ScalarBuffer::from(offset),
+            len_bytes: ScalarBuffer::from(len),
+            ops,
+            device_slots,
+            stream_slots,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;
