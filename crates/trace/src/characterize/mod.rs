@@ -16,6 +16,7 @@
 mod footprint;
 mod hist;
 mod interarrival;
+mod isa;
 mod qd;
 mod sequential;
 mod sizes;
@@ -31,6 +32,7 @@ use crate::store::{ColumnBatch, Columns, TraceReader};
 use arrow_array::Array;
 use arrow_buffer::ScalarBuffer;
 use interarrival::Arrivals;
+use isa::Isa;
 use qd::Completions;
 use sequential::{Devices, Sequential};
 use serde::{Deserialize, Serialize};
@@ -166,6 +168,8 @@ pub struct Characterizer {
     issue_scratch: Vec<u64>,
     /// Which rows of a chunk have a completion, when only some do.
     valid_scratch: Vec<bool>,
+    /// The CPU features the loops use, detected once (see `isa.rs`).
+    isa: Isa,
 }
 
 /// Buffered records, as columns.
@@ -240,6 +244,10 @@ impl Default for Characterizer {
 
 impl Characterizer {
     pub fn new() -> Self {
+        Self::with_isa(Isa::detect())
+    }
+
+    fn with_isa(isa: Isa) -> Self {
         Characterizer {
             mix: Mix::default(),
             sequential: Sequential::new(),
@@ -249,6 +257,7 @@ impl Characterizer {
             pending: Pending::default(),
             issue_scratch: Vec::new(),
             valid_scratch: Vec::new(),
+            isa,
         }
     }
 
@@ -357,22 +366,26 @@ impl Characterizer {
             }
             return;
         }
-        let issue = self.arrivals.push(c.issue, &mut self.issue_scratch);
-        self.mix.push(c.ops, c.len);
-        self.sequential.push(c.ops, c.offset, c.len, c.devices);
+        let isa = self.isa;
+        let issue = self.arrivals.push(c.issue, &mut self.issue_scratch, isa);
+        self.mix.push(c.ops, c.len, isa);
+        self.sequential.push(c.ops, c.offset, c.len, c.devices, isa);
         self.footprint.add_data(c.ops, c.offset, c.len);
         let (complete, valid) = match c.complete {
             Complete::None => return,
             Complete::All(v) => (v, None),
             Complete::Some(v, b) => (v, Some(b)),
         };
-        self.completions.push(qd::Rows {
-            issue,
-            recorded_issue: c.issue,
-            complete,
-            ops: c.ops,
-            valid,
-        });
+        self.completions.push(
+            qd::Rows {
+                issue,
+                recorded_issue: c.issue,
+                complete,
+                ops: c.ops,
+                valid,
+            },
+            isa,
+        );
     }
 
     pub fn finish(mut self) -> Characterization {

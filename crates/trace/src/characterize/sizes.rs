@@ -1,5 +1,6 @@
 //! Counts and bytes per op, and the I/O size breakdown of reads and writes.
 
+use super::isa::{multiversion, Isa};
 use super::SIZE_BUCKETS_BYTES;
 use crate::model::Op;
 
@@ -26,8 +27,12 @@ impl Mix {
     /// slot together: the op counts and the size breakdown are its sums) and one
     /// byte sum; the slot is found without a branch (1 row in 8 of the bench trace
     /// is "other": a branch on it mispredicted).
-    #[inline(never)]
-    pub(super) fn push(&mut self, ops: &[Op], len: &[u64]) {
+    pub(super) fn push(&mut self, ops: &[Op], len: &[u64], isa: Isa) {
+        push_mix(isa, self, ops, len);
+    }
+
+    #[inline(always)]
+    fn push_any(&mut self, ops: &[Op], len: &[u64], _: Isa) {
         assert_eq!(ops.len(), len.len());
         let mut counts = [[0u64; 4 * SLOTS]; 4];
         let mut bytes = [[0u64; 4]; 4];
@@ -58,6 +63,10 @@ impl Mix {
             }
         }
     }
+}
+
+multiversion! {
+    fn push_mix(mix: &mut Mix, ops: &[Op], len: &[u64]) = Mix::push_any;
 }
 
 /// The size slot of a row of op index `op`: [`size_bucket`] for reads and writes,
@@ -110,7 +119,7 @@ mod tests {
         ];
         let len = [4096, 131_072, 4096, 0, 12_288, 8192, 4096];
         let mut m = Mix::default();
-        m.push(&ops, &len);
+        m.push(&ops, &len, Isa::Portable);
         assert_eq!(m.counts, [3, 2, 1, 1]);
         assert_eq!(m.bytes, [4096 + 12_288 + 4096, 131_072 + 8192, 4096, 0]);
         assert_eq!(m.sizes, [2, 1, 0, 0, 0, 1, 1]);

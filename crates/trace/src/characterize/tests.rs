@@ -10,12 +10,63 @@ fn io(op: Op, off: u64, len: u64, issue: u64, complete: Option<u64>) -> IoRecord
     }
 }
 
+/// Characterizes `recs` with the loops compiled for every instruction-set level this
+/// CPU runs (see `isa.rs`), asserts they agree, and returns the figures.
 fn run(recs: &[IoRecord]) -> Characterization {
-    let mut c = Characterizer::new();
-    for r in recs {
-        c.push(r);
+    let mut out: Vec<Characterization> = isa::Isa::available()
+        .into_iter()
+        .map(|isa| {
+            let mut c = Characterizer::with_isa(isa);
+            for r in recs {
+                c.push(r);
+            }
+            c.finish()
+        })
+        .collect();
+    for (isa, o) in isa::Isa::available().iter().zip(&out).skip(1) {
+        assert_eq!(o, &out[0], "{isa:?} against portable");
     }
-    c.finish()
+    out.pop().expect("the portable level")
+}
+
+#[test]
+fn every_isa_agrees_at_the_edges_of_u64() {
+    // Issue times 2^62 and 2^63 apart and near u64::MAX, service times past 2^32 (the split
+    // sums) and past 2^53 (the histograms' integer way) and completions saturating at
+    // u64::MAX, offsets and ends at u64::MAX; `run` asserts every level agrees.
+    let mut rng = crate::test_rng::XorShift(0xED6E_0F64);
+    for round in 0..40 {
+        let mut t = rng.below(1 << 40);
+        let recs: Vec<IoRecord> = (0..1 + rng.below(20_000))
+            .map(|_| {
+                t = t.saturating_add(match rng.below(8) {
+                    0 => 1 << (62 + rng.below(2)),
+                    1 => 0,
+                    _ => rng.below(1 << (20 + round % 40)),
+                });
+                let svc = match rng.below(6) {
+                    0 => 0,
+                    1 => u64::MAX,
+                    2 => 1 << 53,
+                    3 => (1 << 32) + rng.below(1 << 40),
+                    _ => rng.below(1 << (10 + round % 50)),
+                };
+                let op = [Op::Read, Op::Write, Op::Trim, Op::Flush][rng.below(4) as usize];
+                let off = [0, 4096, u64::MAX - 4096, u64::MAX][rng.below(4) as usize];
+                let len = [0, 4096, 1 << 20][rng.below(3) as usize];
+                let len = len.min(u64::MAX - off);
+                io(
+                    op,
+                    off,
+                    len,
+                    t,
+                    (rng.below(10) > 0).then(|| t.saturating_add(svc)),
+                )
+            })
+            .collect();
+        let c = run(&recs);
+        assert_eq!(c.ios_total as usize, recs.len(), "round {round}");
+    }
 }
 
 fn close(a: f64, b: f64) -> bool {
