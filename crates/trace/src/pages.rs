@@ -45,6 +45,9 @@ pub(crate) struct Wanted {
 /// What is wrong with a page; the column adds file, column and row group.
 type Corrupt = String;
 
+/// High bit of a string column's code: the dictionary entry is not mapped yet.
+const UNKNOWN: u32 = 1 << 31;
+
 /// Capacity reserved for a batch's vectors (they grow past it for bigger batches).
 const RESERVE_ROWS: usize = 1 << 16;
 
@@ -54,6 +57,13 @@ const RESERVE_ROWS: usize = 1 << 16;
 /// Unpacks 32 values of `width` bits each (0..=64), least significant bit first, from
 /// the first 4 * width bytes of `input` (fewer read as zeros).
 fn unpack32(width: usize, input: &[u8], out: &mut [u64; 32]) {
+    unpack32_each(width, input, &mut |i, v| out[i] = v);
+}
+
+/// [`unpack32`] handing value `i` to `f(i, v)` in order, so a caller consumes the
+/// values where they are made (the delta prefix sum) instead of through memory.
+#[inline(always)]
+fn unpack32_each(width: usize, input: &[u8], out: &mut impl FnMut(usize, u64)) {
     macro_rules! by_width {
         ($($w:literal)*) => {
             match width {
@@ -70,9 +80,11 @@ fn unpack32(width: usize, input: &[u8], out: &mut [u64; 32]) {
 /// [`unpack32`] for one width. Reads 8 bytes past the 4W it unpacks (masked off), so
 /// a group near the end of its page goes through a zero-padded copy.
 #[inline(always)]
-fn unpack32_w<const W: usize>(input: &[u8], out: &mut [u64; 32]) {
+fn unpack32_w<const W: usize>(input: &[u8], out: &mut impl FnMut(usize, u64)) {
     if W == 0 {
-        *out = [0; 32];
+        for i in 0..32 {
+            out(i, 0);
+        }
         return;
     }
     let need = 4 * W + 8;
@@ -89,7 +101,7 @@ fn unpack32_w<const W: usize>(input: &[u8], out: &mut [u64; 32]) {
 /// Value i is bits `i*W .. i*W+W` of `input` (4W + 8 bytes): one unaligned 8-byte
 /// load at a constant offset each (a ninth byte for widths above 56), unrolled.
 #[inline(always)]
-fn unpack32_from<const W: usize>(input: &[u8], out: &mut [u64; 32]) {
+fn unpack32_from<const W: usize>(input: &[u8], out: &mut impl FnMut(usize, u64)) {
     assert_eq!(input.len(), 4 * W + 8);
     let mask = if W == 64 { u64::MAX } else { (1u64 << W) - 1 };
     macro_rules! values {
@@ -101,7 +113,7 @@ fn unpack32_from<const W: usize>(input: &[u8], out: &mut [u64; 32]) {
             if sh + W > 64 {
                 v |= u64::from(input[byte + 8]) << (64 - sh);
             }
-            out[$i] = v & mask;
+            out($i, v & mask);
         })*};
     }
     values!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
@@ -213,10 +225,12 @@ impl Delta {
         }
         let mut deltas = [0u64; 32];
         while n > 0 {
-            let cnt = self.next_group(buf, &mut deltas)?;
+            let (w, cnt, at) = self.next_group(buf)?;
+            unpack32(w, &buf[at..self.end], &mut deltas);
             let (md, mut last) = (self.min_delta, self.last);
+            // One add on the dependency chain per value: (d + md) does not wait on it.
             let step = |d: &u64| {
-                last = last.wrapping_add(md).wrapping_add(*d as i64);
+                last = last.wrapping_add((*d as i64).wrapping_add(md));
                 last
             };
             if n >= cnt {
@@ -236,8 +250,9 @@ impl Delta {
         Ok(())
     }
 
-    /// Unpacks the next (up to) 32 deltas; returns how many are values.
-    fn next_group(&mut self, buf: &[u8], deltas: &mut [u64; 32]) -> Result<usize, Corrupt> {
+    /// Steps over the next (up to) 32 deltas; returns their bit width, how many are
+    /// values and where they start (bytes past the group are read, masked off).
+    fn next_group(&mut self, buf: &[u8]) -> Result<(usize, usize, usize), Corrupt> {
         assert!(self.left > 0, "the caller checked the values left");
         if self.mini == self.minis {
             self.min_delta = zigzag(uvarint(&buf[..self.end], &mut self.pos)?);
@@ -262,8 +277,7 @@ impl Delta {
         if avail * 8 < cnt * w {
             return Err("truncated delta miniblock".into());
         }
-        // Bytes past the group are read but masked off (values past `cnt` unused).
-        unpack32(w, &buf[self.pos..self.end], deltas);
+        let at = self.pos;
         self.pos += avail;
         self.group += 1;
         if self.group == self.per_mini / 32 {
@@ -271,7 +285,7 @@ impl Delta {
             self.mini += 1;
         }
         self.left -= cnt;
-        Ok(cnt)
+        Ok((w, cnt, at))
     }
 }
 
@@ -396,6 +410,59 @@ impl Hybrid {
         Ok(())
     }
 
+    /// Appends `table[k]` for each of the next `n` values `k` (dictionary keys): no
+    /// vector of keys in between. A key past the table is an error.
+    fn take_mapped<T: Copy>(
+        &mut self,
+        buf: &[u8],
+        mut n: usize,
+        table: &[T],
+        out: &mut Vec<T>,
+    ) -> Result<(), Corrupt> {
+        let bad = |k: u64| format!("dictionary key {k} of {} entries", table.len());
+        let mut vals = [0u64; 32];
+        while n > 0 {
+            if self.pending_at < self.pending_len {
+                let k = n.min(self.pending_len - self.pending_at);
+                for &v in &self.pending[self.pending_at..self.pending_at + k] {
+                    out.push(*table.get(v as usize).ok_or_else(|| bad(v.into()))?);
+                }
+                self.pending_at += k;
+                n -= k;
+            } else if self.rle_left > 0 {
+                let k = n.min(self.rle_left);
+                let v = self.rle_value;
+                let t = *table.get(v as usize).ok_or_else(|| bad(v.into()))?;
+                out.extend(std::iter::repeat_n(t, k));
+                self.rle_left -= k;
+                n -= k;
+            } else if self.bp_left > 0 {
+                let cnt = self.unpack(buf, &mut vals)?;
+                let max = vals[..cnt].iter().fold(0, |a, &v| a.max(v));
+                if max >= table.len() as u64 {
+                    return Err(bad(max));
+                }
+                if n >= cnt {
+                    out.extend(vals[..cnt].iter().map(|&v| table[v as usize]));
+                    n -= cnt;
+                } else {
+                    for (p, &v) in self.pending.iter_mut().zip(&vals[..cnt]) {
+                        *p = v as u32;
+                    }
+                    self.pending_len = cnt;
+                    self.pending_at = n;
+                    out.extend(vals[..n].iter().map(|&v| table[v as usize]));
+                    n = 0;
+                }
+            } else if self.pos < self.end {
+                self.header(buf)?;
+            } else {
+                return Err("fewer encoded values than the page has rows".into());
+            }
+        }
+        Ok(())
+    }
+
     /// Consumes the next `n` values if they are all `value` in one run (definition
     /// levels of a page without nulls); false, consuming nothing, otherwise.
     fn skip_run(&mut self, buf: &[u8], value: u32, n: usize) -> Result<bool, Corrupt> {
@@ -502,14 +569,13 @@ struct Column {
     has_dict: bool,
     dict_ints: Vec<i64>,
     dict_strs: Vec<String>,
-    /// String columns: dictionary entry -> code (op index, or name slot), filled as
-    /// rows first reference entries (names are interned in row order, as Arrow's path
-    /// does); `dense` copies it once every entry is known.
-    codes: Vec<Option<u32>>,
-    codes_known: usize,
-    dense: Vec<u32>,
+    /// String columns: dictionary entry -> code (op index, or name slot), or
+    /// [`UNKNOWN`] | entry while no row has referenced the entry yet (names are
+    /// interned in row order, as Arrow's path does).
+    codes: Vec<u32>,
+    /// The op column: its dictionary as ops, when every entry names one (else empty).
+    op_table: Vec<Op>,
     levels: Vec<u32>,
-    keys: Vec<u32>,
     scratch: Vec<i64>,
 }
 
@@ -535,10 +601,8 @@ impl Column {
             dict_ints: Vec::new(),
             dict_strs: Vec::new(),
             codes: Vec::new(),
-            codes_known: 0,
-            dense: Vec::new(),
+            op_table: Vec::new(),
             levels: Vec::new(),
-            keys: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -617,8 +681,6 @@ impl Column {
         self.dict_ints.clear();
         self.dict_strs.clear();
         self.codes.clear();
-        self.codes_known = 0;
-        self.dense.clear();
         match self.kind {
             Kind::Int => {
                 if buf.len() / 8 < n {
@@ -640,7 +702,17 @@ impl Column {
                     let s = std::str::from_utf8(s).map_err(|_| "a name that is not UTF-8")?;
                     self.dict_strs.push(s.to_owned());
                 }
-                self.codes.resize(n, None);
+                let n = u32::try_from(n)
+                    .ok()
+                    .filter(|&n| n < UNKNOWN)
+                    .ok_or("dictionary too big")?;
+                self.codes.extend((0..n).map(|k| UNKNOWN | k));
+                self.op_table.clear();
+                if self.name == COL_OP {
+                    let ops: Option<Vec<Op>> =
+                        self.dict_strs.iter().map(|s| Op::parse(s)).collect();
+                    self.op_table = ops.unwrap_or_default();
+                }
             }
         }
         Ok(())
@@ -750,16 +822,7 @@ impl Column {
                 *pos += bytes;
             }
             Values::Delta(d) => d.take(buf, n, out)?,
-            Values::Dict(h) => {
-                self.keys.clear();
-                h.take(buf, n, &mut self.keys)?;
-                let dict = &self.dict_ints;
-                let max = self.keys.iter().fold(0, |a, &k| a.max(k));
-                if max as usize >= dict.len() {
-                    return Err(format!("dictionary key {max} of {} entries", dict.len()));
-                }
-                out.extend(self.keys.iter().map(|&k| dict[k as usize]));
-            }
+            Values::Dict(h) => h.take_mapped(buf, n, &self.dict_ints, out)?,
         }
         Ok(())
     }
@@ -832,34 +895,64 @@ impl Column {
             }
             Values::Delta(_) => unreachable!("string pages are never delta-encoded"),
             Values::Dict(h) => {
-                self.keys.clear();
-                let r = h.take(buf, n, &mut self.keys);
+                let at = out.len();
+                let r = h.take_mapped(buf, n, &self.codes, out);
                 r.map_err(|e| self.corrupt(ctx, &e))?;
-                if self.codes_known == self.codes.len() && !self.codes.is_empty() {
-                    let max = self.keys.iter().fold(0, |a, &k| a.max(k));
-                    if (max as usize) < self.dense.len() {
-                        let dense = &self.dense;
-                        out.extend(self.keys.iter().map(|&k| dense[k as usize]));
-                        return Ok(());
+                // Entries no row referenced before: their code now, in row order.
+                if out[at..].iter().fold(0, |a, &c| a | c) & UNKNOWN != 0 {
+                    for c in &mut out[at..] {
+                        if *c & UNKNOWN != 0 {
+                            let k = (*c & !UNKNOWN) as usize;
+                            if self.codes[k] & UNKNOWN != 0 {
+                                let code = code(&self.dict_strs[k])?;
+                                if code & UNKNOWN != 0 {
+                                    return Err(self.corrupt(ctx, "too many names"));
+                                }
+                                self.codes[k] = code;
+                            }
+                            *c = self.codes[k];
+                        }
                     }
                 }
-                for &k in &self.keys {
-                    let c = match self.codes.get(k as usize) {
-                        Some(Some(c)) => *c,
-                        Some(None) => {
-                            let c = code(&self.dict_strs[k as usize])?;
-                            self.codes[k as usize] = Some(c);
-                            self.codes_known += 1;
-                            if self.codes_known == self.codes.len() {
-                                self.dense = self.codes.iter().map(|c| c.expect("known")).collect();
-                            }
-                            c
-                        }
-                        None => return Err(store::bad_key_error(ctx.path, self.name)),
-                    };
-                    out.push(c);
-                }
             }
+        }
+        Ok(())
+    }
+
+    /// Reads `n` rows of the op column: straight through the dictionary when every
+    /// entry is an op, else as codes, refused when a row names no op.
+    fn read_ops(&mut self, ctx: &Ctx, n: usize, out: &mut Vec<Op>) -> Result<(), TraceError> {
+        let mut left = n;
+        let mut codes = Vec::new();
+        while left > 0 {
+            let m = self.span(ctx, left)?;
+            if m == 0 {
+                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
+            }
+            let fast = !self.op_table.is_empty()
+                && matches!(self.page.as_ref().map(|p| &p.values), Some(Values::Dict(_)));
+            if !fast {
+                codes.clear();
+                let mut op_code =
+                    |s: &str| store::parse_op(ctx.path, Some(s)).map(|o| o.index() as u32);
+                self.read_strs(ctx, m, &mut codes, None, &mut op_code)?;
+                out.extend(codes.iter().map(|&c| Op::ALL[c as usize]));
+                left -= m;
+                continue;
+            }
+            if !self.read_levels(m).map_err(|e| self.corrupt(ctx, &e))? {
+                return Err(store::nulls_error(ctx.path, self.name));
+            }
+            let p = self.page.as_mut().expect("span made a page current");
+            let buf: &[u8] = p.page.buffer();
+            let Values::Dict(h) = &mut p.values else {
+                unreachable!("checked above")
+            };
+            let r = h.take_mapped(buf, m, &self.op_table, out);
+            p.rows_left -= m;
+            r.map_err(|e| self.corrupt(ctx, &e))?;
+            self.rg_rows_left -= m;
+            left -= m;
         }
         Ok(())
     }
@@ -1097,10 +1190,8 @@ impl PageDecoder {
             }
         };
         store::check_rows(path, &issue, &offset, &len, complete.as_ref())?;
-        let mut codes = Vec::with_capacity(reserve);
-        let mut op_code = |s: &str| store::parse_op(path, Some(s)).map(|o| o.index() as u32);
-        self.op.read_strs(&ctx, n, &mut codes, None, &mut op_code)?;
-        let ops: Vec<Op> = codes.iter().map(|&c| Op::ALL[c as usize]).collect();
+        let mut ops = Vec::with_capacity(reserve);
+        self.op.read_ops(&ctx, n, &mut ops)?;
         let slots = |c: &mut Option<Column>, names: &mut Names| match c {
             None => Ok(None),
             Some(c) => {
