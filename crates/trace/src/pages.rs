@@ -445,9 +445,14 @@ impl Hybrid {
                 n -= k;
             } else if self.bp_left > 0 {
                 let cnt = self.unpack(buf, &mut vals)?;
-                let max = vals[..cnt].iter().fold(0, |a, &v| a.max(v));
-                if max >= table.len() as u64 {
-                    return Err(bad(max));
+                // An OR bounds the keys from above and vectorises (a 64-bit max does
+                // not without SSE4.2); the exact maximum only when it is not enough.
+                let any = vals[..cnt].iter().fold(0, |a, &v| a | v);
+                if any >= table.len() as u64 {
+                    let max = vals[..cnt].iter().fold(0, |a, &v| a.max(v));
+                    if max >= table.len() as u64 {
+                        return Err(bad(max));
+                    }
                 }
                 if n >= cnt {
                     out.extend(vals[..cnt].iter().map(|&v| table[v as usize]));
