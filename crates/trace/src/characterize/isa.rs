@@ -7,7 +7,7 @@
 //! `#[inline(always)]` function) once per level and picks the level's copy. Every
 //! level computes the same figures bit for bit: the tests run each level available
 //! on the machine against the portable one (`tests.rs` `run`, and per loop in
-//! `hist.rs`).
+//! `hist.rs` and `sizes.rs`).
 //!
 //! Measured (perf samples of `trace_bench characterize-mem` on the 10 M bench trace,
 //! interleaved rounds, per 1000 samples of the footprint loops, which are the same
@@ -19,7 +19,20 @@
 //! -> 4139, the portable build 4579 (noise). x86-64-v3 (AVX2, BMI1/2, LZCNT, no
 //! AVX-512) was measured as a level too and dropped: 4746 against 4590, its
 //! `push_rows` 904 against 677 (LLVM's AVX2 form of the 64-bit max is slower than
-//! the scalar one), the rest within noise.
+//! the scalar one), the rest within noise. These per-loop figures move by up to 15%
+//! between sets of the same two binaries; only those that held in two sets count.
+//!
+//! Whole `trace_bench characterize` of the 10 M bench trace, task-clock, 9 rounds
+//! interleaved with the commit before the dispatch (`perf stat`, `taskset -c 1`),
+//! min / median: 577 / 633 -> 536 / 591 ms (load 2.6-2.8); a second set 639 -> 615
+//! ms min, lower in 8 of 9 pairs (load 2.8-3.0, medians swamped by the host).
+//! `characterize-mem` (min of 5 interleaved, best of 3 each) within noise: bench
+//! 45.2 -> 45.0 and 62.5 -> 53.8 ns per I/O, FIFO-like 44.4 -> 46.2 and 56.8 ->
+//! 54.6. JSON output byte-identical on both traces and a 1 M one.
+//!
+//! Not done: `Sequential::push` split by direction with AVX-512 compress (LLVM does
+//! not make a compress from a compaction loop, so it needs intrinsics and raw
+//! loads: more `unsafe` than the ~5% of these loops' samples it could save).
 
 /// An instruction-set level the loops are compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
