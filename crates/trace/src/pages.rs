@@ -624,9 +624,20 @@ impl Column {
         corrupt(ctx, self.name, self.next_rg, what)
     }
 
+    /// Takes `m` rows (from a [`Column::span`]) off the current page and row group.
+    fn consumed(&mut self, m: usize) {
+        self.page
+            .as_mut()
+            .expect("span made a page current")
+            .rows_left -= m;
+        self.rg_rows_left -= m;
+    }
+
     /// Makes a data page with rows left current; returns how many of them (at most
-    /// `max`) are in the open row group, or 0 at the end of the file.
+    /// `max`, at least one) are in the open row group; an error at the end of the file
+    /// (the caller asked for rows the file's row groups do not hold).
     fn span(&mut self, ctx: &Ctx, max: usize) -> Result<usize, TraceError> {
+        debug_assert!(max > 0);
         loop {
             if let Some(p) = &self.page {
                 if p.rows_left > 0 {
@@ -651,7 +662,7 @@ impl Column {
                 continue;
             }
             let Some(rg) = ctx.md.row_groups().get(self.next_rg) else {
-                return Ok(0);
+                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
             };
             let rows = usize::try_from(rg.num_rows())
                 .map_err(|_| TraceError::schema(ctx.path, "negative row count in a row group"))?;
@@ -851,9 +862,6 @@ impl Column {
         let mut left = n;
         while left > 0 {
             let m = self.span(ctx, left)?;
-            if m == 0 {
-                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
-            }
             let all = self.read_levels(m).map_err(|e| self.corrupt(ctx, &e))?;
             if all {
                 self.int_values(m, out).map_err(|e| self.corrupt(ctx, &e))?;
@@ -877,8 +885,7 @@ impl Column {
                 t.levels(&self.levels);
                 self.scratch = vals;
             }
-            self.page.as_mut().expect("current").rows_left -= m;
-            self.rg_rows_left -= m;
+            self.consumed(m);
             left -= m;
         }
         Ok(())
@@ -938,9 +945,6 @@ impl Column {
         let mut codes = Vec::new();
         while left > 0 {
             let m = self.span(ctx, left)?;
-            if m == 0 {
-                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
-            }
             let fast = !self.op_table.is_empty()
                 && matches!(self.page.as_ref().map(|p| &p.values), Some(Values::Dict(_)));
             if !fast {
@@ -961,9 +965,8 @@ impl Column {
                 unreachable!("checked above")
             };
             let r = h.take_mapped(buf, m, &self.op_table, out);
-            p.rows_left -= m;
+            self.consumed(m);
             r.map_err(|e| self.corrupt(ctx, &e))?;
-            self.rg_rows_left -= m;
             left -= m;
         }
         Ok(())
@@ -982,9 +985,6 @@ impl Column {
         let mut left = n;
         while left > 0 {
             let m = self.span(ctx, left)?;
-            if m == 0 {
-                return Err(self.corrupt(ctx, "fewer rows than the file's row groups"));
-            }
             let all = self.read_levels(m).map_err(|e| self.corrupt(ctx, &e))?;
             if all {
                 self.str_values(ctx, m, out, code)?;
@@ -1008,8 +1008,7 @@ impl Column {
                 }
                 assert_eq!(v, at);
             }
-            self.page.as_mut().expect("current").rows_left -= m;
-            self.rg_rows_left -= m;
+            self.consumed(m);
             left -= m;
         }
         Ok(())
