@@ -709,3 +709,142 @@ fn unpack32_reads_every_width() {
         assert_eq!(out.to_vec(), vals, "width {w}");
     }
 }
+
+/// 32 values of `w` bits packed LSB first (4 * w bytes).
+fn pack32(vals: &[u64], w: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; 4 * w];
+    for (i, &v) in vals.iter().enumerate() {
+        for b in 0..w {
+            if v >> b & 1 == 1 {
+                let bit = i * w + b;
+                bytes[bit / 8] |= 1 << (bit % 8);
+            }
+        }
+    }
+    bytes
+}
+
+fn delta32_vec(simd: Simd, w: usize, input: &[u8], md: i64, last: i64) -> Vec<i64> {
+    let mut out = [MaybeUninit::new(i64::MIN); 32];
+    delta32(simd, w, input, md, last, &mut out);
+    // SAFETY: initialised above (and overwritten by `delta32`).
+    out.iter().map(|v| unsafe { v.assume_init() }).collect()
+}
+
+#[test]
+fn delta32_decodes_every_width_at_every_level() {
+    let mut rng = XorShift(0xDE17A);
+    let levels = [Simd::Portable, Simd::detect()];
+    eprintln!("levels: {levels:?}");
+    for w in 0..=64usize {
+        for round in 0..20 {
+            let vals: Vec<u64> = (0..32)
+                .map(|_| match w {
+                    0 => 0,
+                    64 => rng.next(),
+                    _ if round == 0 => (1u64 << w) - 1,
+                    _ => rng.next() & ((1u64 << w) - 1),
+                })
+                .collect();
+            let md = match round {
+                0 => i64::MIN,
+                1 => i64::MAX,
+                _ => rng.next() as i64 >> (rng.next() % 64),
+            };
+            let last = rng.next() as i64 >> (rng.next() % 64);
+            let mut acc = last;
+            let want: Vec<i64> = vals
+                .iter()
+                .map(|&d| {
+                    acc = acc.wrapping_add((d as i64).wrapping_add(md));
+                    acc
+                })
+                .collect();
+            let packed = pack32(&vals, w);
+            // Followed by other bytes (read, masked off), or the page ends right there.
+            let mut longer = packed.clone();
+            longer.extend((0..70).map(|_| rng.next() as u8));
+            for simd in levels {
+                assert_eq!(
+                    delta32_vec(simd, w, &longer, md, last),
+                    want,
+                    "w {w} {simd:?}"
+                );
+                assert_eq!(
+                    delta32_vec(simd, w, &packed, md, last),
+                    want,
+                    "w {w} {simd:?}"
+                );
+            }
+            // A page cut inside the group: missing bytes read as zeros, at every level.
+            let cuts = [0, 1, packed.len() / 2, packed.len().saturating_sub(1)];
+            for cut in cuts.into_iter().filter(|&c| c <= packed.len()) {
+                let mut cut_longer = packed[..cut].to_vec();
+                cut_longer.resize(packed.len(), 0);
+                cut_longer.extend_from_slice(&longer[packed.len()..]);
+                let expect = delta32_vec(Simd::Portable, w, &cut_longer, md, last);
+                for simd in levels {
+                    let got = delta32_vec(simd, w, &packed[..cut], md, last);
+                    assert_eq!(got, expect, "w {w} cut {cut} {simd:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn unpack32_u32_matches_unpack32_up_to_32_bits() {
+    let mut rng = XorShift(0x5EED);
+    for w in 0..=32usize {
+        let bytes: Vec<u8> = (0..4 * w + 3).map(|_| rng.next() as u8).collect();
+        let (mut wide, mut narrow) = ([0u64; 32], [0u32; 32]);
+        unpack32(w, &bytes, &mut wide);
+        unpack32_u32(w, &bytes, &mut narrow);
+        let wide: Vec<u32> = wide.iter().map(|&v| u32::try_from(v).unwrap()).collect();
+        assert_eq!(narrow.to_vec(), wide, "width {w}");
+    }
+}
+
+/// A bit-packed run of `keys` (a multiple of 8) at `width` bits, after its header.
+fn hybrid_run(keys: &[u64], width: usize) -> Vec<u8> {
+    assert!(keys.len().is_multiple_of(8) && keys.len() <= 32);
+    let mut buf = vec![((keys.len() / 8) << 1 | 1) as u8];
+    let mut padded = keys.to_vec();
+    padded.resize(32, 0);
+    let bytes = pack32(&padded, width);
+    buf.extend_from_slice(&bytes[..keys.len() * width / 8]);
+    buf
+}
+
+#[test]
+fn dictionary_keys_past_the_table_are_errors_naming_the_largest() {
+    let table: Vec<i64> = (0..5).map(|k| 100 + k).collect();
+    let mut keys: Vec<u64> = (0..32).map(|i| i % 5).collect();
+    let buf = hybrid_run(&keys, 3);
+    let mut h = Hybrid::new(0, buf.len(), 3).unwrap();
+    let mut out = Vec::new();
+    h.take_mapped(&buf, 32, &table, &mut out).unwrap();
+    assert_eq!(
+        out,
+        keys.iter().map(|&k| 100 + k as i64).collect::<Vec<_>>()
+    );
+    for (bad, max) in [(vec![5], 5), (vec![7, 6], 7), (vec![6], 6)] {
+        for (i, &b) in bad.iter().enumerate() {
+            keys[3 + 11 * i] = b;
+        }
+        let buf = hybrid_run(&keys, 3);
+        let mut h = Hybrid::new(0, buf.len(), 3).unwrap();
+        let e = h
+            .take_mapped(&buf, 32, &table, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(e, format!("dictionary key {max} of 5 entries"));
+    }
+    // A table of 2^width entries takes every key.
+    let table: Vec<i64> = (0..8).collect();
+    let keys: Vec<u64> = (0..32).map(|i| 7 - i % 8).collect();
+    let buf = hybrid_run(&keys, 3);
+    let mut h = Hybrid::new(0, buf.len(), 3).unwrap();
+    let mut out = Vec::new();
+    h.take_mapped(&buf, 32, &table, &mut out).unwrap();
+    assert_eq!(out, keys.iter().map(|&k| k as i64).collect::<Vec<_>>());
+}
