@@ -74,6 +74,21 @@
 //! `add_slice` 13.3% of the 10 M bench trace's samples before, `push_rows` 13.3%
 //! after; task-clock within noise (min of 9: 572 against 555 ms, load 1.5).
 //!
+//! Measured and rejected later (perf samples of the 10 M bench trace, one profile
+//! each unless said; whole runs within noise, output byte-identical):
+//! - Only the bucket edges' slots sorted (the histogram reads the time at QD >= L at
+//!   its buckets' lower bounds only, and a gap's completions close the levels
+//!   top - n + 1 ..= top in any order, so a gap needs ordering only when it holds two
+//!   or more and those levels span an edge: 7% of the bench trace's gaps, 26% of a
+//!   FIFO-like trace's): the window went (8.3% -> 2.6% for the plain pass) but the
+//!   pass listing the gaps to sort plus the sorts took 7.5%; QD samples per 1000 of
+//!   footprint and reading within noise on both traces.
+//! - The gaps counted in 4 counters each (neighbouring completions often share a
+//!   gap, and `ends[g] += 1` took 28% of `key_gaps`' samples on the increment's
+//!   store), placed counter by counter: `key_gaps` 7.5% -> 6.2%, `place` 4.0% ->
+//!   3.5%, but the prefix sum over four times the counters moved the cost into
+//!   `sweep` (8.4% -> 11.0% with one add a gap on the chain): QD 38.9% against 38.9%.
+//!
 //! Runtime CPU dispatch (`isa.rs`): each loop here is compiled for AVX-512 too and
 //! picked when the CPU has it. Per 1000 perf samples of the footprint loops (same
 //! code in every binary; `characterize-mem`, 10 M bench trace, 4 interleaved rounds,
