@@ -20,6 +20,15 @@
 //! 16.95 / 21.2 -> 15.56 / 16.5 ns per I/O (min / median); an earlier set 16.5-18.6
 //! -> 13.0-14.4. Seen in passing: decoding a whole group into the vector needs 32
 //! slots of room past the batch (`GROUP_SLACK`), else its last group reallocated.
+//! Whole `trace_bench characterize`, task-clock, 15 pairs interleaved (load 1.4-1.6):
+//! min 786 -> 663 ms, the median of the pairs' ratios 1.01: the ~3.5 ns per I/O saved
+//! is under the host's noise on a ~80 ns run. Perf samples of `decode` after it: the
+//! kernel's copy from the page cache 14%, `int_values` 20% (delta bookkeeping per
+//! group, the `len_bytes` gather), the `op` gather into `Vec<Op>` 8%, key unpacking
+//! (an out-of-line call per 32 keys of 1 or 3 bits) 13%, `check_rows` 7%. Not tried
+//! for lack of time: keys unpacked into the gather, a register-table gather (`vpermq`
+//! / `vpermb`) for dictionaries of up to 8 / 64 entries, `check_non_negative` folded
+//! into [`delta32`], a page reader by `pread` without the dup/seek per page.
 //!
 //! It reads what storbench's writer writes and what other Parquet writers commonly
 //! write for the trace schema: INT64 columns in PLAIN, DELTA_BINARY_PACKED or
