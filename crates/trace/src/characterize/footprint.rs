@@ -492,6 +492,21 @@ fn make_room(pages: &mut Pages, bucket: &mut Bucket, r: usize) {
     }
 }
 
+/// Puts units `u0..=last` (at most 64, in one present page) in their region's bucket,
+/// emptying it first when full.
+#[inline(always)]
+fn bucket_range(pages: &mut Pages, buckets: &mut [Bucket], u0: u64, last: u64) {
+    let p = (u0 >> PAGE_BITS) as usize;
+    debug_assert!(last - u0 < 64 && (last >> PAGE_BITS) as usize == p && pages.has(p));
+    let r = p / REGION_PAGES;
+    let bucket = &mut buckets[r];
+    if bucket.ranges.len() >= bucket.limit {
+        make_room(pages, bucket, r);
+    }
+    let x = ((u0 & REGION_UNIT_MASK) as u32) << 6 | (last - u0) as u32;
+    bucket.ranges.push(x);
+}
+
 /// Sets the ranges of region `r`'s bucket, with the region's lines fetched first in
 /// address order (streamed), and empties it.
 #[inline(never)]
@@ -771,13 +786,7 @@ impl Footprint {
                 others.push((s, e));
                 continue;
             }
-            let r = p / REGION_PAGES;
-            let bucket = &mut buckets[r];
-            if bucket.ranges.len() >= bucket.limit {
-                make_room(pages, bucket, r);
-            }
-            let x = ((u0 & REGION_UNIT_MASK) as u32) << 6 | (last - u0) as u32;
-            bucket.ranges.push(x);
+            bucket_range(pages, buckets, u0, last);
         }
     }
 
@@ -850,14 +859,7 @@ impl Footprint {
             let last = u1 - 1;
             let p = (u0 >> PAGE_BITS) as usize;
             if last - u0 < 64 && (last >> PAGE_BITS) as usize == p {
-                debug_assert!(self.pages.has(p));
-                let r = p / REGION_PAGES;
-                let bucket = &mut self.buckets[r];
-                if bucket.ranges.len() >= bucket.limit {
-                    make_room(&mut self.pages, bucket, r);
-                }
-                let x = ((u0 & REGION_UNIT_MASK) as u32) << 6 | (last - u0) as u32;
-                bucket.ranges.push(x);
+                bucket_range(&mut self.pages, &mut self.buckets, u0, last);
             } else {
                 self.set_units(u0, u1);
             }
