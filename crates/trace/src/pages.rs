@@ -581,41 +581,6 @@ impl Hybrid {
         Ok(usable)
     }
 
-    /// Appends the next `n` values to `out`.
-    fn take(&mut self, buf: &[u8], mut n: usize, out: &mut Vec<u32>) -> Result<(), Corrupt> {
-        let mut vals = [0u32; 32];
-        while n > 0 {
-            if self.pending_at < self.pending_len {
-                let k = n.min(self.pending_len - self.pending_at);
-                out.extend_from_slice(&self.pending[self.pending_at..self.pending_at + k]);
-                self.pending_at += k;
-                n -= k;
-            } else if self.rle_left > 0 {
-                let k = n.min(self.rle_left);
-                out.extend(std::iter::repeat_n(self.rle_value, k));
-                self.rle_left -= k;
-                n -= k;
-            } else if self.bp_left > 0 {
-                let cnt = self.unpack(buf, &mut vals)?;
-                if n >= cnt {
-                    out.extend_from_slice(&vals[..cnt]);
-                    n -= cnt;
-                } else {
-                    self.pending[..cnt].copy_from_slice(&vals[..cnt]);
-                    self.pending_len = cnt;
-                    self.pending_at = n;
-                    out.extend_from_slice(&self.pending[..n]);
-                    n = 0;
-                }
-            } else if self.pos < self.end {
-                self.header(buf)?;
-            } else {
-                return Err("fewer encoded values than the page has rows".into());
-            }
-        }
-        Ok(())
-    }
-
     /// Appends `table[k]` for each of the next `n` values `k` (dictionary keys): no
     /// vector of keys in between. A key past the table is an error.
     fn take_mapped<T: Copy>(
@@ -1019,10 +984,8 @@ impl Column {
             return Ok(true);
         }
         self.levels.clear();
-        h.take(buf, m, &mut self.levels)?;
-        if self.levels.iter().any(|&l| l > 1) {
-            return Err("definition level above 1".into());
-        }
+        // Levels are 1 bit wide (the maximum level is 1): every value is 0 or 1.
+        h.take_mapped(buf, m, &[0, 1], &mut self.levels)?;
         Ok(self.levels.iter().all(|&l| l == 1))
     }
 

@@ -666,11 +666,15 @@ fn truncated_pages_are_errors_or_their_values() {
     let full: &[u8] = page.buffer();
     let n = page.num_values() as usize;
     let mut whole = None;
+    // The keys themselves: a table mapping each key of the width to itself.
+    let width = u32::from(full[0]);
+    assert!(width <= 8, "op keys are a few bits wide");
+    let keys_of_width: Vec<u32> = (0..1u32 << width).collect();
     for cut in (1..=full.len()).rev() {
         let buf = &full[..cut];
-        let r = Hybrid::new(1, cut, usize::from(full[0])).and_then(|mut h| {
+        let r = Hybrid::new(1, cut, width as usize).and_then(|mut h| {
             let mut out = Vec::new();
-            h.take(buf, n, &mut out)?;
+            h.take_mapped(buf, n, &keys_of_width, &mut out)?;
             Ok(out)
         });
         match (r, &whole) {
