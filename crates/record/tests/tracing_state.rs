@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{record_with, record_with_sink, rig, run, DiskStat};
+use common::{record_with, record_with_sink, rig, run, tracefs_mounted, DiskStat, HostTracefs};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -79,6 +79,9 @@ fn leaves_other_tracing_untouched_and_sees_the_same_requests() {
     let Some(rig) = rig(&["fio"], 32 << 20) else {
         return;
     };
+    // The other tool mounts tracefs where nobody had (regression: a fresh machine
+    // without it mounted failed to create the instance); dropped after the instance.
+    let _host = HostTracefs::ensure();
     let lo = &rig.lo;
     let info = device_info(lo.path()).expect("device info");
     let top = PathBuf::from(TRACEFS);
@@ -187,6 +190,9 @@ fn removes_its_instance_on_error_and_on_panic() {
     let Some(rig) = rig(&["fio"], 16 << 20) else {
         return;
     };
+    // Held mounted so the instance list read below is the live one (without it the
+    // recorder would mount tracefs itself and unmount it with its instance).
+    let _host = HostTracefs::ensure();
     let lo = &rig.lo;
     let info = device_info(lo.path()).expect("device info");
     let workload = || {
@@ -332,6 +338,7 @@ fn mounts_tracefs_when_nobody_has() {
     let Some(rig) = rig(&["unshare", "umount"], 8 << 20) else {
         return;
     };
+    let host_had_tracefs = tracefs_mounted();
     let exe = std::env::current_exe().expect("test binary");
     let out = Command::new("unshare")
         .args(["--mount", "--propagation", "private"])
@@ -350,9 +357,12 @@ fn mounts_tracefs_when_nobody_has() {
         text.contains("mounted tracefs and removed it again"),
         "{text}"
     );
-    assert!(
-        Path::new(TRACEFS).join("instances").is_dir(),
-        "the host's tracefs is still mounted"
+    // The host's namespace ends as it began (regression: the test assumed the host had
+    // tracefs mounted, and a fresh machine has not).
+    assert_eq!(
+        tracefs_mounted(),
+        host_had_tracefs,
+        "the host's tracefs mount changed"
     );
 }
 

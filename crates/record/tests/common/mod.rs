@@ -27,6 +27,39 @@ pub fn no_tracefs() -> Option<String> {
     None
 }
 
+/// Whether tracefs is mounted at its standard place in this mount namespace.
+pub fn tracefs_mounted() -> bool {
+    Path::new("/sys/kernel/tracing/instances").is_dir()
+}
+
+/// Tracefs mounted at its standard place for a test that plays another tool using it
+/// (a fresh machine may boot without it mounted): mounted here if it was not, and
+/// unmounted again on drop, so the host ends as it began.
+pub struct HostTracefs {
+    mounted_here: bool,
+}
+
+impl HostTracefs {
+    pub fn ensure() -> HostTracefs {
+        if tracefs_mounted() {
+            return HostTracefs {
+                mounted_here: false,
+            };
+        }
+        run(Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]));
+        assert!(tracefs_mounted(), "tracefs mounted for the test");
+        HostTracefs { mounted_here: true }
+    }
+}
+
+impl Drop for HostTracefs {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            let _ = Command::new("umount").arg("/sys/kernel/tracing").status();
+        }
+    }
+}
+
 pub fn run(cmd: &mut Command) -> String {
     let out = cmd
         .output()
