@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use storbench_record::pair::PairedIo;
 use storbench_record::recorder::monotonic_ns;
+use storbench_record::tracefs::DEFAULT_MOUNT;
 use storbench_record::{device_info, RecordOptions, RecordSummary, Recorder};
 use storbench_testkit::LoopDevice;
 use storbench_trace::Op;
@@ -29,7 +30,7 @@ pub fn no_tracefs() -> Option<String> {
 
 /// Whether tracefs is mounted at its standard place in this mount namespace.
 pub fn tracefs_mounted() -> bool {
-    Path::new("/sys/kernel/tracing/instances").is_dir()
+    Path::new(DEFAULT_MOUNT).join("instances").is_dir()
 }
 
 /// Tracefs mounted at its standard place for a test that plays another tool using it
@@ -46,7 +47,7 @@ impl HostTracefs {
                 mounted_here: false,
             };
         }
-        run(Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]));
+        run(Command::new("mount").args(["-t", "tracefs", "nodev", DEFAULT_MOUNT]));
         assert!(tracefs_mounted(), "tracefs mounted for the test");
         HostTracefs { mounted_here: true }
     }
@@ -55,7 +56,7 @@ impl HostTracefs {
 impl Drop for HostTracefs {
     fn drop(&mut self) {
         if self.mounted_here {
-            let _ = Command::new("umount").arg("/sys/kernel/tracing").status();
+            let _ = Command::new("umount").arg(DEFAULT_MOUNT).status();
         }
     }
 }
