@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # import speed: storbench-trace import vs awk counting the same text (ops and bytes).
 # usage: bench/trace_import.sh [N]   (default 2000000 I/Os per format)
+# FORMATS="msr spc" picks formats (default: every text format; trace-cmd report output goes
+# through the ftrace parser).
 # Target: >= 2 M lines/s per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ WORK=$(mktemp -d /tmp/trace_imp.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 AWK=$(command -v mawk || command -v awk)
 
-for F in msr fio-iolog-v3 blkparse ftrace; do
+for F in ${FORMATS:-msr fio-iolog-v2 fio-iolog-v3 blkparse ftrace alibaba tencent spc}; do
   IN=$WORK/in.$F
   $BIN gen-text "$F" "$IN" "$N"
   LINES=$(wc -l <"$IN")
@@ -21,8 +23,12 @@ for F in msr fio-iolog-v3 blkparse ftrace; do
   /usr/bin/time -f "%e %U %S" -o "$WORK/ours.t" taskset -c 0 "$BIN" import "$IN" "$WORK/out.parquet" "$F" 2>"$WORK/imp.err"
   case $F in
     msr) PROG='BEGIN{FS=","} {n[$4]++; b[$4]+=$6} END{for(k in n) print k, n[k], b[k]}';;
+    fio-iolog-v2) PROG='NF==4 && ($2=="read" || $2=="write") {n[$2]++; b[$2]+=$4} END{for(k in n) print k, n[k], b[k]}';;
     fio-iolog-v3) PROG='NF==5 {n[$3]++; b[$3]+=$5} END{for(k in n) print k, n[k], b[k]}';;
     blkparse) PROG='$6=="D" {n[$7]++; b[$7]+=$10*512} END{for(k in n) print k, n[k], b[k]}';;
+    alibaba) PROG='BEGIN{FS=","} {n[$2]++; b[$2]+=$4} END{for(k in n) print k, n[k], b[k]}';;
+    tencent) PROG='BEGIN{FS=","} {n[$4]++; b[$4]+=$3*512} END{for(k in n) print k, n[k], b[k]}';;
+    spc) PROG='BEGIN{FS=","} {n[$4]++; b[$4]+=$3} END{for(k in n) print k, n[k], b[k]}';;
     ftrace) PROG='/block_rq_issue:/ {n[$7]++; b[$7]+=$8} END{for(k in n) print k, n[k], b[k]}';;
   esac
   /usr/bin/time -f "%e %U %S" -o "$WORK/awk.t" taskset -c 0 "$AWK" "$PROG" "$IN" >"$WORK/awk.out"

@@ -3,7 +3,8 @@
 //! ```text
 //! trace_bench gen OUT.parquet N [fifo]     synthetic trace with completions, N I/Os
 //!                                          (fifo: completed first in, first out)
-//! trace_bench gen-text FORMAT OUT N        text trace of N I/Os (msr, blkparse, ftrace, fio-iolog-v3)
+//! trace_bench gen-text FORMAT OUT N        text trace of N I/Os (msr, blkparse, ftrace, fio-iolog-v2/v3,
+//!                                          alibaba, tencent, spc)
 //! trace_bench characterize TRACE           characterize, print I/Os per second on stderr
 //! trace_bench characterize-mem TRACE [REPS] decode the whole trace into memory once, then
 //!                                          characterize it REPS times (default 7); prints the
@@ -114,11 +115,53 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if fmt == "fio-iolog-v3" {
                 writeln!(w, "fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdb open")?;
             }
+            if fmt == "fio-iolog-v2" {
+                writeln!(w, "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open")?;
+            }
             let mut res = Ok(());
+            // fio v2 has no timestamps: a `wait` line carries the gap since the last I/O.
+            let mut prev_issue_us = 0;
             synth(n, |r| {
                 let rw = if r.op == Op::Read { "R" } else { "W" };
                 let c = r.complete_ns.unwrap();
                 let line = match fmt {
+                    "fio-iolog-v2" => {
+                        let gap_us = r.issue_ns / 1000 - prev_issue_us;
+                        prev_issue_us = r.issue_ns / 1000;
+                        let wait = if gap_us > 0 {
+                            writeln!(w, "/dev/sdb wait {gap_us}")
+                        } else {
+                            Ok(())
+                        };
+                        wait.and_then(|()| {
+                            writeln!(w, "/dev/sdb {} {} {}", r.op, r.offset_bytes, r.len_bytes)
+                        })
+                    }
+                    "alibaba" => writeln!(
+                        w,
+                        "3,{},{},{},{}",
+                        if r.op == Op::Read { "R" } else { "W" },
+                        r.offset_bytes,
+                        r.len_bytes,
+                        1_577_808_000_000_000 + r.issue_ns / 1000
+                    ),
+                    "tencent" => writeln!(
+                        w,
+                        "{},{},{},{},1063",
+                        1_538_323_200 + r.issue_ns / 1_000_000_000,
+                        r.offset_bytes / 512,
+                        r.len_bytes / 512,
+                        u8::from(r.op != Op::Read)
+                    ),
+                    "spc" => writeln!(
+                        w,
+                        "0,{},{},{},{}.{:06}",
+                        r.offset_bytes / 512,
+                        r.len_bytes,
+                        if r.op == Op::Read { "r" } else { "w" },
+                        r.issue_ns / 1_000_000_000,
+                        (r.issue_ns % 1_000_000_000) / 1000
+                    ),
                     "msr" => writeln!(
                         w,
                         "{},hm,1,{},{},{},{}",
