@@ -139,8 +139,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                     "alibaba" => writeln!(
                         w,
-                        "3,{},{},{},{}",
-                        if r.op == Op::Read { "R" } else { "W" },
+                        "3,{rw},{},{},{}",
                         r.offset_bytes,
                         r.len_bytes,
                         1_577_808_000_000_000 + r.issue_ns / 1000
