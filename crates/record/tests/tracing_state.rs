@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{record_with, record_with_sink, rig, run, tracefs_mounted, DiskStat, HostTracefs};
+use common::{record_with, record_with_sink, rig, run, DiskStat};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -53,8 +53,8 @@ impl Drop for Foreign {
     }
 }
 
-fn storbench_instances() -> Vec<String> {
-    std::fs::read_dir(Path::new(TRACEFS).join("instances"))
+fn storbench_instances(tracefs: &Path) -> Vec<String> {
+    std::fs::read_dir(tracefs.join("instances"))
         .map(|rd| {
             rd.flatten()
                 .filter_map(|e| e.file_name().into_string().ok())
@@ -79,12 +79,13 @@ fn leaves_other_tracing_untouched_and_sees_the_same_requests() {
     let Some(rig) = rig(&["fio"], 32 << 20) else {
         return;
     };
-    // The other tool mounts tracefs where nobody had (regression: a fresh machine
-    // without it mounted failed to create the instance); dropped after the instance.
-    let _host = HostTracefs::ensure();
+    // The other tool mounts tracefs where nobody had, as the recorder would (regression:
+    // a fresh machine without it mounted failed to create the instance); unmounted on
+    // drop, after the instance.
+    let host = Tracefs::open().expect("tracefs");
     let lo = &rig.lo;
     let info = device_info(lo.path()).expect("device info");
-    let top = PathBuf::from(TRACEFS);
+    let top = host.root().to_owned();
     let foreign = Foreign(top.join(format!("instances/other-tool-{}", std::process::id())));
     std::fs::create_dir(&foreign.0).expect("create another tool's instance");
     let w = |rel: &str, v: &str| {
@@ -192,7 +193,7 @@ fn removes_its_instance_on_error_and_on_panic() {
     };
     // Held mounted so the instance list read below is the live one (without it the
     // recorder would mount tracefs itself and unmount it with its instance).
-    let _host = HostTracefs::ensure();
+    let host = Tracefs::open().expect("tracefs");
     let lo = &rig.lo;
     let info = device_info(lo.path()).expect("device info");
     let workload = || {
@@ -205,7 +206,7 @@ fn removes_its_instance_on_error_and_on_panic() {
         duration: Some(Duration::from_secs(1)),
         ..RecordOptions::default()
     };
-    assert!(storbench_instances()
+    assert!(storbench_instances(host.root())
         .iter()
         .all(|n| !n.starts_with(&format!("{INSTANCE_PREFIX}{}-", std::process::id()))));
 
@@ -338,7 +339,7 @@ fn mounts_tracefs_when_nobody_has() {
     let Some(rig) = rig(&["unshare", "umount"], 8 << 20) else {
         return;
     };
-    let host_had_tracefs = tracefs_mounted();
+    let host_mounts = tracefs_mounts();
     let exe = std::env::current_exe().expect("test binary");
     let out = Command::new("unshare")
         .args(["--mount", "--propagation", "private"])
@@ -360,9 +361,9 @@ fn mounts_tracefs_when_nobody_has() {
     // The host's namespace ends as it began (regression: the test assumed the host had
     // tracefs mounted, and a fresh machine has not).
     assert_eq!(
-        tracefs_mounted(),
-        host_had_tracefs,
-        "the host's tracefs mount changed"
+        tracefs_mounts(),
+        host_mounts,
+        "the host's tracefs mounts changed"
     );
 }
 

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use storbench_record::pair::PairedIo;
 use storbench_record::recorder::monotonic_ns;
-use storbench_record::tracefs::DEFAULT_MOUNT;
 use storbench_record::{device_info, RecordOptions, RecordSummary, Recorder};
 use storbench_testkit::LoopDevice;
 use storbench_trace::Op;
@@ -26,39 +25,6 @@ pub fn no_tracefs() -> Option<String> {
         return Some("no tracefs in this kernel".into());
     }
     None
-}
-
-/// Whether tracefs is mounted at its standard place in this mount namespace.
-pub fn tracefs_mounted() -> bool {
-    Path::new(DEFAULT_MOUNT).join("instances").is_dir()
-}
-
-/// Tracefs mounted at its standard place for a test that plays another tool using it
-/// (a fresh machine may boot without it mounted): mounted here if it was not, and
-/// unmounted again on drop, so the host ends as it began.
-pub struct HostTracefs {
-    mounted_here: bool,
-}
-
-impl HostTracefs {
-    pub fn ensure() -> HostTracefs {
-        if tracefs_mounted() {
-            return HostTracefs {
-                mounted_here: false,
-            };
-        }
-        run(Command::new("mount").args(["-t", "tracefs", "nodev", DEFAULT_MOUNT]));
-        assert!(tracefs_mounted(), "tracefs mounted for the test");
-        HostTracefs { mounted_here: true }
-    }
-}
-
-impl Drop for HostTracefs {
-    fn drop(&mut self) {
-        if self.mounted_here {
-            let _ = Command::new("umount").arg(DEFAULT_MOUNT).status();
-        }
-    }
 }
 
 pub fn run(cmd: &mut Command) -> String {
