@@ -16,5 +16,6 @@ pub use real::{BackendChoice, RealTarget};
 pub use run::{
     idle, run_phase, EngineError, Fidelity, NoObserver, Observer, Pacing, PhaseOutcome, RunOptions,
 };
-pub use spec::{open_real, OpenOptions, TargetSpec};
+pub use safety::identity::TargetIdentity;
+pub use spec::{open_real, open_real_as, OpenOptions, TargetSpec};
 pub use target::{Completion, DataKind, IoRequest, Target, TargetError, TargetInfo, TargetKind};

@@ -10,7 +10,7 @@ use crate::targets::SuiteTarget;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use storbench_engine::TargetInfo;
+use storbench_engine::{TargetIdentity, TargetInfo};
 
 /// A procedure: its configuration (stored in the run state, so a resume needs only the
 /// directory), its phases, and what it computes from their records.
@@ -71,6 +71,33 @@ pub struct SuiteResult {
 
 pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
 
+/// Run-state key of the target's identity when the run started (see
+/// `storbench_engine::safety::identity`); every resume must find the same target.
+pub const IDENTITY_KEY: &str = "target_identity";
+
+/// The identity to record at the start of a run: the target's, plus, for a block
+/// device, the strong signatures of the disk images the run will restore on it (after
+/// a restore the device carries them by storbench's own doing, and a resume must not
+/// take them for someone else's data).
+fn recorded_identity(
+    target: &SuiteTarget,
+    plans: &[crate::phase::PhasePlan],
+) -> Result<Option<TargetIdentity>, SuiteError> {
+    let Some(mut id) = target.identity().cloned() else {
+        return Ok(None);
+    };
+    if let TargetIdentity::BlockDevice(d) = &mut id {
+        for p in plans {
+            if let crate::phase::Work::FileImage { path, .. } = &p.work {
+                let keys = storbench_engine::safety::signature_keys(path)
+                    .map_err(|e| SuiteError::Invalid(format!("--image {}: {e}", path.display())))?;
+                d.signatures.extend(keys);
+            }
+        }
+    }
+    Ok(Some(id))
+}
+
 /// Run-state key of the checkpoint interval (ns) a simulated run chunks by.
 pub const SIM_CHUNK_KEY: &str = "checkpoint_interval_ns";
 
@@ -82,7 +109,7 @@ pub fn execute<P: Procedure>(
 ) -> Result<SuiteResult, SuiteError> {
     let (mut rd, cfg, mut target) = match start {
         Start::New(cfg) => {
-            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open())?;
+            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;
             let plans = cfg.plans(dir, target.info())?;
             let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
             let state = RunState::new(
@@ -101,6 +128,12 @@ pub fn execute<P: Procedure>(
                 "target_info".into(),
                 serde_json::to_value(target.info()).expect("info serializes"),
             );
+            if let Some(id) = recorded_identity(&target, &plans)? {
+                rd.state.extra.insert(
+                    IDENTITY_KEY.into(),
+                    serde_json::to_value(id).expect("identity serializes"),
+                );
+            }
             rd.save()?;
             (rd, cfg, target)
         }
@@ -112,7 +145,27 @@ pub fn execute<P: Procedure>(
                     dir.join(crate::state::STATE_FILE).display()
                 ))
             })?;
-            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open())?;
+            let recorded: Option<TargetIdentity> = match rd.state.extra.get(IDENTITY_KEY) {
+                Some(v) => Some(serde_json::from_value(v.clone()).map_err(|e| {
+                    SuiteError::Invalid(format!(
+                        "{}: the recorded target identity does not read back: {e}",
+                        dir.join(crate::state::STATE_FILE).display()
+                    ))
+                })?),
+                None => None,
+            };
+            if recorded.is_none() && cfg.real_open().destroy_data.is_some() {
+                return Err(SuiteError::Invalid(format!(
+                    "{}: the run was started by a storbench that did not record which device you agreed to destroy, \
+                     so a resume cannot check that {} is still that device; hint: start a new run",
+                    dir.display(),
+                    cfg.target_spec()
+                )));
+            }
+            // The guard runs again, against the identity recorded at the start: the
+            // consent stored with the run is for that device, not for whatever now has
+            // its name.
+            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), recorded.as_ref())?;
             (rd, cfg, target)
         }
     };
