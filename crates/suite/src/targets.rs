@@ -41,6 +41,17 @@ impl SuiteTarget {
         real: &RealOpen,
         recorded: Option<&TargetIdentity>,
     ) -> Result<SuiteTarget, TargetOpenError> {
+        SuiteTarget::open_sized(spec, real, recorded, None)
+    }
+
+    /// [`SuiteTarget::open`] with the slot buffers of `buffers` (default: 128 slots of
+    /// 1 MiB) for a real target.
+    pub fn open_sized(
+        spec: &str,
+        real: &RealOpen,
+        recorded: Option<&TargetIdentity>,
+        buffers: Option<storbench_engine::BufferPlan>,
+    ) -> Result<SuiteTarget, TargetOpenError> {
         if is_sim_spec(spec) {
             let ssd = storbench_sim::open_spec(spec).map_err(|e| TargetOpenError::Sim {
                 spec: spec.to_owned(),
@@ -48,7 +59,7 @@ impl SuiteTarget {
             })?;
             return Ok(SuiteTarget::Sim(Box::new(ssd)));
         }
-        open_real(spec, real, recorded)
+        open_real(spec, real, recorded, buffers)
     }
 
     pub fn target(&mut self) -> &mut dyn Target {
@@ -160,6 +171,10 @@ pub struct RealOpen {
     pub overwrite: bool,
     /// Block devices: the exact device the user agreed to destroy (`--destroy-data`).
     pub destroy_data: Option<std::path::PathBuf>,
+    /// Cap on the target's buffer memory (`--buffer-memory`; default
+    /// `storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES`).
+    #[serde(default)]
+    pub buffer_memory_bytes: Option<u64>,
 }
 
 /// Real targets (files, block devices) through the engine's spec parser and safety
@@ -168,6 +183,7 @@ fn open_real(
     spec: &str,
     o: &RealOpen,
     recorded: Option<&TargetIdentity>,
+    buffers: Option<storbench_engine::BufferPlan>,
 ) -> Result<SuiteTarget, TargetOpenError> {
     use storbench_engine::spec::{open_real_as, OpenOptions, TargetSpec};
     let err = |e: storbench_engine::TargetError| TargetOpenError::Real {
@@ -178,13 +194,17 @@ fn open_real(
     if let Some(t) = parsed.open_test(32) {
         return Ok(SuiteTarget::Real(Box::new(t)));
     }
-    let opts = OpenOptions {
+    let mut opts = OpenOptions {
         write: true,
         size_bytes: o.size_bytes,
         overwrite: o.overwrite,
         destroy_data: o.destroy_data.clone(),
         ..OpenOptions::default()
     };
+    if let Some(b) = buffers {
+        opts.max_in_flight = b.slots;
+        opts.buffer_bytes = b.slot_bytes;
+    }
     let t = open_real_as(&parsed, &opts, recorded).map_err(err)?;
     Ok(SuiteTarget::Device(Box::new(t)))
 }
