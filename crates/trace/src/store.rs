@@ -1097,7 +1097,14 @@ impl TraceReader {
 
     /// The next batch (at most [`BATCH_ROWS`] rows) as checked columns; None at the end.
     pub fn next_columns(&mut self) -> Result<Option<ColumnBatch>, TraceError> {
-        let b = self.next_columns_unchecked()?;
+        let b = self.next_columns_unchecked().map_err(|e| match e {
+            // Name the row in the trace, not in the batch.
+            TraceError::Schema { path, message } => TraceError::Schema {
+                message: trace_row(&message, self.rows_read).unwrap_or(message),
+                path,
+            },
+            e => e,
+        })?;
         match &b {
             Some(b) => self.rows_read += b.len() as u64,
             None if self.rows_read != self.num_rows => {
@@ -1199,7 +1206,7 @@ pub(crate) fn check_rows(
         return Err(TraceError::schema(
             path,
             format!(
-                "offset_bytes {} + len_bytes {} overflows",
+                "{BATCH_ROW}{row}: offset_bytes {} + len_bytes {} overflows",
                 offset[row], len[row]
             ),
         ));
@@ -1230,7 +1237,7 @@ pub(crate) fn check_rows(
             return Err(TraceError::schema(
                 path,
                 format!(
-                    "row with complete_ns {} before issue_ns {}",
+                    "{BATCH_ROW}{row}: complete_ns {} before issue_ns {}",
                     cv[row], issue_v[row]
                 ),
             ));
@@ -1353,9 +1360,30 @@ pub(crate) fn check_non_negative(
             .any(|(i, &v)| v < 0 && nb.is_valid(i)),
     };
     if bad {
-        return Err(negative_error(path, name));
+        let row = (0..vals.len())
+            .find(|&i| vals[i] < 0 && nulls.is_none_or(|nb| nb.is_valid(i)))
+            .expect("a negative value exists");
+        return Err(TraceError::schema(
+            path,
+            format!(
+                "{BATCH_ROW}{row}: column `{name}` holds {} (negative, or above 2^63)",
+                vals[row]
+            ),
+        ));
     }
     Ok(())
+}
+
+/// Errors about one row of a batch start with this and the row's index in the batch;
+/// [`TraceReader::next_columns`] turns it into the row's number in the trace.
+pub(crate) const BATCH_ROW: &str = "batch row ";
+
+/// `message` with a leading `batch row N` made `row BASE+N` (0-based in the trace).
+fn trace_row(message: &str, base: u64) -> Option<String> {
+    let rest = message.strip_prefix(BATCH_ROW)?;
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    let local: u64 = rest[..end].parse().ok()?;
+    Some(format!("row {}{}", base + local, &rest[end..]))
 }
 
 /// The op named `s` (None: no string), or the error both readers give.
