@@ -68,7 +68,8 @@ fn start_recording(lo: &LoopDevice, out: &Path, log: &Path, extra: &[&str]) -> C
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(20) {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        if text.starts_with("recording ") {
+        // A note about a killed recorder's instance may come first.
+        if text.lines().any(|l| l.starts_with("recording ")) {
             assert_eq!(instances_of(child.id()).len(), 1, "its instance exists");
             return child;
         }
