@@ -64,15 +64,14 @@ fn single_byte_flips_in_a_trace_are_caught_not_accepted() {
     let mut changed = Vec::new();
     for pos in 0..orig_bytes.len() {
         // One bit, or the whole byte, by turns.
-        for mask in [if pos % 2 == 0 { 0x01u8 } else { 0xff }] {
-            let mut b = orig_bytes.clone();
-            b[pos] ^= mask;
-            std::fs::write(&flipped, &b).unwrap();
-            match read_all(&flipped) {
-                Err(_) => caught += 1,
-                Ok(r) if same(&r, &orig) => harmless += 1,
-                Ok(_) => changed.push((pos, mask)),
-            }
+        let mask = if pos % 2 == 0 { 0x01u8 } else { 0xff };
+        let mut b = orig_bytes.clone();
+        b[pos] ^= mask;
+        std::fs::write(&flipped, &b).unwrap();
+        match read_all(&flipped) {
+            Err(_) => caught += 1,
+            Ok(r) if same(&r, &orig) => harmless += 1,
+            Ok(_) => changed.push((pos, mask)),
         }
     }
     eprintln!(
@@ -117,12 +116,11 @@ try:
 except Exception as e:
     print(f"ok: {type(e).__name__}: {e}")
 "#;
-    match run_python(script, &[path.to_str().unwrap()]) {
-        Some(out) => assert!(
+    if let Some(out) = run_python(script, &[path.to_str().unwrap()]) {
+        assert!(
             out.contains("ok:") && out.to_lowercase().contains("crc"),
             "{out}"
-        ),
-        None => {}
+        );
     }
 }
 
