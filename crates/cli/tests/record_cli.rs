@@ -68,7 +68,8 @@ fn start_recording(lo: &LoopDevice, out: &Path, log: &Path, extra: &[&str]) -> C
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(20) {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        if text.starts_with("recording ") {
+        // A note about a killed recorder's instance may come first.
+        if text.lines().any(|l| l.starts_with("recording ")) {
             assert_eq!(instances_of(child.id()).len(), 1, "its instance exists");
             return child;
         }
@@ -220,6 +221,20 @@ fn duration_ends_it_and_the_next_run_removes_a_killed_ones_instance() {
         instances_of(killed_pid).is_empty(),
         "the next recording removed the killed one's instance"
     );
+    // Issue 19: it said nothing; it says so now, naming the killed recorder's pid.
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("note: removed tracing instance")
+            && said.contains(&format!("pid {killed_pid}")),
+        "{said}"
+    );
+    // Issue 19: the killed recorder left a 0-byte trace; the trace now appears only
+    // when finished.
+    assert!(
+        !killed_out.exists(),
+        "the killed recording left {}",
+        killed_out.display()
+    );
     dd_writes(&lo, 16);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
@@ -294,4 +309,33 @@ fn says_plainly_what_is_wrong() {
     user_error(&o, &["not a block device", "lsblk"]);
     let o = storbench(&["record", "--device", "/dev/nonexistent-disk", "-o", out_s]);
     user_error(&o, &["does not exist"]);
+}
+
+/// Issue 19: `record --cleanup` for users who never record again: removes what a
+/// killed recorder left, says what it removed, and says so when there was nothing.
+#[test]
+fn cleanup_removes_a_killed_recorders_instance_and_says_so() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(lo) = loop_device(&[]) else {
+        return;
+    };
+    let log = lo.dir().join("killed.log");
+    let mut killed = start_recording(&lo, &lo.dir().join("k.parquet"), &log, &[]);
+    let killed_pid = killed.id();
+    signal(killed_pid, "KILL");
+    let _ = killed.wait();
+    assert_eq!(instances_of(killed_pid).len(), 1, "SIGKILL leaves it");
+    let o = storbench(&["record", "--cleanup"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        out.contains("removed tracing instance") && out.contains(&format!("pid {killed_pid}")),
+        "{out}"
+    );
+    assert!(instances_of(killed_pid).is_empty());
+    let o = storbench(&["record", "--cleanup"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("nothing to clean up"),
+        "{o:?}"
+    );
 }

@@ -11,10 +11,12 @@ pub mod spec;
 pub mod target;
 pub mod testing;
 
+pub use backend::{BufferPlan, DEFAULT_BUFFER_MEMORY_BYTES};
 pub use prefetch::Prefetch;
 pub use real::{BackendChoice, RealTarget};
 pub use run::{
     idle, run_phase, EngineError, Fidelity, NoObserver, Observer, Pacing, PhaseOutcome, RunOptions,
 };
-pub use spec::{open_real, OpenOptions, TargetSpec};
+pub use safety::identity::TargetIdentity;
+pub use spec::{open_real, open_real_as, OpenOptions, TargetSpec};
 pub use target::{Completion, DataKind, IoRequest, Target, TargetError, TargetInfo, TargetKind};

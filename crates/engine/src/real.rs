@@ -5,6 +5,7 @@
 use crate::backend::threads::Threads;
 use crate::backend::uring::Uring;
 use crate::backend::{Backend, BufferPool, Clock, TrimMode, Wait, BUFFER_ALIGN};
+use crate::safety::identity::TargetIdentity;
 use crate::safety::WriteGate;
 use crate::target::{Completion, IoRequest, Target, TargetError, TargetInfo};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -115,6 +116,9 @@ pub struct RealTarget {
     /// The driving thread's timer slack was lowered (sleeps end when asked).
     slack_set: bool,
     spin: SpinMargin,
+    /// Who the target is (set by `spec::open_real_as`): recorded by a run at its start,
+    /// compared on resume.
+    identity: Option<TargetIdentity>,
 }
 
 impl RealTarget {
@@ -175,11 +179,27 @@ impl RealTarget {
             scratch: Vec::with_capacity(max_in_flight),
             slack_set: false,
             spin: SpinMargin::new(),
+            identity: None,
         })
     }
 
     pub fn buffer_bytes(&self) -> usize {
         self.pool.slot_bytes()
+    }
+
+    /// Who the target is, when opened through `spec::open_real_as`.
+    pub fn identity(&self) -> Option<&TargetIdentity> {
+        self.identity.as_ref()
+    }
+
+    pub(crate) fn set_identity(&mut self, id: TargetIdentity) {
+        self.identity = Some(id);
+    }
+
+    /// The open file or device, for work outside the engine loop on the very target
+    /// the guard passed (the suite's purge), never reopened by name.
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self._fd.as_fd()
     }
 
     /// Stamp and push what the backend has posted (no system call).

@@ -3,10 +3,12 @@
 
 use crate::backend::TrimMode;
 use crate::real::{BackendChoice, RealTarget};
-use crate::safety::{check_block_device_write, WriteGate};
+use crate::safety::identity::{DeviceIdentity, TargetIdentity};
+use crate::safety::{confirm_opened, guard, WriteGate};
 use crate::target::blockdev::{is_block_device, open_blockdev};
-use crate::target::file::{open_file, FileOpen};
+use crate::target::file::{open_file_as, FileOpen};
 use crate::target::TargetError;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 /// A parsed target spec.
@@ -133,6 +135,24 @@ impl Default for OpenOptions {
 
 /// Open a file or block device target.
 pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, TargetError> {
+    open_real_as(spec, o, None)
+}
+
+/// Open a file or block device target for a run that continues: `recorded` is the
+/// identity the run recorded when it started ([`RealTarget::identity`]), and the
+/// target must be that one (see `safety`). `None`: a start.
+pub fn open_real_as(
+    spec: &TargetSpec,
+    o: &OpenOptions,
+    recorded: Option<&TargetIdentity>,
+) -> Result<RealTarget, TargetError> {
+    let kind_changed = |p: &std::path::Path, was: &str| TargetError::Refused {
+        message: format!(
+            "refusing to continue: {} is not the target this run started on (that was {was})",
+            p.display()
+        ),
+        hint: "a run continues only on the target it started on; start a new run".into(),
+    };
     match spec {
         TargetSpec::Sim(s) => Err(TargetError::Invalid(format!(
             "{s} is a simulated target: open it with storbench_sim::open_spec"
@@ -141,7 +161,14 @@ pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, Targe
             "a test target is virtual: open it with TargetSpec::open_test".into(),
         )),
         TargetSpec::File(p) => {
-            let (fd, info) = open_file(
+            let rec = match recorded {
+                None => None,
+                Some(TargetIdentity::File(f)) => Some(f),
+                Some(TargetIdentity::BlockDevice(_)) => {
+                    return Err(kind_changed(p, "a block device"))
+                }
+            };
+            let (fd, info, identity) = open_file_as(
                 p,
                 &FileOpen {
                     write: o.write,
@@ -149,6 +176,7 @@ pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, Targe
                     overwrite: o.overwrite,
                     direct: o.direct,
                 },
+                rec,
             )?;
             let gate = if o.write {
                 WriteGate::Allowed
@@ -157,7 +185,7 @@ pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, Targe
                     name: info.name.clone(),
                 }
             };
-            RealTarget::new(
+            let mut t = RealTarget::new(
                 fd,
                 info,
                 o.max_in_flight,
@@ -165,7 +193,9 @@ pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, Targe
                 o.backend,
                 TrimMode::PunchHole,
                 gate,
-            )
+            )?;
+            t.set_identity(TargetIdentity::File(identity));
+            Ok(t)
         }
         TargetSpec::BlockDevice(p) => {
             if o.size_bytes.is_some() {
@@ -174,17 +204,34 @@ pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, Targe
                     p.display()
                 )));
             }
+            let rec = match recorded {
+                None => None,
+                Some(TargetIdentity::BlockDevice(d)) => Some(d),
+                Some(TargetIdentity::File(_)) => return Err(kind_changed(p, "a regular file")),
+            };
+            // The guard runs before the device is opened for writing; the opened
+            // descriptor must then be the device it checked.
+            let checked = if o.write {
+                Some(guard(p, o.destroy_data.as_deref(), rec)?)
+            } else {
+                None
+            };
+            let (fd, info) = open_blockdev(p, o.write)?;
+            let identity = match checked {
+                Some(c) => {
+                    confirm_opened(fd.as_fd(), p, &c)?;
+                    c
+                }
+                None => DeviceIdentity::of_fd(fd.as_fd(), p)?,
+            };
             let gate = if o.write {
-                // Fail fast, before opening for writing.
-                check_block_device_write(p, o.destroy_data.as_deref())?;
                 WriteGate::Allowed
             } else {
                 WriteGate::ReadOnly {
                     name: p.display().to_string(),
                 }
             };
-            let (fd, info) = open_blockdev(p, o.write)?;
-            RealTarget::new(
+            let mut t = RealTarget::new(
                 fd,
                 info,
                 o.max_in_flight,
@@ -192,7 +239,9 @@ pub fn open_real(spec: &TargetSpec, o: &OpenOptions) -> Result<RealTarget, Targe
                 o.backend,
                 TrimMode::BlkDiscard,
                 gate,
-            )
+            )?;
+            t.set_identity(TargetIdentity::BlockDevice(identity));
+            Ok(t)
         }
     }
 }

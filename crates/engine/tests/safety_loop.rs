@@ -237,3 +237,33 @@ fn trim_on_a_loop_device_discards() {
         .chunks(4096)
         .all(|c| c.iter().any(|&b| b != 0)));
 }
+
+/// Issue 19: with no second opinion (blkid missing) a device holding data the scanner
+/// cannot name counts as in use; a blank one does not; `--destroy-data` lets it go.
+#[test]
+fn unknown_data_counts_as_in_use_without_a_second_opinion() {
+    use storbench_engine::safety::{inspect_with, FindingKind, SecondOpinion};
+    let Some(lp) = loop_dev(&[]) else { return };
+    let dev = lp.path().to_owned();
+    let none = SecondOpinion::Unavailable("test: no blkid".into());
+    assert_eq!(inspect_with(&dev, &none).unwrap(), vec![]);
+    // Some bytes of a filesystem nobody here knows, at the end of the device.
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(&dev).unwrap();
+        f.write_all_at(b"SOME-UNKNOWN-FS-SUPERBLOCK", SIZE - 8192)
+            .unwrap();
+        f.sync_all().unwrap();
+    }
+    let found = inspect_with(&dev, &none).unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|f| f.kind == FindingKind::UnknownData && f.reason.contains("no blkid")),
+        "{found:?}"
+    );
+    // With blkid (when installed) the same bytes are nothing it knows: not refused.
+    if let SecondOpinion::Blkid(_) = SecondOpinion::find() {
+        assert!(inspect(&dev).unwrap().is_empty());
+    }
+}

@@ -299,6 +299,11 @@ fn read_format(tracefs: &Tracefs, rel: &str) -> Result<EventFormat, RecordError>
 }
 
 impl Recorder {
+    /// Instances left by killed recorders that were removed when this one started.
+    pub fn cleaned_up(&self) -> &[String] {
+        self.instance.cleaned()
+    }
+
     /// Creates the instance, configures it and switches tracing on.
     pub fn start(device: DeviceInfo, opts: RecordOptions) -> Result<Recorder, RecordError> {
         assert!(opts.buffer_kib_per_cpu > 0 && opts.max_merge_events > 0);

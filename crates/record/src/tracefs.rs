@@ -178,6 +178,8 @@ pub const INSTANCE_PREFIX: &str = "storbench-";
 #[derive(Debug)]
 pub struct Instance {
     dir: PathBuf,
+    /// What was cleaned up when it was created: instances left by killed recorders.
+    cleaned: Vec<String>,
     // Dropped after the instance directory is removed (fields drop in order after
     // `Drop::drop` of the struct itself).
     tracefs: Tracefs,
@@ -196,12 +198,18 @@ impl Instance {
                 ),
             });
         }
-        remove_stale(&instances);
+        let cleaned = remove_stale(&instances);
         let pid = std::process::id();
         for n in 0..1000 {
             let dir = instances.join(format!("{INSTANCE_PREFIX}{pid}-{n}"));
             match fs::create_dir(&dir) {
-                Ok(()) => return Ok(Instance { dir, tracefs }),
+                Ok(()) => {
+                    return Ok(Instance {
+                        dir,
+                        cleaned,
+                        tracefs,
+                    })
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(io_err("creating tracing instance", &dir, e)),
             }
@@ -216,6 +224,12 @@ impl Instance {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Instances left by killed recorders that were removed before this one was made,
+    /// one line each (the caller says so: the user should know what was running).
+    pub fn cleaned(&self) -> &[String] {
+        &self.cleaned
     }
 
     pub fn tracefs(&self) -> &Tracefs {
@@ -270,10 +284,12 @@ impl Drop for Instance {
 }
 
 /// Removes `storbench-<pid>-<n>` instances whose process is gone (a recorder killed by
-/// SIGKILL cannot clean up after itself).
-fn remove_stale(instances: &Path) {
+/// SIGKILL cannot clean up after itself: its block events stay enabled and its ring
+/// buffers allocated). Returns one line per instance found, saying what was done.
+pub fn remove_stale(instances: &Path) -> Vec<String> {
+    let mut out = Vec::new();
     let Ok(rd) = fs::read_dir(instances) else {
-        return;
+        return out;
     };
     for e in rd.flatten() {
         let name = e.file_name();
@@ -286,9 +302,30 @@ fn remove_stale(instances: &Path) {
             continue;
         };
         if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = fs::remove_dir(e.path());
+            let kib = read_text(&e.path().join("buffer_size_kb"))
+                .map(|s| s.trim().to_owned())
+                .unwrap_or_else(|_| "?".into());
+            let _ = fs::write(e.path().join("tracing_on"), "0");
+            let name = e.path().display().to_string();
+            out.push(match fs::remove_dir(e.path()) {
+                Ok(()) => format!(
+                    "removed tracing instance {name}, left by recorder pid {pid} (no longer running: killed?) with block events on and {kib} KiB of ring buffer per CPU"
+                ),
+                Err(err) => format!(
+                    "tracing instance {name}, left by recorder pid {pid}, could not be removed: {err}; remove it with rmdir"
+                ),
+            });
         }
     }
+    out
+}
+
+/// `storbench record --cleanup`: remove every instance left by a killed recorder.
+/// Returns one line per instance (empty: there was none).
+pub fn cleanup() -> Result<Vec<String>, RecordError> {
+    let t = Tracefs::open()?;
+    let instances = t.root().join("instances");
+    Ok(remove_stale(&instances))
 }
 
 /// Counters of one CPU's buffer, from `per_cpu/cpuN/stats`.

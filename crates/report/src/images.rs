@@ -411,7 +411,7 @@ pub struct ImageError {
 }
 
 fn write(path: PathBuf, bytes: &[u8], out: &mut Written) -> Result<(), ImageError> {
-    std::fs::write(&path, bytes).map_err(|source| ImageError {
+    storbench_trace::atomic::write_atomic(&path, bytes).map_err(|source| ImageError {
         path: path.clone(),
         source,
     })?;

@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use storbench_engine::TargetInfo;
 use storbench_metrics::PhaseMetrics;
@@ -129,26 +128,11 @@ impl RunResult {
     }
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, fsync,
-/// rename over `path`. A reader sees the old file or the new one, never a torn one.
+/// Write `bytes` to `path` atomically (`storbench_trace::atomic`, the one helper every
+/// output goes through). A reader sees the old file or the new one, never a torn one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let tmp = tmp_path(path);
-    let mut f = std::fs::File::create(&tmp).map_err(|e| ReportError::io(&tmp, "create", e))?;
-    f.write_all(bytes)
-        .map_err(|e| ReportError::io(&tmp, "write", e))?;
-    f.sync_all()
-        .map_err(|e| ReportError::io(&tmp, "fsync", e))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| ReportError::io(path, "rename into place", e))
-}
-
-/// `DIR/.NAME.tmp` beside `path`.
-pub(crate) fn tmp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .expect("a result path names a file")
-        .to_string_lossy();
-    path.with_file_name(format!(".{name}.tmp"))
+    storbench_trace::atomic::write_atomic(path, bytes)
+        .map_err(|e| ReportError::io(path, "write (atomically)", e))
 }
 
 fn check(dir: &Path, r: &RunResult) -> Result<(), ReportError> {

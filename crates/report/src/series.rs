@@ -7,7 +7,7 @@
 //! rewrites the file (atomically, tmp + rename) with that phase's rows replaced; series
 //! are small (one row per second) so this stays cheap even for day-long runs.
 
-use crate::result::{tmp_path, ReportError};
+use crate::result::ReportError;
 use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -116,8 +116,13 @@ fn write_file(
     schema: Arc<Schema>,
     batches: &[(First<'_>, &[SecondSample])],
 ) -> Result<(), ReportError> {
-    let tmp = tmp_path(path);
-    let file = std::fs::File::create(&tmp).map_err(|e| ReportError::io(&tmp, "create", e))?;
+    let mut out = storbench_trace::atomic::AtomicFile::create(path)
+        .map_err(|e| ReportError::io(path, "create", e))?;
+    let tmp = out.temp().to_path_buf();
+    let file = out
+        .file()
+        .try_clone()
+        .map_err(|e| ReportError::io(&tmp, "create", e))?;
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(1).expect("zstd level 1"),
@@ -154,11 +159,9 @@ fn write_file(
         let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| pq_err(&tmp, e))?;
         w.write(&batch).map_err(|e| pq_err(&tmp, e))?;
     }
-    let file = w.into_inner().map_err(|e| pq_err(&tmp, e))?;
-    file.sync_all()
-        .map_err(|e| ReportError::io(&tmp, "fsync", e))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(|e| ReportError::io(path, "rename into place", e))
+    w.close().map_err(|e| pq_err(&tmp, e))?;
+    out.commit()
+        .map_err(|e| ReportError::io(path, "write (atomically)", e))
 }
 
 /// Read `DIR/series.parquet`: each phase's series, phases in file order.

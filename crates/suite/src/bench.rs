@@ -153,6 +153,8 @@ impl Procedure for BenchConfig {
         if !(self.span_fraction > 0.0 && self.span_fraction <= 1.0) {
             return Err(SuiteError::Invalid("--span must be in (0, 100%]".into()));
         }
+        crate::units::check_qd("the default queue depth", self.default_qd)
+            .map_err(SuiteError::Invalid)?;
         let mut plans = Vec::new();
         if let Some(s) = &self.season {
             plans.extend(season_plans(

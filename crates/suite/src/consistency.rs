@@ -111,15 +111,42 @@ impl Procedure for ConsistencyConfig {
                 self.span_fraction
             )));
         }
-        if self.precondition_passes == 0 || self.qd == 0 || self.block_bytes == 0 {
+        if self.precondition_passes == 0 {
             return Err(SuiteError::Invalid(
-                "--precondition-passes, --qd and --bs must be at least 1".into(),
+                "--precondition-passes must be at least 1".into(),
+            ));
+        }
+        use crate::units::{check_block, check_duration, check_qd};
+        check_qd("--qd", self.qd)
+            .and_then(|_| check_block("--bs", self.block_bytes, info.logical_block_bytes))
+            .and_then(|_| {
+                check_block(
+                    "the fill's block size",
+                    self.precondition_block_bytes,
+                    info.logical_block_bytes,
+                )
+            })
+            .and_then(|_| check_duration("--duration", self.duration_ns))
+            .map_err(SuiteError::Invalid)?;
+        if self.round_ns < NS_PER_S || self.score_last_s == 0 || self.window_rounds < 2 {
+            return Err(SuiteError::Invalid(
+                "--round must be at least 1s, and scores and the steady-state window need at least 1 s and 2 rounds".into(),
             ));
         }
         let span = span_of(info, self.span_fraction);
+        if span < self.block_bytes {
+            return Err(SuiteError::Invalid(format!(
+                "--span: the tested span ({}) is smaller than one --bs block",
+                crate::units::fmt_bytes(span)
+            )));
+        }
+        let title = format!(
+            "{} random writes across the span, IOPS every second",
+            crate::units::fmt_bytes(self.block_bytes)
+        );
         let mut rand = PhasePlan::new(
             "random-write",
-            "4 KB random writes across the span, IOPS every second",
+            &title,
             Work::RandWrite {
                 span_bytes: span,
                 block_bytes: self.block_bytes,

@@ -10,7 +10,8 @@ use crate::targets::SuiteTarget;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use storbench_engine::TargetInfo;
+use storbench_engine::{TargetIdentity, TargetInfo};
+use storbench_workload::replay::TraceScan;
 
 /// A procedure: its configuration (stored in the run state, so a resume needs only the
 /// directory), its phases, and what it computes from their records.
@@ -71,6 +72,138 @@ pub struct SuiteResult {
 
 pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
 
+/// Run-state key of the target's identity when the run started (see
+/// `storbench_engine::safety::identity`); every resume must find the same target.
+pub const IDENTITY_KEY: &str = "target_identity";
+
+/// The identity to record at the start of a run: the target's, plus, for a block
+/// device, the strong signatures of the disk images the run will restore on it (after
+/// a restore the device carries them by storbench's own doing, and a resume must not
+/// take them for someone else's data).
+fn recorded_identity(
+    target: &SuiteTarget,
+    plans: &[crate::phase::PhasePlan],
+) -> Result<Option<TargetIdentity>, SuiteError> {
+    let Some(mut id) = target.identity().cloned() else {
+        return Ok(None);
+    };
+    if let TargetIdentity::BlockDevice(d) = &mut id {
+        for p in plans {
+            if let crate::phase::Work::FileImage { path, .. } = &p.work {
+                let keys = storbench_engine::safety::signature_keys(path)
+                    .map_err(|e| SuiteError::Invalid(format!("--image {}: {e}", path.display())))?;
+                d.signatures.extend(keys);
+            }
+        }
+    }
+    Ok(Some(id))
+}
+
+/// The traces a run replays, read whole (every row checked, page checksums too) and
+/// checked against the target before the run writes anything: a bad trace must not
+/// surface after hours of purging and seasoning. `existing_only`: skip traces not made
+/// yet (a profile is synthesized by `prepare`, into the run directory).
+fn scan_replays(
+    plans: &[crate::phase::PhasePlan],
+    info: &TargetInfo,
+    existing_only: bool,
+) -> Result<Vec<(PathBuf, TraceScan)>, SuiteError> {
+    let mut out = Vec::new();
+    for p in plans {
+        let crate::phase::Work::Replay { path, .. } = &p.work else {
+            continue;
+        };
+        if existing_only && !path.exists() {
+            continue;
+        }
+        let invalid = |e: String| {
+            SuiteError::Invalid(format!(
+                "phase {}: {e}; nothing was written to the target",
+                p.name
+            ))
+        };
+        let scan = TraceScan::of(path).map_err(|e| invalid(e.to_string()))?;
+        if scan.rows == 0 {
+            return Err(invalid(format!(
+                "{}: the trace holds no I/O, so the replay would do no work",
+                path.display()
+            )));
+        }
+        let span = p.fold_span_bytes.unwrap_or(info.capacity_bytes);
+        scan.check_fits(path, span)
+            .map_err(|e| invalid(e.to_string()))?;
+        out.push((path.clone(), scan));
+    }
+    Ok(out)
+}
+
+/// Slots and buffer size a real target is opened with by default
+/// (`storbench_engine::OpenOptions`), enough for every generator phase.
+const DEFAULT_SLOTS: usize = 128;
+const DEFAULT_SLOT_BYTES: u64 = 1 << 20;
+
+/// Queue depth and largest I/O of a phase's generator (0 for phases without one).
+fn phase_needs(w: &crate::phase::Work) -> (usize, u64) {
+    use crate::phase::Work;
+    match w {
+        Work::SeqWrite {
+            qd, block_bytes, ..
+        }
+        | Work::RandWrite {
+            qd, block_bytes, ..
+        } => (*qd as usize, *block_bytes),
+        Work::Trim { qd, .. } => (*qd as usize, 0),
+        Work::GeneratedImage { qd, .. } | Work::FileImage { qd, .. } => {
+            (*qd as usize, crate::image::RESTORE_IO_BYTES)
+        }
+        Work::Replay { default_qd, .. } => (*default_qd as usize, 0),
+        Work::Purge | Work::Idle { .. } => (0, 0),
+    }
+}
+
+/// Buffers for the traces a run replays: as many slots as the most I/Os any trace
+/// (or phase) has in flight and as large as the largest I/O, within `--buffer-memory`;
+/// `None` when the defaults hold the traces. Fewer slots when the cap is hit (a note
+/// says so), an error naming the trace row when one I/O alone is over it.
+fn buffer_plan(
+    plans: &[crate::phase::PhasePlan],
+    scans: &[(PathBuf, TraceScan)],
+    cap_bytes: u64,
+    notes: &mut Vec<String>,
+) -> Result<Option<storbench_engine::BufferPlan>, SuiteError> {
+    let Some((path, big)) = scans.iter().max_by_key(|(_, s)| s.max_len_bytes) else {
+        return Ok(None);
+    };
+    let trace_qd = scans
+        .iter()
+        .map(|(_, s)| s.max_in_flight as usize)
+        .max()
+        .unwrap_or(1);
+    if big.max_len_bytes <= DEFAULT_SLOT_BYTES && trace_qd <= DEFAULT_SLOTS {
+        return Ok(None);
+    }
+    let (phase_qd, phase_io) = plans
+        .iter()
+        .map(|p| phase_needs(&p.work))
+        .fold((0, 0), |(q, b), (pq, pb)| (q.max(pq), b.max(pb)));
+    let want = trace_qd.max(phase_qd);
+    let max_io = big.max_len_bytes.max(phase_io);
+    let plan = storbench_engine::BufferPlan::new(want, max_io, cap_bytes).map_err(|e| {
+        SuiteError::Invalid(format!(
+            "{}: row {}: {e}; nothing was written to the target",
+            path.display(),
+            big.max_len_row
+        ))
+    })?;
+    if let Some(w) = plan.capped_from {
+        notes.push(format!(
+            "up to {w} I/Os were to be in flight, but buffers for only {} of {} bytes fit in --buffer-memory ({cap_bytes} bytes): the run kept at most that many in flight",
+            plan.slots, plan.slot_bytes
+        ));
+    }
+    Ok(Some(plan))
+}
+
 /// Run-state key of the checkpoint interval (ns) a simulated run chunks by.
 pub const SIM_CHUNK_KEY: &str = "checkpoint_interval_ns";
 
@@ -82,8 +215,10 @@ pub fn execute<P: Procedure>(
 ) -> Result<SuiteResult, SuiteError> {
     let (mut rd, cfg, mut target) = match start {
         Start::New(cfg) => {
-            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open())?;
+            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;
             let plans = cfg.plans(dir, target.info())?;
+            // Inputs that exist are checked before the run directory is made.
+            scan_replays(&plans, target.info(), true)?;
             let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
             let state = RunState::new(
                 P::NAME,
@@ -101,6 +236,12 @@ pub fn execute<P: Procedure>(
                 "target_info".into(),
                 serde_json::to_value(target.info()).expect("info serializes"),
             );
+            if let Some(id) = recorded_identity(&target, &plans)? {
+                rd.state.extra.insert(
+                    IDENTITY_KEY.into(),
+                    serde_json::to_value(id).expect("identity serializes"),
+                );
+            }
             rd.save()?;
             (rd, cfg, target)
         }
@@ -112,7 +253,27 @@ pub fn execute<P: Procedure>(
                     dir.join(crate::state::STATE_FILE).display()
                 ))
             })?;
-            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open())?;
+            let recorded: Option<TargetIdentity> = match rd.state.extra.get(IDENTITY_KEY) {
+                Some(v) => Some(serde_json::from_value(v.clone()).map_err(|e| {
+                    SuiteError::Invalid(format!(
+                        "{}: the recorded target identity does not read back: {e}",
+                        dir.join(crate::state::STATE_FILE).display()
+                    ))
+                })?),
+                None => None,
+            };
+            if recorded.is_none() && cfg.real_open().destroy_data.is_some() {
+                return Err(SuiteError::Invalid(format!(
+                    "{}: the run was started by a storbench that did not record which device you agreed to destroy, \
+                     so a resume cannot check that {} is still that device; hint: start a new run",
+                    dir.display(),
+                    cfg.target_spec()
+                )));
+            }
+            // The guard runs again, against the identity recorded at the start: the
+            // consent stored with the run is for that device, not for whatever now has
+            // its name.
+            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), recorded.as_ref())?;
             (rd, cfg, target)
         }
     };
@@ -137,6 +298,30 @@ pub fn execute<P: Procedure>(
         )));
     }
     cfg.prepare(dir, target.info())?;
+    // Every input checked, and the buffers sized, before the first phase writes.
+    let scans = scan_replays(&plans, target.info(), false)?;
+    let mut input_notes = Vec::new();
+    let cap = cfg
+        .real_open()
+        .buffer_memory_bytes
+        .unwrap_or(storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES);
+    if let Some(plan) = buffer_plan(&plans, &scans, cap, &mut input_notes)? {
+        if target.identity().is_some() {
+            let recorded: Option<TargetIdentity> = rd
+                .state
+                .extra
+                .get(IDENTITY_KEY)
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            // Closed first: the device is opened exclusively.
+            drop(target);
+            target = SuiteTarget::open_sized(
+                cfg.target_spec(),
+                &cfg.real_open(),
+                recorded.as_ref(),
+                Some(plan),
+            )?;
+        }
+    }
     let mut runner = Runner {
         rd: &mut rd,
         target: &mut target,
@@ -160,7 +345,7 @@ pub fn execute<P: Procedure>(
         .unwrap_or_else(|| HealthSnapshot::unavailable("state", "not recorded"));
     let after = runner.target.health();
     let delta = health::delta(&before, &after);
-    let mut notes = Vec::new();
+    let mut notes = input_notes;
     if runner.rd.state.resumes > 0 {
         notes.push(format!(
             "the run was interrupted and resumed {} time(s); finished phases were kept",

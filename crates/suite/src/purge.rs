@@ -15,11 +15,13 @@
 //!
 //! The simulated SSD uses its own purge (see `targets`).
 //!
-//! Purge never chooses its victim: it is called only on a target the engine opened,
-//! after the engine's safety guard accepted it.
+//! Purge never chooses its victim: it works on the descriptor of a target the engine
+//! opened after its safety guard accepted it ([`purge_fd`]), never on the name again
+//! (which may point at another device by then).
 
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
@@ -83,16 +85,30 @@ fn unsupported(e: &std::io::Error) -> bool {
 }
 
 /// Purge the block device or regular file at `path` (whole device / whole file).
+/// Opens it by name: for tests and tools; a procedure purges its open target
+/// ([`purge_fd`]).
 pub fn purge_path(path: &Path) -> Result<PurgeReport, std::io::Error> {
+    let f = OpenOptions::new().write(true).open(path).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("{}: opening for purge: {e}", path.display()),
+        )
+    })?;
+    purge_fd(f.as_fd(), path)
+}
+
+/// Purge the block device or regular file open as `fd` for writing (`path` names it
+/// in messages).
+pub fn purge_fd(fd: BorrowedFd<'_>, path: &Path) -> Result<PurgeReport, std::io::Error> {
     let started = Instant::now();
     let ctx = |what: &str, e: std::io::Error| {
         std::io::Error::new(e.kind(), format!("{}: {what}: {e}", path.display()))
     };
-    let md = std::fs::metadata(path).map_err(|e| ctx("reading metadata", e))?;
-    let f = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| ctx("opening for purge", e))?;
+    let f = std::fs::File::from(
+        fd.try_clone_to_owned()
+            .map_err(|e| ctx("duplicating the descriptor", e))?,
+    );
+    let md = f.metadata().map_err(|e| ctx("reading metadata", e))?;
     let fd = f.as_raw_fd();
     let ms = |s: Instant| s.elapsed().as_millis() as u64;
     if md.file_type().is_block_device() {

@@ -137,6 +137,10 @@ impl Procedure for SeasonConfig {
     }
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
+        crate::units::check_qd("--qd", self.qd).map_err(SuiteError::Invalid)?;
+        if self.passes == 0 {
+            return Err(SuiteError::Invalid("--passes must be at least 1".into()));
+        }
         if !(self.image_fill > 0.0 && self.image_fill < 1.0) {
             return Err(SuiteError::Invalid(format!(
                 "image fill {} must be between 0 and 1",

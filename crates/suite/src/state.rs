@@ -240,28 +240,11 @@ pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
     Ok(state)
 }
 
-/// Write `value` as JSON to `path` atomically: temporary file, fsync, rename, fsync dir.
+/// Write `value` as JSON to `path` atomically (`storbench_trace::atomic`: temporary
+/// file, fsync, rename, fsync of the directory).
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_vec_pretty(value).expect("state serializes");
-    {
-        let mut f = File::create(&tmp).map_err(io_err(&tmp, "creating"))?;
-        f.write_all(&text).map_err(io_err(&tmp, "writing"))?;
-        f.sync_all().map_err(io_err(&tmp, "syncing"))?;
-    }
-    fs::rename(&tmp, path).map_err(io_err(path, "renaming into place"))?;
-    if let Some(parent) = path.parent() {
-        // Directory fsync makes the rename durable; failure here is not fatal for
-        // kill -9 (only for power loss), and some filesystems refuse it.
-        if let Ok(d) = File::open(if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        }) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+    storbench_trace::atomic::write_atomic(path, &text).map_err(io_err(path, "writing (atomically)"))
 }
 
 impl RunDir {

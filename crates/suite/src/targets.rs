@@ -6,7 +6,7 @@
 use crate::health::{self, HealthSnapshot};
 use crate::purge::{self, PurgeMethod, PurgeReport};
 use std::path::Path;
-use storbench_engine::{Target, TargetInfo};
+use storbench_engine::{RealTarget, Target, TargetIdentity, TargetInfo};
 use storbench_sim::SimSsd;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +20,10 @@ pub enum TargetOpenError {
 /// A procedure's target.
 pub enum SuiteTarget {
     Sim(Box<SimSsd>),
+    /// A file or block device, opened after the safety guard passed it; its purge
+    /// works on this open descriptor, never on the name.
+    Device(Box<RealTarget>),
+    /// A virtual `test:` target.
     Real(Box<dyn Target>),
 }
 
@@ -29,8 +33,25 @@ pub fn is_sim_spec(spec: &str) -> bool {
 }
 
 impl SuiteTarget {
-    /// Open `spec`. Real targets go through the engine's spec parser and safety guard.
-    pub fn open(spec: &str, real: &RealOpen) -> Result<SuiteTarget, TargetOpenError> {
+    /// Open `spec`. Real targets go through the engine's spec parser and safety guard;
+    /// `recorded` is the identity the run recorded when it started (a resume), and the
+    /// target must be that one.
+    pub fn open(
+        spec: &str,
+        real: &RealOpen,
+        recorded: Option<&TargetIdentity>,
+    ) -> Result<SuiteTarget, TargetOpenError> {
+        SuiteTarget::open_sized(spec, real, recorded, None)
+    }
+
+    /// [`SuiteTarget::open`] with the slot buffers of `buffers` (default: 128 slots of
+    /// 1 MiB) for a real target.
+    pub fn open_sized(
+        spec: &str,
+        real: &RealOpen,
+        recorded: Option<&TargetIdentity>,
+        buffers: Option<storbench_engine::BufferPlan>,
+    ) -> Result<SuiteTarget, TargetOpenError> {
         if is_sim_spec(spec) {
             let ssd = storbench_sim::open_spec(spec).map_err(|e| TargetOpenError::Sim {
                 spec: spec.to_owned(),
@@ -38,12 +59,13 @@ impl SuiteTarget {
             })?;
             return Ok(SuiteTarget::Sim(Box::new(ssd)));
         }
-        open_real(spec, real).map(SuiteTarget::Real)
+        open_real(spec, real, recorded, buffers)
     }
 
     pub fn target(&mut self) -> &mut dyn Target {
         match self {
             SuiteTarget::Sim(s) => s.as_mut(),
+            SuiteTarget::Device(t) => t.as_mut(),
             SuiteTarget::Real(t) => t.as_mut(),
         }
     }
@@ -51,20 +73,29 @@ impl SuiteTarget {
     pub fn info(&self) -> &TargetInfo {
         match self {
             SuiteTarget::Sim(s) => s.info(),
+            SuiteTarget::Device(t) => t.info(),
             SuiteTarget::Real(t) => t.info(),
+        }
+    }
+
+    /// Who a file or block device target is (recorded at the start of a run).
+    pub fn identity(&self) -> Option<&TargetIdentity> {
+        match self {
+            SuiteTarget::Device(t) => t.identity(),
+            _ => None,
         }
     }
 
     /// Whether the target's state survives the process (a real device does; the
     /// simulated drive lives in memory and must be rebuilt on resume).
     pub fn persistent(&self) -> bool {
-        matches!(self, SuiteTarget::Real(_))
+        !matches!(self, SuiteTarget::Sim(_))
     }
 
     pub fn sim(&self) -> Option<&SimSsd> {
         match self {
             SuiteTarget::Sim(s) => Some(s),
-            SuiteTarget::Real(_) => None,
+            _ => None,
         }
     }
 
@@ -86,10 +117,14 @@ impl SuiteTarget {
                     note: None,
                 })
             }
-            SuiteTarget::Real(t) => {
+            SuiteTarget::Device(t) => {
                 let name = t.info().name.clone();
-                purge::purge_path(Path::new(&name))
+                purge::purge_fd(t.fd(), Path::new(&name))
             }
+            SuiteTarget::Real(t) => Err(std::io::Error::other(format!(
+                "{}: a virtual test target cannot be purged",
+                t.info().name
+            ))),
         }
     }
 
@@ -118,7 +153,10 @@ impl SuiteTarget {
                     taken_unix_ms: crate::state::unix_ms(),
                 }
             }
-            SuiteTarget::Real(t) => health::read_smart(Path::new(&t.info().name)),
+            SuiteTarget::Device(t) => health::read_smart(Path::new(&t.info().name)),
+            SuiteTarget::Real(t) => {
+                HealthSnapshot::unavailable(&t.info().name, "a virtual test target has no health")
+            }
         }
     }
 }
@@ -133,27 +171,40 @@ pub struct RealOpen {
     pub overwrite: bool,
     /// Block devices: the exact device the user agreed to destroy (`--destroy-data`).
     pub destroy_data: Option<std::path::PathBuf>,
+    /// Cap on the target's buffer memory (`--buffer-memory`; default
+    /// `storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES`).
+    #[serde(default)]
+    pub buffer_memory_bytes: Option<u64>,
 }
 
 /// Real targets (files, block devices) through the engine's spec parser and safety
 /// guard. Procedures write, so the target is opened for writing.
-fn open_real(spec: &str, o: &RealOpen) -> Result<Box<dyn Target>, TargetOpenError> {
-    use storbench_engine::spec::{open_real, OpenOptions, TargetSpec};
+fn open_real(
+    spec: &str,
+    o: &RealOpen,
+    recorded: Option<&TargetIdentity>,
+    buffers: Option<storbench_engine::BufferPlan>,
+) -> Result<SuiteTarget, TargetOpenError> {
+    use storbench_engine::spec::{open_real_as, OpenOptions, TargetSpec};
     let err = |e: storbench_engine::TargetError| TargetOpenError::Real {
         spec: spec.to_owned(),
         message: e.to_string(),
     };
     let parsed = TargetSpec::parse(spec).map_err(err)?;
     if let Some(t) = parsed.open_test(32) {
-        return Ok(Box::new(t));
+        return Ok(SuiteTarget::Real(Box::new(t)));
     }
-    let opts = OpenOptions {
+    let mut opts = OpenOptions {
         write: true,
         size_bytes: o.size_bytes,
         overwrite: o.overwrite,
         destroy_data: o.destroy_data.clone(),
         ..OpenOptions::default()
     };
-    let t = open_real(&parsed, &opts).map_err(err)?;
-    Ok(Box::new(t))
+    if let Some(b) = buffers {
+        opts.max_in_flight = b.slots;
+        opts.buffer_bytes = b.slot_bytes;
+    }
+    let t = open_real_as(&parsed, &opts, recorded).map_err(err)?;
+    Ok(SuiteTarget::Device(Box::new(t)))
 }

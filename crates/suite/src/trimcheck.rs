@@ -112,6 +112,17 @@ impl Procedure for TrimCheckConfig {
         if !(self.measure_fraction > 0.0 && self.measure_fraction <= 1.0) {
             return Err(SuiteError::Invalid("--measure must be in (0, 100%]".into()));
         }
+        use crate::units::{check_duration, check_qd};
+        check_qd("--qd", self.qd)
+            .and_then(|_| check_qd("the measurements' queue depth", self.measure_qd))
+            .and_then(|_| check_duration("--dirty-for", self.dirty_for_ns))
+            .map_err(SuiteError::Invalid)?;
+        if info.logical_block_bytes > 4096 {
+            return Err(SuiteError::Invalid(format!(
+                "{}: logical blocks of {} bytes; the TRIM check writes 4 KiB blocks",
+                info.name, info.logical_block_bytes
+            )));
+        }
         let span = crate::consistency::span_of(info, self.span_fraction);
         let mbytes =
             ((span as f64 * self.measure_fraction) as u64 / (128 * 1024)).max(1) * 128 * 1024;

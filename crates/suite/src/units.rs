@@ -119,6 +119,47 @@ pub fn span_bytes(capacity_bytes: u64, fraction: f64, align_bytes: u64) -> u64 {
     aligned.max(align_bytes.min(capacity_bytes / align_bytes * align_bytes))
 }
 
+/// Largest block size a procedure takes (as `run --bs`).
+pub const MAX_BLOCK_BYTES: u64 = 64 << 20;
+
+/// A block size as `run` checks it: more than 0, at most 64 MiB, and a multiple of the
+/// target's logical block size (an unaligned size would be widened on every I/O while
+/// the result still named the size asked for).
+pub fn check_block(field: &str, bytes: u64, logical_block_bytes: u32) -> Result<(), String> {
+    let lbs = u64::from(logical_block_bytes.max(1));
+    if bytes == 0 || bytes > MAX_BLOCK_BYTES {
+        return Err(format!(
+            "{field} {}: must be between 1 byte and 64m",
+            fmt_bytes(bytes)
+        ));
+    }
+    if !bytes.is_multiple_of(lbs) {
+        return Err(format!(
+            "{field} {}: not a multiple of the target's logical block size ({lbs} bytes)",
+            fmt_bytes(bytes)
+        ));
+    }
+    Ok(())
+}
+
+/// A queue depth as `run` checks it: 1 to 4096.
+pub fn check_qd(field: &str, qd: u32) -> Result<(), String> {
+    if qd == 0 || qd > 4096 {
+        return Err(format!("{field} {qd}: must be between 1 and 4096"));
+    }
+    Ok(())
+}
+
+/// A phase length that must do some work.
+pub fn check_duration(field: &str, ns: u64) -> Result<(), String> {
+    if ns == 0 {
+        return Err(format!(
+            "{field} 0: the phase would do no work; give a duration like 30s"
+        ));
+    }
+    Ok(())
+}
+
 /// Print a byte count with a binary unit (`4 KiB`, `1.5 GiB`).
 pub fn fmt_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -141,6 +141,36 @@ impl LoopDevice {
         self.dir.path()
     }
 
+    /// Points this loop device at another image: detaches it and attaches the same
+    /// `/dev/loopN` to `image` (what a user does with `losetup -d` then `losetup
+    /// /dev/loopN other.img`). Waits (at most 30 s) for a last opener (udev's probe, a
+    /// killed process's close) before the kernel lets the device go. `Err` is the reason
+    /// to skip: another process took the freed device in between.
+    pub fn repoint(&self, image: &Path) -> Result<(), String> {
+        let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap();
+        let backing = format!("/sys/block/{name}/loop/backing_file");
+        sh("losetup", &["-d", self.path_str()])?;
+        let t0 = std::time::Instant::now();
+        while Path::new(&backing).exists() {
+            if t0.elapsed() > std::time::Duration::from_secs(30) {
+                return Err(format!(
+                    "{} still attached 30 s after losetup -d",
+                    self.path_str()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let img = image.to_str().ok_or("image path is not UTF-8")?;
+        sh("losetup", &[self.path_str(), img]).map_err(|e| {
+            format!(
+                "re-attaching {}: {e} (another process took it?)",
+                self.path_str()
+            )
+        })?;
+        udev_settle();
+        Ok(())
+    }
+
     /// `MAJ,MIN` as the trace importers and ftrace print it.
     pub fn maj_min(&self) -> String {
         let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap();

@@ -4,7 +4,9 @@
 //! Data flows `import | record | synth -> Trace (Parquet) -> Workload`; this crate
 //! owns the first arrow and knows nothing about targets, engines or reports.
 
+pub mod atomic;
 pub mod characterize;
+mod checksum;
 pub mod error;
 pub mod formats;
 pub mod model;

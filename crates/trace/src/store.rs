@@ -107,7 +107,28 @@ pub fn meta_to_kv(meta: &TraceMeta) -> Vec<(String, String)> {
     for (k, v) in &meta.extra {
         kv.push((format!("{KEY_EXTRA_PREFIX}{k}"), v.clone()));
     }
+    let crc = meta_crc(kv.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    kv.push((KEY_META_CRC.to_owned(), format!("{crc:08x}")));
     kv
+}
+
+/// The footer's key-value pairs are not covered by the page checksums: this key holds
+/// the CRC-32 of the `storbench.` pairs before it, so a flipped byte in the metadata
+/// (a capacity, a block size) is an error, not a changed figure.
+const KEY_META_CRC: &str = "storbench.meta_crc32";
+
+/// CRC-32 of `key=value\n` of every `storbench.` pair but the checksum itself, in order.
+fn meta_crc<'a>(kv: impl IntoIterator<Item = (&'a str, &'a str)>) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for (k, v) in kv {
+        if k.starts_with(KEY_PREFIX) && k != KEY_META_CRC {
+            h.update(k.as_bytes());
+            h.update(b"=");
+            h.update(v.as_bytes());
+            h.update(b"\n");
+        }
+    }
+    h.finalize()
 }
 
 /// Inverse of [`meta_to_kv`]; keys without the `storbench.` prefix are ignored.
@@ -115,8 +136,37 @@ pub fn meta_from_kv<'a>(
     path: &Path,
     kv: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<TraceMeta, TraceError> {
+    let kv: Vec<(&str, &str)> = kv.into_iter().collect();
+    // The checksum's own key with one byte changed: the footer is corrupt.
+    if let Some((k, _)) = kv.iter().find(|(k, _)| {
+        k.len() == KEY_META_CRC.len()
+            && k.bytes()
+                .zip(KEY_META_CRC.bytes())
+                .filter(|(a, b)| a != b)
+                .count()
+                == 1
+    }) {
+        return Err(TraceError::schema(
+            path,
+            format!("metadata key {k:?} is a corrupt {KEY_META_CRC:?}: the file is corrupt"),
+        ));
+    }
+    if let Some((_, want)) = kv.iter().find(|(k, _)| *k == KEY_META_CRC) {
+        let got = format!("{:08x}", meta_crc(kv.iter().copied()));
+        if got != *want {
+            return Err(TraceError::schema(
+                path,
+                format!(
+                    "the footer's storbench metadata does not match its checksum ({want} stored, {got} computed): the file is corrupt"
+                ),
+            ));
+        }
+    }
     let mut meta = TraceMeta::default();
     for (k, v) in kv {
+        if k == KEY_META_CRC {
+            continue;
+        }
         if let Some(extra) = k.strip_prefix(KEY_EXTRA_PREFIX) {
             meta.extra.insert(extra.to_owned(), v.to_owned());
             continue;
@@ -418,9 +468,14 @@ impl Drop for Encoder {
     }
 }
 
-/// Streams [`IoRecord`]s into a Parquet trace file.
+/// Streams [`IoRecord`]s into a Parquet trace file. The file appears at its path, whole
+/// and with a CRC in every page header, only when [`TraceWriter::finish`] returns; a
+/// writer dropped before (a failed import) leaves nothing behind.
 pub struct TraceWriter {
     path: PathBuf,
+    /// Where the encoder writes (removed when dropped): [`TraceWriter::finish`] copies
+    /// it with page checksums into the final file.
+    staging: crate::atomic::AtomicFile,
     encoder: Encoder,
     meta: TraceMeta,
     streams: Names,
@@ -450,6 +505,9 @@ fn writer_properties() -> WriterProperties {
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
         .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::Chunk)
+        // No page index: the page checksums are added by rewriting the file
+        // (`checksum`), which would have to move every index entry too.
+        .set_offset_index_disabled(true)
         .set_created_by(format!("storbench {}", env!("CARGO_PKG_VERSION")));
     for c in [COL_OP, COL_LEN, COL_STREAM, COL_DEVICE] {
         b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
@@ -477,7 +535,9 @@ fn to_i64(path: &Path, what: &str, v: u64) -> Result<i64, TraceError> {
 
 impl TraceWriter {
     pub fn create(path: &Path, meta: &TraceMeta) -> Result<TraceWriter, TraceError> {
-        let file = File::create(path).map_err(|e| TraceError::io(path, "create", e))?;
+        let mut staging = crate::atomic::AtomicFile::create(path)
+            .map_err(|e| TraceError::io(path, "create", e))?;
+        let file = staging.take_file();
         let writer = ArrowWriter::try_new(
             BufWriter::with_capacity(1 << 20, file),
             arrow_schema(),
@@ -487,6 +547,7 @@ impl TraceWriter {
         let encoder = Encoder::start(path, writer)?;
         Ok(TraceWriter {
             path: path.to_path_buf(),
+            staging,
             encoder,
             meta: meta.clone(),
             streams: Names::default(),
@@ -678,6 +739,22 @@ impl TraceWriter {
             written, self.rows,
             "parquet row count differs from rows written"
         );
+        if self.staging.in_place() {
+            // A device or FIFO (not a regular file): written as encoded, in place, with
+            // no page checksums (they need a second pass over the file).
+            return Ok(self.rows);
+        }
+        let staged = File::open(self.staging.temp())
+            .map_err(|e| TraceError::io(&self.path, "reopen the staged file", e))?;
+        let mut out = crate::atomic::AtomicFile::create(&self.path)
+            .map_err(|e| TraceError::io(&self.path, "create", e))?;
+        {
+            let mut w = BufWriter::with_capacity(1 << 20, out.file());
+            crate::checksum::add_page_checksums(&staged, &mut w)
+                .map_err(|e| TraceError::io(&self.path, "write with page checksums", e))?;
+        }
+        out.commit()
+            .map_err(|e| TraceError::io(&self.path, "write", e))?;
         Ok(self.rows)
     }
 }
@@ -745,6 +822,8 @@ pub struct TraceReader {
     /// Our own decoder of the column chunks ([`crate::pages`]), when the file uses
     /// only encodings it knows; batches then come from it instead of `reader`.
     pages: Option<crate::pages::PageDecoder>,
+    /// Rows handed out so far: at the end they must be the footer's count.
+    rows_read: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -800,6 +879,10 @@ impl TraceReader {
     ) -> Result<TraceReader, TraceError> {
         assert!(batch_rows > 0);
         let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| TraceError::io(path, "stat", e))?
+            .len();
         let file_for_pages = Arc::new(
             file.try_clone()
                 .map_err(|e| TraceError::io(path, "open", e))?,
@@ -811,6 +894,7 @@ impl TraceReader {
                 path: path.to_path_buf(),
                 message: format!("not a Parquet trace file ({e})"),
             })?;
+        check_footer(path, builder.metadata(), file_len)?;
         let file_md = builder.metadata().file_metadata();
         let num_rows = u64::try_from(file_md.num_rows())
             .map_err(|_| TraceError::schema(path, "negative row count"))?;
@@ -822,6 +906,33 @@ impl TraceReader {
                 .flatten()
                 .filter_map(|kv| kv.value.as_deref().map(|v| (kv.key.as_str(), v))),
         )?;
+        // storbench always writes its format version: a storbench file without it lost
+        // its key-value list to a corrupt footer (the list is skipped, not refused).
+        let ours = file_md
+            .created_by()
+            .is_some_and(|c| c.starts_with("storbench"));
+        let has_version = file_md.key_value_metadata().is_some_and(|kv| {
+            kv.iter()
+                .any(|kv| kv.key == format!("{KEY_PREFIX}trace_format_version"))
+        });
+        // A footer naming no writer and holding no key-value pairs: every common
+        // writer (pyarrow, DuckDB, Polars, Spark, storbench) sets both, and a flipped
+        // byte in a storbench footer can make the parser skip both.
+        let anonymous = file_md.created_by().is_none()
+            && file_md.key_value_metadata().is_none_or(|kv| kv.is_empty());
+        if anonymous {
+            return Err(TraceError::schema(
+                path,
+                "the footer names no writer (created_by) and holds no metadata: a corrupt footer, \
+                 or a writer storbench does not know (rewrite the file with pyarrow or DuckDB)",
+            ));
+        }
+        if ours && !has_version {
+            return Err(TraceError::schema(
+                path,
+                "written by storbench but without its metadata (storbench.trace_format_version): the footer is corrupt",
+            ));
+        }
         let schema = builder.schema().clone();
         let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
         let need = |name: &str| {
@@ -929,6 +1040,7 @@ impl TraceReader {
             idx,
             map_scratch: Vec::new(),
             pages,
+            rows_read: 0,
         })
     }
 
@@ -985,6 +1097,32 @@ impl TraceReader {
 
     /// The next batch (at most [`BATCH_ROWS`] rows) as checked columns; None at the end.
     pub fn next_columns(&mut self) -> Result<Option<ColumnBatch>, TraceError> {
+        let b = self.next_columns_unchecked().map_err(|e| match e {
+            // Name the row in the trace, not in the batch.
+            TraceError::Schema { path, message } => TraceError::Schema {
+                message: trace_row(&message, self.rows_read).unwrap_or(message),
+                path,
+            },
+            e => e,
+        })?;
+        match &b {
+            Some(b) => self.rows_read += b.len() as u64,
+            None if self.rows_read != self.num_rows => {
+                // The footer and the pages disagree: a corrupt file, not a short trace.
+                return Err(TraceError::schema(
+                    &self.path,
+                    format!(
+                        "the footer counts {} rows but the pages hold {}: the file is corrupt",
+                        self.num_rows, self.rows_read
+                    ),
+                ));
+            }
+            None => {}
+        }
+        Ok(b)
+    }
+
+    fn next_columns_unchecked(&mut self) -> Result<Option<ColumnBatch>, TraceError> {
         if let Some(p) = &mut self.pages {
             return p.next_batch(&mut self.streams, &mut self.devices);
         }
@@ -1068,7 +1206,7 @@ pub(crate) fn check_rows(
         return Err(TraceError::schema(
             path,
             format!(
-                "offset_bytes {} + len_bytes {} overflows",
+                "{BATCH_ROW}{row}: offset_bytes {} + len_bytes {} overflows",
                 offset[row], len[row]
             ),
         ));
@@ -1099,7 +1237,7 @@ pub(crate) fn check_rows(
             return Err(TraceError::schema(
                 path,
                 format!(
-                    "row with complete_ns {} before issue_ns {}",
+                    "{BATCH_ROW}{row}: complete_ns {} before issue_ns {}",
                     cv[row], issue_v[row]
                 ),
             ));
@@ -1222,9 +1360,30 @@ pub(crate) fn check_non_negative(
             .any(|(i, &v)| v < 0 && nb.is_valid(i)),
     };
     if bad {
-        return Err(negative_error(path, name));
+        let row = (0..vals.len())
+            .find(|&i| vals[i] < 0 && nulls.is_none_or(|nb| nb.is_valid(i)))
+            .expect("a negative value exists");
+        return Err(TraceError::schema(
+            path,
+            format!(
+                "{BATCH_ROW}{row}: column `{name}` holds {} (negative, or above 2^63)",
+                vals[row]
+            ),
+        ));
     }
     Ok(())
+}
+
+/// Errors about one row of a batch start with this and the row's index in the batch;
+/// [`TraceReader::next_columns`] turns it into the row's number in the trace.
+pub(crate) const BATCH_ROW: &str = "batch row ";
+
+/// `message` with a leading `batch row N` made `row BASE+N` (0-based in the trace).
+fn trace_row(message: &str, base: u64) -> Option<String> {
+    let rest = message.strip_prefix(BATCH_ROW)?;
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    let local: u64 = rest[..end].parse().ok()?;
+    Some(format!("row {}{}", base + local, &rest[end..]))
 }
 
 /// The op named `s` (None: no string), or the error both readers give.
@@ -1380,6 +1539,51 @@ fn name_slots(
         });
     }
     Ok(out)
+}
+
+/// Every column chunk of the footer lies inside the file, with sizes and counts that
+/// are not negative: a corrupt footer is an error here, not a panic in parquet (which
+/// asserts on negative offsets) or a read at a wild offset.
+fn check_footer(
+    path: &Path,
+    md: &parquet::file::metadata::ParquetMetaData,
+    file_len: u64,
+) -> Result<(), TraceError> {
+    let corrupt = |what: String| TraceError::schema(path, format!("corrupt footer: {what}"));
+    if md.file_metadata().num_rows() < 0 {
+        return Err(corrupt("negative row count".into()));
+    }
+    let mut rows = 0i64;
+    for (g, rg) in md.row_groups().iter().enumerate() {
+        if rg.num_rows() < 0 {
+            return Err(corrupt(format!("row group {g} has a negative row count")));
+        }
+        rows = rows.saturating_add(rg.num_rows());
+        for c in rg.columns() {
+            let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            let len = c.compressed_size();
+            let inside = start >= 4
+                && c.data_page_offset() >= start
+                && len >= 0
+                && c.num_values() >= 0
+                && (start as u64)
+                    .checked_add(len as u64)
+                    .is_some_and(|end| end <= file_len);
+            if !inside {
+                return Err(corrupt(format!(
+                    "row group {g}, column {}: chunk at byte {start}, {len} bytes, outside the file ({file_len} bytes)",
+                    c.column_path()
+                )));
+            }
+        }
+    }
+    if rows != md.file_metadata().num_rows() {
+        return Err(corrupt(format!(
+            "the row groups hold {rows} rows, the file says {}",
+            md.file_metadata().num_rows()
+        )));
+    }
+    Ok(())
 }
 
 /// Reads a whole trace into memory (tests and small traces only).

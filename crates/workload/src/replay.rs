@@ -100,6 +100,90 @@ impl TraceQd {
     }
 }
 
+/// What a replay needs to know of a trace before it touches a target: read whole
+/// (every row checked by the reader, page checksums included), so a bad trace fails
+/// before any purge or seasoning, and the buffers are sized from it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceScan {
+    pub rows: u64,
+    /// Rows that write or trim.
+    pub writes: u64,
+    /// The largest data I/O (read or write) and its row (0-based).
+    pub max_len_bytes: u64,
+    pub max_len_row: u64,
+    /// The largest I/O of any kind (TRIMs too) and its row: it must fit the target.
+    pub max_extent_bytes: u64,
+    pub max_extent_row: u64,
+    /// The most I/Os the trace had in flight at once (from completion times; 1 when
+    /// it has none).
+    pub max_in_flight: u32,
+}
+
+impl TraceScan {
+    /// Read `path` to the end.
+    pub fn of(path: &Path) -> Result<TraceScan, SourceError> {
+        let mut r =
+            TraceReader::open_columns(path, Columns::NoNames).map_err(|e| SourceError::Read {
+                file: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        let mut s = TraceScan {
+            max_in_flight: 1,
+            ..TraceScan::default()
+        };
+        let mut qd = TraceQd::new();
+        let mut batch = Vec::new();
+        loop {
+            match r.next_batch(&mut batch) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    return Err(SourceError::Read {
+                        file: path.display().to_string(),
+                        message: format!("after row {}: {e}", s.rows),
+                    })
+                }
+            }
+            for rec in &batch {
+                if rec.op.is_data() && rec.len_bytes > s.max_len_bytes {
+                    s.max_len_bytes = rec.len_bytes;
+                    s.max_len_row = s.rows;
+                }
+                if rec.len_bytes > s.max_extent_bytes {
+                    s.max_extent_bytes = rec.len_bytes;
+                    s.max_extent_row = s.rows;
+                }
+                if matches!(
+                    rec.op,
+                    storbench_trace::Op::Write | storbench_trace::Op::Trim
+                ) {
+                    s.writes += 1;
+                }
+                if let Some(n) = qd.on_record(rec) {
+                    s.max_in_flight = s.max_in_flight.max(n);
+                }
+                s.rows += 1;
+            }
+        }
+        Ok(s)
+    }
+
+    /// Every I/O fits in `span_bytes` (the target, or the part of it the replay folds
+    /// onto); otherwise an error naming the trace row.
+    pub fn check_fits(&self, path: &Path, span_bytes: u64) -> Result<(), SourceError> {
+        if self.max_extent_bytes > span_bytes {
+            return Err(SourceError::Read {
+                file: path.display().to_string(),
+                message: format!(
+                    "row {}: an I/O of {} bytes (len_bytes) is larger than the target's {span_bytes} bytes it replays onto",
+                    self.max_extent_row, self.max_extent_bytes
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Replays a Parquet trace as a [`Source`].
 pub struct ReplaySource {
     reader: TraceReader,

@@ -50,10 +50,15 @@ pub fn user_error(e: TraceError, hint: &str) -> anyhow::Error {
 
 /// [`user_error`] for a trace the user gave to read (characterize, export, replay, bench).
 pub fn trace_input_error(e: TraceError) -> anyhow::Error {
-    user_error(
-        e,
-        "is the input a storbench Parquet trace? (storbench import makes one)",
-    )
+    // A trace that is not Parquet, corrupt (a page checksum, a footer) or holds a bad
+    // value is the user's input (exit 2); only failing to read it is an I/O failure.
+    if matches!(e, TraceError::Io { .. }) {
+        return anyhow::Error::new(e);
+    }
+    anyhow::Error::new(UserError {
+        message: e.to_string(),
+        hint: Some("is the input a storbench Parquet trace? (storbench import makes one)".into()),
+    })
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

@@ -47,6 +47,10 @@ pub struct Common {
     /// Block devices: the exact device whose data may be destroyed (e.g. /dev/sdX)
     #[arg(long, value_name = "DEVICE")]
     pub destroy_data: Option<PathBuf>,
+    /// Cap on I/O buffer memory for a trace's large or many I/Os: past it, fewer I/Os
+    /// in flight (noted); an I/O larger than the cap is refused [default: 512m]
+    #[arg(long, value_name = "SIZE")]
+    pub buffer_memory: Option<String>,
 }
 
 impl Common {
@@ -59,6 +63,10 @@ impl Common {
             overwrite: self.overwrite,
             destroy_data: match &self.destroy_data {
                 Some(d) => Some(absolute("--destroy-data", d)?),
+                None => None,
+            },
+            buffer_memory_bytes: match &self.buffer_memory {
+                Some(s) => Some(quantity(parse_size("--buffer-memory", s))?),
                 None => None,
             },
         })
@@ -269,12 +277,14 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
         Ok(c)
     })?;
     let s: ConsistencySummary = serde_json::from_value(r.summary.clone())?;
+    let bs = r.config["block_bytes"].as_u64().unwrap_or(4096);
     println!(
-        "consistency on {} ({:.0}% span, {:.0}% spare area): {} s of 4 KB random writes",
+        "consistency on {} ({:.0}% span, {:.0}% spare area): {} s of {} random writes",
         r.target.name,
         s.span_percent,
         s.spare_area_percent,
-        s.iops_per_s.len()
+        s.iops_per_s.len(),
+        storbench_suite::units::fmt_bytes(bs)
     );
     if let Some(sc) = &s.scores {
         println!(

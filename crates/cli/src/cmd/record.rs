@@ -22,18 +22,23 @@ use storbench_trace::{Op, TraceWriter};
 pub struct Args {
     /// Block device to record: a whole disk (/dev/nvme0n1, /dev/loop0) or a partition
     /// (its requests, offsets from its start, and every flush of its disk)
-    #[arg(long)]
-    pub device: PathBuf,
+    #[arg(long, required_unless_present = "cleanup")]
+    pub device: Option<PathBuf>,
     /// Stop after this long (60s, 5m, 1h, 500ms; a bare number is seconds).
     /// Without it, record until Ctrl-C or SIGTERM
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// Output trace (Parquet)
-    #[arg(short, long)]
-    pub output: PathBuf,
+    /// Output trace (Parquet); it appears only when the recording ends
+    #[arg(short, long, required_unless_present = "cleanup")]
+    pub output: Option<PathBuf>,
     /// Kernel ring buffer per CPU, KiB (raise it if events are lost)
     #[arg(long, default_value_t = 16384)]
     pub buffer_kib: u32,
+    /// Only remove tracing instances left by recorders that were killed (kill -9,
+    /// a crash): their block events stay on and their ring buffers allocated. A
+    /// recording does this itself when it starts, and says so
+    #[arg(long, conflicts_with_all = ["device", "output", "duration"])]
+    pub cleanup: bool,
 }
 
 /// `60s`, `5m`, `1h`, `500ms`, `1.5s`, `60` (seconds).
@@ -81,7 +86,33 @@ fn user_error(e: RecordError) -> anyhow::Error {
     }
 }
 
+fn run_cleanup() -> anyhow::Result<()> {
+    if !storbench_record::tracefs::is_root() {
+        return Err(user_error(RecordError::NotRoot));
+    }
+    let lines = storbench_record::tracefs::cleanup().map_err(user_error)?;
+    if lines.is_empty() {
+        println!("no tracing instance left by a killed recorder: nothing to clean up");
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.cleanup {
+        return run_cleanup();
+    }
+    let (Some(device_path), Some(output)) = (args.device.clone(), args.output.clone()) else {
+        unreachable!("clap requires --device and --output without --cleanup");
+    };
+    let args = Resolved {
+        device: device_path,
+        output,
+        duration: args.duration,
+        buffer_kib: args.buffer_kib,
+    };
     if args.buffer_kib == 0 {
         return Err(UserError {
             message: "--buffer-kib must be at least 1".into(),
@@ -93,10 +124,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !storbench_record::tracefs::is_root() {
         return Err(user_error(RecordError::NotRoot));
     }
+    // The trace appears at its path only when it is finished (a temporary file until
+    // then, removed if recording fails): an earlier trace at that path stays whole.
     let writer = TraceWriter::create(&args.output, &trace_meta(&device))
         .with_context(|| format!("creating {}", args.output.display()))?;
-    // A trace cut short has no footer: remove it unless recording finished.
-    let mut partial = PartialOutput(Some(args.output.clone()));
 
     // Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\) set the flag; the loop sees it within one poll.
     let stop = Arc::new(AtomicBool::new(false));
@@ -115,6 +146,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..RecordOptions::default()
     };
     let recorder = Recorder::start(device.clone(), opts).map_err(user_error)?;
+    for line in recorder.cleaned_up() {
+        eprintln!("note: {line}");
+    }
     let mut sink = TraceSink::new(writer, &device, recorder.start_mono_ns());
 
     let bar = if std::io::stderr().is_terminal() {
@@ -167,20 +201,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rows, summary.ios_written,
         "rows written differ from I/Os recorded"
     );
-    partial.0 = None;
     eprint!("{}", summary_text(&summary, &counts, &bytes));
     Ok(())
 }
 
 /// Removes the output file on drop unless disarmed.
-struct PartialOutput(Option<PathBuf>);
-
-impl Drop for PartialOutput {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_file(p);
-        }
-    }
+/// The arguments of a recording (not `--cleanup`).
+struct Resolved {
+    device: PathBuf,
+    output: PathBuf,
+    duration: Option<Duration>,
+    buffer_kib: u32,
 }
 
 /// What a recording saw, as printed at its end (one line each).

@@ -63,7 +63,8 @@ pub fn load_runs(dirs: &[PathBuf]) -> anyhow::Result<Vec<RunView>> {
 pub fn write_report(runs: &[RunView], output: &Path, images: Option<&Path>) -> anyhow::Result<()> {
     let generator = format!("storbench {}", env!("CARGO_PKG_VERSION"));
     let page = html::render_html(runs, &generator);
-    std::fs::write(output, page).with_context(|| format!("writing {}", output.display()))?;
+    storbench_trace::atomic::write_atomic(output, page.as_bytes())
+        .with_context(|| format!("writing {}", output.display()))?;
     eprintln!("report: {} ({} result(s))", output.display(), runs.len());
     if let Some(dir) = images {
         let w =

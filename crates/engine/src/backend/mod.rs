@@ -14,6 +14,40 @@ use storbench_trace::Op;
 /// every device we meet).
 pub const BUFFER_ALIGN: usize = 4096;
 
+/// Default cap of a real target's buffer memory (every slot's buffer together).
+pub const DEFAULT_BUFFER_MEMORY_BYTES: u64 = 512 << 20;
+
+/// How many slot buffers a real target gets, and how big, for I/Os of at most
+/// `max_io_bytes` with `want_slots` in flight, within a cap on their total memory.
+/// When the cap is hit the target gets fewer slots (a lower queue depth; `capped_from`
+/// says how many were wanted, for the result's notes); when not even one I/O fits,
+/// [`BufferPlan::new`] is an error saying how much is needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferPlan {
+    pub slots: usize,
+    pub slot_bytes: usize,
+    pub capped_from: Option<usize>,
+}
+
+impl BufferPlan {
+    pub fn new(want_slots: usize, max_io_bytes: u64, cap_bytes: u64) -> Result<BufferPlan, String> {
+        let slot_bytes = max_io_bytes.max(1).div_ceil(BUFFER_ALIGN as u64) * BUFFER_ALIGN as u64;
+        if slot_bytes > cap_bytes {
+            return Err(format!(
+                "an I/O of {max_io_bytes} bytes needs a {slot_bytes}-byte buffer, more than the {cap_bytes} bytes of buffer memory allowed (--buffer-memory)"
+            ));
+        }
+        let want = want_slots.clamp(1, 4096);
+        let fit = usize::try_from(cap_bytes / slot_bytes).unwrap_or(usize::MAX);
+        let slots = want.min(fit).max(1);
+        Ok(BufferPlan {
+            slots,
+            slot_bytes: slot_bytes as usize,
+            capped_from: (slots < want).then_some(want),
+        })
+    }
+}
+
 /// One contiguous, page-aligned allocation cut into equal slot buffers. Bounded: its
 /// size is fixed at creation (`slots * slot_bytes`).
 pub struct BufferPool {
@@ -321,4 +355,25 @@ pub fn nowait_reason(
             ),
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 19: replay buffers took 256 x the largest I/O (16 MiB reads: 4.2 GB).
+    /// Sized from what is in flight and capped: fewer slots, or an error when one
+    /// I/O alone is over the cap.
+    #[test]
+    fn buffer_plan_is_sized_from_the_trace_and_capped() {
+        let p = BufferPlan::new(8, 16 << 20, DEFAULT_BUFFER_MEMORY_BYTES).unwrap();
+        assert_eq!((p.slots, p.slot_bytes, p.capped_from), (8, 16 << 20, None));
+        let p = BufferPlan::new(256, 16 << 20, DEFAULT_BUFFER_MEMORY_BYTES).unwrap();
+        assert_eq!((p.slots, p.capped_from), (32, Some(256)));
+        assert!(p.slots * p.slot_bytes <= DEFAULT_BUFFER_MEMORY_BYTES as usize);
+        let e = BufferPlan::new(1, 1 << 40, DEFAULT_BUFFER_MEMORY_BYTES).unwrap_err();
+        assert!(e.contains("--buffer-memory"), "{e}");
+        let p = BufferPlan::new(0, 512, 1 << 20).unwrap();
+        assert_eq!((p.slots, p.slot_bytes), (1, 4096));
+    }
 }

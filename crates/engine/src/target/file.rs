@@ -1,18 +1,27 @@
 //! Regular-file targets: created and preallocated to `--size`, opened with O_DIRECT
 //! where the filesystem allows it. A file storbench did not create is never written
-//! without `--overwrite`: files it creates carry the xattr `user.storbench.created`
-//! (or, where the filesystem has no user xattrs, a sidecar `PATH.storbench-created`).
+//! without `--overwrite`. Files it creates carry a marker holding the file's identity
+//! (device, inode, birth time or inode generation: [`FileIdentity`]): the xattr
+//! `user.storbench.created`, or where the filesystem has no user xattrs a sidecar
+//! `PATH.storbench-created`. A file is storbench's only when the marker's identity is
+//! the file's own: a user's file put at the path of a deleted target, or a copy of a
+//! target that kept its xattrs, is not. Where a filesystem keeps neither birth times
+//! nor generations and reuses inode numbers, no file is taken for storbench's:
+//! `--overwrite` is needed each time.
 
+use crate::safety::identity::FileIdentity;
 use crate::target::{TargetError, TargetInfo, TargetKind};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::OpenOptions as FsOpen;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 const XATTR: &str = "user.storbench.created";
+/// First word of a marker; older markers (`1`, `created by storbench`) do not count.
+const MARKER: &str = "storbench-created/2";
 
 /// How to open a file target.
 #[derive(Clone, Debug)]
@@ -37,16 +46,23 @@ fn io(context: String, e: std::io::Error) -> TargetError {
     TargetError::Io { context, source: e }
 }
 
-/// Did storbench create this file?
-pub fn created_by_storbench(path: &Path) -> bool {
-    if sidecar(path).exists() {
-        return true;
-    }
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
+fn marker_text(id: &FileIdentity) -> String {
+    format!(
+        "{MARKER} {}\n",
+        serde_json::to_string(id).expect("identity serializes")
+    )
+}
+
+/// The identity a marker holds (`None`: not a marker of this version).
+fn marker_identity(text: &[u8]) -> Option<FileIdentity> {
+    let s = std::str::from_utf8(text).ok()?;
+    serde_json::from_str(s.trim().strip_prefix(MARKER)?.trim()).ok()
+}
+
+fn read_xattr(path: &Path) -> Option<Vec<u8>> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
     let name = CString::new(XATTR).expect("no NUL");
-    let mut buf = [0u8; 8];
+    let mut buf = [0u8; 1024];
     // SAFETY: c and name are NUL-terminated; buf is writable for its length.
     let r = unsafe {
         libc::getxattr(
@@ -56,19 +72,40 @@ pub fn created_by_storbench(path: &Path) -> bool {
             buf.len(),
         )
     };
-    r >= 0
+    (r >= 0).then(|| buf[..r as usize].to_vec())
+}
+
+/// Did storbench create this file? Its marker must hold the file's own identity (a
+/// strong one: see the module doc).
+pub fn created_by_storbench(path: &Path) -> bool {
+    let Ok(now) = FileIdentity::of(path) else {
+        return false;
+    };
+    if !now.strong() {
+        return false;
+    }
+    let from_xattr = read_xattr(path).and_then(|v| marker_identity(&v));
+    let marked = from_xattr.or_else(|| {
+        std::fs::read(sidecar(path))
+            .ok()
+            .and_then(|v| marker_identity(&v))
+    });
+    marked.is_some_and(|m| m == now)
 }
 
 fn mark_created(path: &Path, fd: &OwnedFd) -> Result<(), TargetError> {
+    let id = FileIdentity::of_fd(fd.as_fd(), path)?;
+    let v = marker_text(&id);
     let name = CString::new(XATTR).expect("no NUL");
-    let v = b"1";
     // SAFETY: fd is open; name NUL-terminated; v readable for its length.
     let r =
         unsafe { libc::fsetxattr(fd.as_raw_fd(), name.as_ptr(), v.as_ptr().cast(), v.len(), 0) };
     if r == 0 {
+        // A sidecar left by an older target at this path no longer speaks for it.
+        let _ = std::fs::remove_file(sidecar(path));
         return Ok(());
     }
-    std::fs::write(sidecar(path), b"created by storbench\n").map_err(|e| {
+    std::fs::write(sidecar(path), v.as_bytes()).map_err(|e| {
         io(
             format!("write ownership marker {}", sidecar(path).display()),
             e,
@@ -114,6 +151,36 @@ fn dio_align(fd: &OwnedFd) -> Option<u32> {
 /// Open (and maybe create) a file target: the fd, its description, and whether
 /// O_DIRECT is in use.
 pub fn open_file(path: &Path, o: &FileOpen) -> Result<(OwnedFd, TargetInfo), TargetError> {
+    open_file_as(path, o, None).map(|(fd, info, _)| (fd, info))
+}
+
+/// [`open_file`] for a run that continues: `recorded` is the identity of the file the
+/// run started on, and the file at `path` must be that one. Returns its identity too.
+pub fn open_file_as(
+    path: &Path,
+    o: &FileOpen,
+    recorded: Option<&FileIdentity>,
+) -> Result<(OwnedFd, TargetInfo, FileIdentity), TargetError> {
+    if let Some(r) = recorded {
+        let now = FileIdentity::of(path).map_err(|_| TargetError::Refused {
+            message: format!(
+                "refusing to continue: {} is gone (the run started on it)",
+                path.display()
+            ),
+            hint: "a run continues only on the file it started on; start a new run".into(),
+        })?;
+        let diffs = r.differences(&now);
+        if !diffs.is_empty() {
+            return Err(TargetError::Refused {
+                message: format!(
+                    "refusing to write to {}: it is not the file this run started on: {}",
+                    path.display(),
+                    diffs.join("; ")
+                ),
+                hint: "a run continues only on the file it started on; start a new run (without --resume) to use this one".into(),
+            });
+        }
+    }
     let exists = path.exists();
     let mut created = false;
     if !exists {
@@ -157,7 +224,9 @@ pub fn open_file(path: &Path, o: &FileOpen) -> Result<(OwnedFd, TargetInfo), Tar
                     path.display()
                 ),
                 hint:
-                    "pass --overwrite to let storbench overwrite its contents, or name a new file"
+                    "pass --overwrite to let storbench overwrite its contents, or name a new file \
+                       (a file storbench made counts as its own only while it is the same file: \
+                       same device, inode and creation time)"
                         .into(),
             });
         }
@@ -206,6 +275,7 @@ pub fn open_file(path: &Path, o: &FileOpen) -> Result<(OwnedFd, TargetInfo), Tar
     let mut details = BTreeMap::new();
     details.insert("o_direct".into(), direct.to_string());
     details.insert("created".into(), created.to_string());
+    let identity = FileIdentity::of_fd(fd.as_fd(), path)?;
     Ok((
         fd,
         TargetInfo {
@@ -219,6 +289,7 @@ pub fn open_file(path: &Path, o: &FileOpen) -> Result<(OwnedFd, TargetInfo), Tar
             backend: String::new(),
             details,
         },
+        identity,
     ))
 }
 

@@ -4,7 +4,6 @@ use super::csv::{quote, HEADER};
 use crate::error::TraceError;
 use crate::model::Op;
 use crate::store::TraceReader;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -41,8 +40,10 @@ pub fn export(
     opts: &ExportOptions,
 ) -> Result<u64, TraceError> {
     let mut reader = TraceReader::open(input)?;
-    let f = File::create(output).map_err(|e| TraceError::io(output, "create", e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
+    // Written whole or not at all (crate::atomic): a full disk leaves no torn export.
+    let mut out = crate::atomic::AtomicFile::create(output)
+        .map_err(|e| TraceError::io(output, "create", e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, out.file());
     let werr = |e| TraceError::io(output, "write", e);
     let mut n = 0u64;
     let mut batch = Vec::new();
@@ -128,5 +129,7 @@ pub fn export(
         }
     }
     w.flush().map_err(werr)?;
+    drop(w);
+    out.commit().map_err(werr)?;
     Ok(n)
 }
