@@ -207,7 +207,8 @@ fn compressing_drive_writes_less_nand_for_compressible_data() {
 
 #[test]
 fn idle_time_runs_background_gc_and_wear_is_counted() {
-    let mut ssd = open_spec("sim:client-7op,capacity=256m,bg_gc_free_blocks=40").unwrap();
+    // 548 superblocks of 128 units, 36 of them spare: idle-time GC works up to 20 free.
+    let mut ssd = open_spec("sim:client-7op,capacity=256m,bg_gc_free_blocks=20").unwrap();
     let units = ssd.config().user_units();
     ssd.fast_state(State::SteadyStateRandom {
         span_fraction: 1.0,
@@ -219,7 +220,7 @@ fn idle_time_runs_background_gc_and_wear_is_counted() {
     let free_busy = ssd.free_blocks();
     let before = ssd.counters();
     assert!(
-        free_busy < 40,
+        free_busy < 20,
         "foreground GC keeps only its reserve: {free_busy}"
     );
     // No idle: nothing happens in the background.
@@ -236,11 +237,11 @@ fn idle_time_runs_background_gc_and_wear_is_counted() {
         ssd.free_blocks()
     );
     assert!(d.gc_background_runs > 0 && d.host_write_bytes == 0);
-    assert!(ssd.free_blocks() >= 40);
+    assert!(ssd.free_blocks() >= 20);
     let c = ssd.counters();
     assert!(c.erase_count_max >= c.erase_count_min && c.erase_count_mean > 0.5);
     let g = ssd.config();
-    let blocks = (g.native_blocks_per_die() * g.dies()) as f64;
+    let blocks = g.native_blocks() as f64;
     assert!((c.erase_count_mean * blocks - c.nand_erases as f64).abs() < 1e-6 * blocks);
     ssd.check();
 }
