@@ -199,6 +199,10 @@ pub struct SimConfig {
     pub read_cmd_ns: u64,
     /// Controller time of a write, ns.
     pub write_cmd_ns: u64,
+    /// A read that finds its die programming (erasing) waits at most this long for the
+    /// operation to suspend, rather than for it to end; 0: no suspend.
+    pub program_suspend_ns: u64,
+    pub erase_suspend_ns: u64,
     /// Controller write buffer, 4 KiB units: a write completes once its data is in
     /// the buffer, which holds what the dies still have to do (see `ssd.rs`).
     pub write_buffer_units: u32,
@@ -295,6 +299,14 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "write_buffer",
         "controller write buffer size (bytes, e.g. 8m)",
+    ),
+    (
+        "suspend_program_us",
+        "longest a read waits for a program to suspend, us (0: no suspend)",
+    ),
+    (
+        "suspend_erase_us",
+        "longest a read waits for an erase to suspend, us (0: no suspend)",
     ),
     ("victim", VictimPolicy::NAMES),
     (
@@ -394,6 +406,9 @@ fn sata_mlc_2013(name: &str, op: f64) -> SimConfig {
         ctrl_cores: 3,
         read_cmd_ns: 33_000,
         write_cmd_ns: 37_500,
+        // MQSim ssdconfig.xml: Suspend_Program_Time 100 us, Suspend_Erase_Time 700 us.
+        program_suspend_ns: 100_000,
+        erase_suspend_ns: 700_000,
         // Write-back buffer in controller DRAM (the rest of it holds the mapping).
         write_buffer_units: (8 * MIB / UNIT_BYTES) as u32,
         victim: VictimPolicy::Greedy,
@@ -736,6 +751,8 @@ impl SimConfig {
                 self.write_cmd_ns = self.read_cmd_ns;
             }
             "read_cmd_us" => self.read_cmd_ns = us(k, v)?,
+            "suspend_program_us" => self.program_suspend_ns = us(k, v)?,
+            "suspend_erase_us" => self.erase_suspend_ns = us(k, v)?,
             "write_cmd_us" => self.write_cmd_ns = us(k, v)?,
             "write_buffer" => {
                 let b = size(k, v)?;

@@ -17,8 +17,9 @@
 //!   host bytes <= (program bandwidth x window + buffer) / WA of the window.
 //! - Reads go ahead of write-side work (host programs, GC) on their die: a read waits
 //!   only for the operation in progress (an erase it falls in, else what is left of a
-//!   page program), then runs; the queued work moves back by the read's time. Reads
-//!   on one die are first come first served. No program/erase suspend.
+//!   page program) or, where the preset has it, for that operation to suspend; then
+//!   runs; the queued work moves back by the read's time. Reads on one die are first
+//!   come first served.
 //! - A read of an unmapped LBA costs its command on the link and the controller and
 //!   the link transfer of its data, and no NAND time.
 //! - I/O is in 512-byte sectors; a write that covers part of a 4 KiB unit holding data
@@ -458,25 +459,34 @@ impl SimSsd {
         }
     }
 
-    /// When die `d` starts a read that reaches it at `t`. Reads go first: after the
-    /// reads queued before it, else after the operation in progress: the erase `t`
-    /// falls in, or what is left of a page program (write-side work is taken as page
-    /// programs back to back, ending when the die's committed work ends).
+    /// When die `d` starts a read that reaches it at `t`, and the time that suspending
+    /// the operation in progress adds to the die's write-side work. Reads go first:
+    /// after the reads queued before it, else after the operation in progress (the
+    /// erase `t` falls in, or what is left of a page program: write-side work is taken
+    /// as page programs back to back, ending when the die's committed work ends), or,
+    /// if that would take longer than suspending it, after the suspend latency (the
+    /// suspended operation then resumes after the read and takes that much longer).
     #[inline]
-    fn read_start(&self, d: usize, t: u64) -> u64 {
+    fn read_start(&self, d: usize, t: u64) -> (u64, u64) {
         if self.die_read[d] > t {
-            return self.die_read[d];
+            return (self.die_read[d], 0);
         }
         let busy = self.die_busy[d];
         if busy <= t {
-            return t;
+            return (t, 0);
         }
-        let timing = &self.ftl.cfg.timing;
+        let cfg = &self.ftl.cfg;
         let ee = self.erase_end[d];
-        if ee > t && ee.saturating_sub(timing.erase_ns) <= t {
-            return ee;
+        let (left, suspend) = if ee > t && ee.saturating_sub(cfg.timing.erase_ns) <= t {
+            (ee - t, cfg.erase_suspend_ns)
+        } else {
+            ((busy - t) % cfg.timing.program_ns, cfg.program_suspend_ns)
+        };
+        if suspend > 0 && left > suspend {
+            (t + suspend, suspend)
+        } else {
+            (t + left, 0)
         }
-        t + (busy - t) % timing.program_ns
     }
 
     /// Read one unit on die `d`, reaching it at `t`, and move `bytes` of it over the
@@ -484,13 +494,15 @@ impl SimSsd {
     /// is a budget taken in order (it is never the bottleneck of these drives).
     #[inline]
     fn read_unit(&mut self, d: usize, t: u64, read_ns: u64, bytes: u64) -> u64 {
-        let s = self.read_start(d, t);
+        let (s, suspend_ns) = self.read_start(d, t);
         let e = s + read_ns;
         if s < self.die_busy[d] {
-            // Ahead of queued write-side work, which moves back by the read's time.
-            self.set_busy(d, self.die_busy[d] + read_ns);
+            // Ahead of queued write-side work, which moves back by the read's time
+            // (and the suspend's, if it interrupted an operation).
+            let shift = read_ns + suspend_ns;
+            self.set_busy(d, self.die_busy[d] + shift);
             if self.erase_end[d] > s {
-                self.erase_end[d] += read_ns;
+                self.erase_end[d] += shift;
             }
         } else {
             self.set_busy(d, e);
