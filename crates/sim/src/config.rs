@@ -699,6 +699,15 @@ impl SimConfig {
                     cfg.slc_timing.erase_ns /= 2;
                 }
             }
+            // A toy drive (tens of MiB) too small even for one-page superblocks over
+            // every die gets fewer dies (and runs slower than the modelled drive).
+            while cfg.validate().is_err()
+                && cfg.pages_per_block == 1
+                && !given("dies")
+                && cfg.dies_per_channel > 1
+            {
+                cfg.dies_per_channel /= 2;
+            }
         }
         cfg.validate()?;
         Ok(cfg)
