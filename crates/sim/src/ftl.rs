@@ -661,12 +661,22 @@ impl Ftl {
     /// Where `lba` lives: (physical die, in SLC-mode block), or None if unmapped.
     #[inline]
     pub fn locate(&self, lba: u64) -> Option<(u32, bool)> {
+        self.locate_stripe(lba).map(|(d, slc, _)| (d, slc))
+    }
+
+    /// As [`Ftl::locate`], with the stripe (one multi-plane page read) it is in.
+    #[inline]
+    pub fn locate_stripe(&self, lba: u64) -> Option<(u32, bool, u32)> {
         let s = self.l2p[lba as usize];
         if s == NONE {
             return None;
         }
         let b = self.block_of(s);
-        Some((self.phys_die(s), self.slc_mode[b as usize]))
+        Some((
+            self.phys_die(s),
+            self.slc_mode[b as usize],
+            s / self.stripe_slots,
+        ))
     }
 
     // ----- greedy buckets -----

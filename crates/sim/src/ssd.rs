@@ -517,6 +517,18 @@ impl SimSsd {
         cb.max(e + x)
     }
 
+    /// Move `bytes` more of the page die `d` has just read (for a read that reached
+    /// it at `t`) over the channel; returns when they are off it.
+    #[inline]
+    fn channel_only(&mut self, d: usize, t: u64, bytes: u64) -> u64 {
+        let cfg = &self.ftl.cfg;
+        let x = xfer_ns(bytes, cfg.channel_mbps);
+        let ch = d % cfg.channels as usize;
+        let cb = t.max(self.ch_busy[ch]) + x;
+        self.ch_busy[ch] = cb;
+        cb.max(self.die_read[d] + x)
+    }
+
     fn schedule(&mut self, r: &IoRequest) -> Result<u64, i32> {
         let t = self.now_ns;
         let cfg = &self.ftl.cfg;
@@ -571,12 +583,21 @@ impl SimSsd {
                     let (read_ns, slc_read_ns) = (cfg.timing.read_ns, cfg.slc_timing.read_ns);
                     let first = r.offset_bytes / UNIT_BYTES;
                     let last = (end - 1) / UNIT_BYTES;
+                    // Units of one stripe (written together) are read by one
+                    // multi-plane page read; each moves its own bytes on the channel.
+                    let mut last_stripe = u32::MAX;
                     for lba in first..=last {
-                        if let Some((d, slc)) = self.ftl.locate(lba) {
+                        if let Some((d, slc, stripe)) = self.ftl.locate_stripe(lba) {
                             let lo = r.offset_bytes.max(lba * UNIT_BYTES);
                             let hi = end.min((lba + 1) * UNIT_BYTES);
-                            let rn = if slc { slc_read_ns } else { read_ns };
-                            done = done.max(self.read_unit(d as usize, ce, rn, hi - lo));
+                            let x = if stripe == last_stripe {
+                                self.channel_only(d as usize, ce, hi - lo)
+                            } else {
+                                let rn = if slc { slc_read_ns } else { read_ns };
+                                self.read_unit(d as usize, ce, rn, hi - lo)
+                            };
+                            last_stripe = stripe;
+                            done = done.max(x);
                         }
                     }
                 }

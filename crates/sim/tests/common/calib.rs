@@ -4,7 +4,7 @@
 //! docs/simulator.md).
 #![allow(dead_code)]
 
-use storbench_engine::{run_phase, NoObserver, Pacing, RunOptions};
+use storbench_engine::{run_phase, NoObserver, Pacing, RunOptions, Target};
 use storbench_metrics::PhaseMetrics;
 use storbench_sim::{open_spec, SimSsd, State};
 use storbench_trace::Op;
@@ -301,4 +301,43 @@ pub fn flash_windows(
         });
     }
     out
+}
+
+/// The figures datasheets give, measured on any preset (a fresh drive for sequential
+/// and random writes, a filled one for reads, a steady state for sustained random
+/// writes): (name, unit, value).
+pub fn datasheet_figures(drive: &str) -> Vec<(&'static str, &'static str, f64)> {
+    let mut ssd = open_spec(drive).unwrap();
+    let cap = ssd.config().capacity_bytes;
+    let len = (4u64 << 30).min(cap / 2);
+    let seq = |op| spec(Pattern::Sequential, op, K128, 32, len, Limit::Bytes(len));
+    let rand = |op, qd| spec(Pattern::Random, op, 4096, qd, cap, Limit::None);
+    let w = phase(&mut ssd, seq(Op::Write), None).write_rate_mb_per_s;
+    let r = phase(&mut ssd, seq(Op::Read), None).read_rate_mb_per_s;
+    ssd.fast_state(State::SequentialFill).unwrap();
+    // QD32; 4 x QD32 on NVMe, as its datasheet's figures are taken (QD32, 4 threads).
+    let qd = if ssd.max_in_flight() >= 128 { 128 } else { 32 };
+    let r32 = phase(&mut ssd, rand(Op::Read, qd), Some(2 * NS)).iops;
+    let r1 = phase(&mut ssd, rand(Op::Read, 1), Some(NS)).iops;
+    ssd.fast_state(State::Fresh).unwrap();
+    let w32 = phase(&mut ssd, rand(Op::Write, qd), Some(2 * NS)).iops;
+    let steady = steady_random_writes(&mut ssd, 1.0, 10, 30);
+    let wa = ssd.counters().wa;
+    vec![
+        ("128 KB sequential read, QD32", "MB/s", r),
+        ("128 KB sequential write, QD32", "MB/s", w),
+        ("4 KB random read, QD32 (NVMe: 4 x QD32)", "IOPS", r32),
+        (
+            "4 KB random write, QD32 (NVMe: 4 x QD32), fresh",
+            "IOPS",
+            w32,
+        ),
+        ("4 KB random read, QD1", "IOPS", r1),
+        (
+            "4 KB random write, QD32, steady state",
+            "IOPS",
+            steady.iter().sum::<f64>() / steady.len() as f64,
+        ),
+        ("WA of the steady state (with fill)", "", wa),
+    ]
 }
