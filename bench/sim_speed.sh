@@ -18,8 +18,13 @@
 # 4. memory per simulated GB at two capacities (resident set growth from opening the
 #    drive to its steady state).
 #
+# 5. with BASELINE_BIN (a sim_speed example built from another commit, e.g. the one
+#    before a change), the same steady-state runs of it interleaved with this build's,
+#    and the ratio of the medians: a change's cost measured in the same run.
+#
 # usage: bench/sim_speed.sh [SPEC] [IOS] [REPS]
-#   env: BENCH_CPU (CPU to pin to, default 0), MEM_CAPS (default "4g 16g")
+#   env: BENCH_CPU (CPU to pin to, default 0), MEM_CAPS (default "4g 16g"),
+#        BASELINE_BIN (optional peer binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/tgt/release}"
@@ -87,6 +92,22 @@ if [ -x "$CLI" ]; then
 else
     echo
     echo "(skipped the end-to-end run: build it with cargo build --release -p storbench)"
+fi
+
+if [ -n "${BASELINE_BIN:-}" ]; then
+    echo
+    echo "== this build against $BASELINE_BIN, $REPS interleaved runs each (direct, steady state)"
+    for r in $(seq "$REPS"); do
+        "${PIN[@]}" "$BASELINE_BIN" "$SPEC" "$IOS" 0 steady >"$TMP/base.$r"
+        rate "$TMP/base.$r" 1 >>"$TMP/base"
+        "${PIN[@]}" "$BIN" "$SPEC" "$IOS" 0 steady >"$TMP/new.$r"
+        rate "$TMP/new.$r" 1 >>"$TMP/new"
+    done
+    echo "baseline  simulated I/O per cpu s: $(stats <"$TMP/base")  (WA $(awk '/^WA/{print $2; exit}' "$TMP/base.1"))"
+    echo "this      simulated I/O per cpu s: $(stats <"$TMP/new")  (WA $(awk '/^WA/{print $2; exit}' "$TMP/new.1"))"
+    awk -v b="$(median <"$TMP/base")" -v n="$(median <"$TMP/new")" \
+        'BEGIN{printf "this / baseline        %.2f (medians)\n", n/b}'
+    echo "load average after: $(load)"
 fi
 
 echo

@@ -5,11 +5,18 @@
 //!
 //! Storage is flat arrays indexed by block or slot. A slot is the smallest physical
 //! allocation: one 4 KiB unit, or 1 KiB when inline compression is on (a unit then
-//! takes 1..=4 slots). Blocks belong to a die: each die has its own free lists and
-//! open blocks (write frontiers), and writes (host and GC) are striped over the dies
-//! round-robin, skipping a die with no room. Garbage collection is global: one
-//! free-block threshold and one victim structure over all closed native blocks, so the
-//! drive behaves as one log for the theory (METHODOLOGY section 6).
+//! takes 1..=4 slots). A block of the FTL is a superblock, as controllers build them:
+//! one NAND block on every plane of every die, written stripe by stripe (a stripe is
+//! one multi-plane page program on one die: units_per_page x planes units), the stripes
+//! going round the dies in turn. So every write frontier (host and GC) keeps all dies
+//! busy, a victim's valid data is read from all dies, and erasing a block erases one
+//! block on every die ([`Ftl::phys_die`] maps a slot to its die). Garbage collection is
+//! global: one free-block threshold and one victim structure over all closed native
+//! blocks, so the drive behaves as one log for the theory (METHODOLOGY section 6).
+//!
+//! The allocation code keeps its general form of several allocation groups ("dies" of
+//! the FTL: free lists and open blocks each, writes round-robin over them); a drive
+//! builds one group, whose blocks span every physical die.
 
 use crate::config::{SimConfig, VictimPolicy, UNIT_BYTES};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
@@ -21,14 +28,23 @@ use std::collections::{BinaryHeap, VecDeque};
 pub(crate) const NONE: u32 = u32::MAX;
 /// Largest block count of the scaled-down model behind [`Ftl::direct_steady_state`].
 /// Greedy's steady-state WA does not change between 548 and 2192 blocks of 256 pages
-/// (measured: -2.9% vs the FIFO formula at 7% OP for both), so 2048 is ample.
-const MODEL_BLOCKS: u64 = 2048;
+/// (measured: -2.9% vs the FIFO formula at 7% OP for both), so 512 is enough (a
+/// 256 GiB drive has about 2,200 superblocks, and the direct way needs a drive of
+/// twice the model's size).
+const MODEL_BLOCKS: u64 = 512;
+/// Largest block of the model, 4 KiB units. A drive's superblocks can be far larger
+/// (32,768 units at 256 GiB); the model's blocks are then smaller, which moves greedy's
+/// WA by the gap's 1/(units per block) law: 0.18% below FIFO at 4,096 units against
+/// 0.02% at 32,768, and keeps the model (512 x 4,096 units) in cache.
+const MODEL_BLOCK_UNITS: u32 = 4096;
 /// P2L marker: continuation slot of a compressed unit that started earlier.
 const CONT: u32 = u32::MAX - 1;
 
 const FREE: u8 = 0;
 const OPEN: u8 = 1;
 const CLOSED: u8 = 2;
+/// The victim foreground GC is moving the data out of (out of the victim structures).
+const COLLECTING: u8 = 3;
 
 /// SMART-like counters (lifetime of the simulated drive).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -40,7 +56,11 @@ pub struct SimCounters {
     pub host_read_bytes: u64,
     pub host_write_bytes: u64,
     pub host_trim_bytes: u64,
-    /// NAND page reads (host reads and GC/fold reads).
+    /// 4 KiB units host writes covered only in part (512-byte sectors), and those of
+    /// them that held data, so the drive read the unit to merge it (read-modify-write).
+    pub host_partial_units: u64,
+    pub rmw_reads: u64,
+    /// NAND page reads (host reads, read-modify-write, GC/fold reads).
     pub nand_page_reads: u64,
     /// Bytes programmed into NAND (host data, GC relocation, SLC folding).
     pub nand_write_bytes: u64,
@@ -83,6 +103,8 @@ impl SimCounters {
         d.host_read_bytes -= earlier.host_read_bytes;
         d.host_write_bytes -= earlier.host_write_bytes;
         d.host_trim_bytes -= earlier.host_trim_bytes;
+        d.host_partial_units -= earlier.host_partial_units;
+        d.rmw_reads -= earlier.rmw_reads;
         d.nand_page_reads -= earlier.nand_page_reads;
         d.nand_write_bytes -= earlier.nand_write_bytes;
         d.nand_programs = d.nand_programs.saturating_sub(earlier.nand_programs);
@@ -137,6 +159,7 @@ struct Die {
 /// Where a host unit went (for the timing layer).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Placed {
+    /// Physical die.
     pub die: u32,
     pub slots: u32,
     pub slc: bool,
@@ -199,10 +222,32 @@ pub(crate) struct Ftl {
     /// either has no room for native data, so the round-robin allocation skips it
     /// without looking (most dies are in that state when few blocks are free).
     room: Vec<u64>,
-    /// Dies whose pending_ns became non-zero since the timing layer last looked.
+    /// Physical dies whose pending_ns became non-zero since the timing layer last looked.
     pub pending_dirty: Vec<u32>,
+    /// Physical die d's pending work ends with an erase (reads cannot pass it).
+    pub pending_erase: Vec<bool>,
+    /// Physical dies, and slots of one stripe (one multi-plane page program).
+    pub pdies: u32,
+    stripe_slots: u32,
+    /// (log2 stripe_slots, pdies - 1) when both are powers of two: `phys_die` is then
+    /// a shift and a mask (it runs twice per relocated unit; two divisions cost 45% of
+    /// a steady-state random write).
+    die_bits: Option<(u32, u32)>,
+    /// log2 of the slots of one NAND page, when a power of two (else None: divide).
+    page_shift: Option<u32>,
+    /// log2 of `spb`, when a power of two (else None: divide).
+    spb_shift: Option<u32>,
     seq: u64,
     in_gc: bool,
+    /// Foreground GC's victim in progress (NONE: none), the next slot to look at, the
+    /// NAND page last read from it, and the slots moved so far.
+    gc_cur: u32,
+    gc_from: u32,
+    gc_last_page: u32,
+    gc_moved: u64,
+    /// Slots of the victim whose P2L line / mapping entry has been prefetched.
+    gc_pf_p2l: u32,
+    gc_pf_l2p: u32,
     rng: Xoshiro256PlusPlus,
     pub pending_ns: Vec<u64>,
     pub c: SimCounters,
@@ -210,6 +255,9 @@ pub(crate) struct Ftl {
     // Per-slot die-time costs (ns).
     pub prog_slot_ns: u64,
     pub prog_slot_slc_ns: u64,
+    /// Channel time of one slot's data: GC moves data out of and into the dies over
+    /// their channel (for ECC), charged as die time with the read and the program.
+    pub xfer_slot_ns: u64,
 }
 
 /// Ask the CPU to bring the cache line of `v[i]` closer (a hint: no effect on
@@ -232,6 +280,55 @@ fn prefetch<T>(v: &[T], i: usize) {
     let _ = (v, i);
 }
 
+/// A pseudo-random permutation of `0..n`: a 4-round Feistel network on the smallest
+/// even number of bits that holds `n`, walking the cycle until the value falls below
+/// `n` (fewer than 4 rounds of walking on average). It deals a large random mapping in
+/// slot order, touching the mapping table once per unit, where shuffling an array of
+/// that size would miss the cache on every swap.
+struct Permutation {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    fn new(n: u64, rng: &mut Xoshiro256PlusPlus) -> Permutation {
+        assert!(n >= 1);
+        let bits = (64 - (n.max(2) - 1).leading_zeros()).max(2);
+        Permutation {
+            n,
+            half_bits: bits.div_ceil(2),
+            keys: [
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+            ],
+        }
+    }
+
+    #[inline]
+    fn apply(&self, mut x: u64) -> u64 {
+        debug_assert!(x < self.n);
+        let mask = (1u64 << self.half_bits) - 1;
+        loop {
+            let (mut l, mut r) = (x >> self.half_bits, x & mask);
+            for k in self.keys {
+                // splitmix64's finalizer as the round function.
+                let mut z = r ^ k;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^= z >> 31;
+                (l, r) = (r, l ^ (z & mask));
+            }
+            x = (l << self.half_bits) | r;
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+}
+
 /// Fisher-Yates shuffle with the simulator's seeded generator.
 fn shuffle<T>(v: &mut [T], rng: &mut Xoshiro256PlusPlus) {
     for i in (1..v.len()).rev() {
@@ -242,17 +339,19 @@ fn shuffle<T>(v: &mut [T], rng: &mut Xoshiro256PlusPlus) {
 
 impl Ftl {
     pub fn new(cfg: &SimConfig) -> Ftl {
-        Ftl::with_geometry(cfg, cfg.native_blocks_per_die(), cfg.user_units())
+        Ftl::with_geometry(cfg, cfg.native_blocks() as u32, cfg.user_units())
     }
 
     /// An FTL with `native_bpd` native blocks per die and `user_units` LBAs (the
     /// scaled-down model behind [`Ftl::direct_steady_state`] sets both itself).
     fn with_geometry(cfg: &SimConfig, native_bpd: u32, user_units: u64) -> Ftl {
-        let dies = cfg.dies();
+        // One allocation group: its blocks are superblocks over every physical die.
+        let dies = 1;
+        let pdies = cfg.dies();
         let spu = if cfg.compress { 4 } else { 1 };
         let spb = cfg.units_per_block() * spu;
         let slc_cap = (spb / cfg.cell.bits()).max(spu);
-        let bpd = native_bpd + cfg.slc_static_blocks_per_die();
+        let bpd = native_bpd + cfg.slc_static_blocks();
         let nblocks = (bpd * dies) as usize;
         let div = (cfg.units_per_page() * cfg.planes_per_die * spu) as u64;
         let mut f = Ftl {
@@ -300,15 +399,31 @@ impl Ftl {
             next_die: 0,
             gc_next_die: 0,
             room: vec![0; dies.div_ceil(64) as usize],
-            pending_dirty: Vec::with_capacity(dies as usize),
+            pending_dirty: Vec::with_capacity(pdies as usize),
+            pending_erase: vec![false; pdies as usize],
+            pdies,
+            stripe_slots: cfg.stripe_units() * spu,
+            die_bits: ((cfg.stripe_units() * spu).is_power_of_two() && pdies.is_power_of_two())
+                .then(|| ((cfg.stripe_units() * spu).trailing_zeros(), pdies - 1)),
+            page_shift: (cfg.units_per_page() * spu)
+                .is_power_of_two()
+                .then(|| (cfg.units_per_page() * spu).trailing_zeros()),
+            spb_shift: spb.is_power_of_two().then(|| spb.trailing_zeros()),
             seq: 0,
             in_gc: false,
+            gc_cur: NONE,
+            gc_from: 0,
+            gc_last_page: NONE,
+            gc_moved: 0,
+            gc_pf_p2l: 0,
+            gc_pf_l2p: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
-            pending_ns: vec![0; dies as usize],
+            pending_ns: vec![0; pdies as usize],
             c: SimCounters::default(),
             slot_bytes: UNIT_BYTES / spu as u64,
             prog_slot_ns: cfg.timing.program_ns / div,
             prog_slot_slc_ns: cfg.slc_timing.program_ns / div,
+            xfer_slot_ns: UNIT_BYTES * 1000 / spu as u64 / cfg.channel_mbps as u64,
         };
         for d in 0..dies {
             f.die.push(Die {
@@ -390,12 +505,53 @@ impl Ftl {
         *p += ns;
     }
 
+    /// Charge an erase of a block to every physical die (a superblock has a block on
+    /// each), after each die's other pending work.
+    fn charge_erase(&mut self, ns: u64) {
+        for d in 0..self.pdies {
+            self.charge(d, ns);
+            self.pending_erase[d as usize] = true;
+        }
+    }
+
     /// Drop pending die work (untimed operation).
     pub fn clear_pending(&mut self) {
         for p in self.pending_ns.iter_mut() {
             *p = 0;
         }
+        for e in self.pending_erase.iter_mut() {
+            *e = false;
+        }
         self.pending_dirty.clear();
+    }
+
+    /// The physical die slot `s` is on: its block's stripes go round the dies. (A
+    /// block is a whole number of rounds, so the stripe's index in the drive decides.)
+    #[inline]
+    pub fn phys_die(&self, s: u32) -> u32 {
+        match self.die_bits {
+            Some((shift, mask)) => (s >> shift) & mask,
+            None => (s / self.stripe_slots) % self.pdies,
+        }
+    }
+
+    /// The block slot `s` is in (a shift for the usual power-of-two block: this runs
+    /// for every unit written or invalidated).
+    #[inline]
+    fn block_of(&self, s: u32) -> u32 {
+        match self.spb_shift {
+            Some(shift) => s >> shift,
+            None => s / self.spb,
+        }
+    }
+
+    /// Index of the NAND page slot `s` is in (pages of one block are consecutive).
+    #[inline]
+    fn page_of(&self, s: u32) -> u32 {
+        match self.page_shift {
+            Some(shift) => s >> shift,
+            None => s / (self.cfg.units_per_page() * self.spu),
+        }
     }
 
     #[inline]
@@ -502,15 +658,25 @@ impl Ftl {
         }
     }
 
-    /// Where `lba` lives: (die, in SLC-mode block), or None if unmapped.
+    /// Where `lba` lives: (physical die, in SLC-mode block), or None if unmapped.
     #[inline]
     pub fn locate(&self, lba: u64) -> Option<(u32, bool)> {
+        self.locate_stripe(lba).map(|(d, slc, _)| (d, slc))
+    }
+
+    /// As [`Ftl::locate`], with the stripe (one multi-plane page read) it is in.
+    #[inline]
+    pub fn locate_stripe(&self, lba: u64) -> Option<(u32, bool, u32)> {
         let s = self.l2p[lba as usize];
         if s == NONE {
             return None;
         }
-        let b = s / self.spb;
-        Some((self.die_of(b), self.slc_mode[b as usize]))
+        let b = self.block_of(s);
+        Some((
+            self.phys_die(s),
+            self.slc_mode[b as usize],
+            s / self.stripe_slots,
+        ))
     }
 
     // ----- greedy buckets -----
@@ -827,7 +993,7 @@ impl Ftl {
             self.die[du].open_slc = b;
             return true;
         }
-        let dyn_max = self.cfg.slc_dynamic_blocks_per_die();
+        let dyn_max = self.cfg.slc_dynamic_blocks();
         // Dynamic SLC only while the drive has clearly more free space than GC needs.
         let margin = self.cfg.bg_gc_free_blocks as usize + 2 * self.dies as usize;
         if self.die[du].dyn_slc_in_use < dyn_max
@@ -849,7 +1015,7 @@ impl Ftl {
 
     #[inline]
     fn place(&mut self, lba: u32, s: u32, len: u32) {
-        let b = s / self.spb;
+        let b = self.block_of(s);
         self.p2l[s as usize] = lba;
         for i in 1..len {
             self.p2l[(s + i) as usize] = CONT;
@@ -874,7 +1040,7 @@ impl Ftl {
             return;
         }
         let len = self.len_of(lba);
-        let b = s / self.spb;
+        let b = self.block_of(s);
         let bu = b as usize;
         debug_assert_eq!(self.p2l[s as usize], lba);
         self.clear_valid(s, len);
@@ -924,6 +1090,23 @@ impl Ftl {
 
     /// Allocate `len` native slots on the next die (round-robin from `*next`) with room.
     fn alloc_native_rr(&mut self, len: u32, gc: bool) -> (u32, u32) {
+        if self.dies == 1 {
+            // One allocation group (every drive the spec builds): no round robin, and
+            // usually room in the open block.
+            let b = self.die[0].open_native;
+            if b != NONE {
+                let (bu, wp) = (b as usize, self.wp[b as usize]);
+                if wp + len <= self.cap[bu] {
+                    self.wp[bu] = wp + len;
+                    return (0, b * self.spb + wp);
+                }
+            }
+            assert!(
+                self.native_room(0, len),
+                "sim FTL: no room for {len} slots (GC reserve exhausted)"
+            );
+            return (0, self.alloc(0, len, false));
+        }
         let start = if gc { self.gc_next_die } else { self.next_die };
         let Some(d) = self
             .find_room(start, self.dies, len)
@@ -970,32 +1153,66 @@ impl Ftl {
                 (d, s, false)
             }
         };
+        let _ = d;
         self.place(lba, s, slots);
-        self.foreground_gc();
+        self.foreground_gc(slots);
         self.wear_level();
-        Placed { die: d, slots, slc }
+        Placed {
+            die: self.phys_die(s),
+            slots,
+            slc,
+        }
     }
 
-    fn foreground_gc(&mut self) {
+    /// Foreground GC after a host write of `len` slots, interleaved with host writes
+    /// as controllers do: once fewer than `gc_free_blocks` blocks are free a victim is
+    /// chosen, and each host write moves a share of its valid data, paced so the
+    /// victim is empty before the write frontier runs down to its last free block:
+    /// ceil(len x valid left / slack) slots, slack being the free space beyond the
+    /// victim's valid data and one block. Host writes consume the slack, moving data
+    /// does not, so the victim ends in time; with no slack it is finished at once.
+    /// With `gc_free_blocks` = 2 (GC starts with one free block: no room to pace) every
+    /// victim is collected at once, as the reference FTL of the theory tests does.
+    fn foreground_gc(&mut self, len: u32) {
         if self.in_gc {
             return;
         }
         let t = self.cfg.gc_free_blocks as usize;
-        while self.free_native_total < t {
-            if !self.gc_step(false) {
-                break;
+        loop {
+            if self.gc_cur == NONE {
+                if self.free_native_total >= t {
+                    return;
+                }
+                let Some(b) = self.next_victim() else {
+                    return;
+                };
+                self.gc_begin(b);
+            }
+            let v = self.valid[self.gc_cur as usize] as u64;
+            let slack = self.unwritten_slots().saturating_sub(v + self.spb as u64);
+            let budget = if slack == 0 || t < 3 {
+                u64::MAX
+            } else {
+                (len as u64 * v).div_ceil(slack)
+            };
+            if !self.gc_advance(budget, false) {
+                return;
             }
         }
     }
 
-    /// One unit of GC work: fold a dynamic SLC block if any (it returns native space),
-    /// else collect one native victim. False if nothing to collect.
+    /// The next block to collect: a dynamic SLC block to fold if any (it returns
+    /// native space), else a native victim.
+    fn next_victim(&mut self) -> Option<u32> {
+        self.slc_closed_dyn
+            .pop_front()
+            .or_else(|| self.pick_victim())
+    }
+
+    /// One unit of GC work, done at once: fold a dynamic SLC block if any, else
+    /// collect one native victim. False if nothing to collect.
     fn gc_step(&mut self, background: bool) -> bool {
-        if let Some(b) = self.slc_closed_dyn.pop_front() {
-            self.collect(b, background);
-            return true;
-        }
-        match self.pick_victim() {
+        match self.next_victim() {
             Some(b) => {
                 self.collect(b, background);
                 true
@@ -1005,9 +1222,14 @@ impl Ftl {
     }
 
     /// One unit of background work for host idle time; false when there is none.
-    /// Order: fold dynamic SLC, fold static SLC, then collect native blocks until
-    /// `bg_gc_free_blocks` are free (only victims that free something).
+    /// Order: finish foreground GC's victim, fold dynamic SLC, fold static SLC, then
+    /// collect native blocks until `bg_gc_free_blocks` are free (only victims that free
+    /// something).
     pub fn background_step(&mut self) -> bool {
+        if self.gc_cur != NONE {
+            self.gc_advance(u64::MAX, true);
+            return true;
+        }
         if !self.slc_closed_dyn.is_empty() {
             return self.gc_step(true);
         }
@@ -1097,62 +1319,163 @@ impl Ftl {
     }
 
     /// Relocate the valid data of block b (closed, removed from victim structures)
-    /// into the native frontier of its die, then erase it.
+    /// into the native frontier, then erase it, all at once.
     fn collect(&mut self, b: u32, background: bool) {
+        assert_eq!(self.gc_cur, NONE, "collect with a victim in progress");
+        self.gc_begin(b);
+        let done = self.gc_advance(u64::MAX, background);
+        debug_assert!(done);
+    }
+
+    /// Make closed block `b` (out of the victim structures) GC's victim.
+    fn gc_begin(&mut self, b: u32) {
+        assert_eq!(self.state[b as usize], CLOSED);
+        debug_assert_eq!(self.gc_cur, NONE);
+        self.state[b as usize] = COLLECTING;
+        self.gc_cur = b;
+        self.gc_from = b * self.spb;
+        self.gc_last_page = NONE;
+        self.gc_moved = 0;
+        self.gc_pf_p2l = self.gc_from;
+        self.gc_pf_l2p = self.gc_from;
+    }
+
+    /// Prefetch ahead of the victim's cursor in two steps (a hint: no effect on
+    /// results): the P2L lines of the next `P2L_AHEAD` slots, and the mapping entries
+    /// of the valid units in the next `L2P_AHEAD` slots or `budget`, whichever is more
+    /// (their P2L lines were fetched by earlier calls). Moving a victim a few units per
+    /// host write, each unit's two misses would otherwise stall in turn.
+    fn gc_prefetch(&mut self, end: u32, budget: u64) {
+        const P2L_AHEAD: u32 = 1024;
+        const L2P_AHEAD: u32 = 64;
+        let p2l_to = self.gc_from.saturating_add(P2L_AHEAD).min(end);
+        let mut s = self.gc_pf_p2l.max(self.gc_from);
+        while s < p2l_to {
+            prefetch(&self.p2l, s as usize);
+            s += 16;
+        }
+        self.gc_pf_p2l = s;
+        let ahead = (budget.min(4096) as u32).max(L2P_AHEAD);
+        let l2p_to = self.gc_from.saturating_add(ahead).min(end);
+        let from = self.gc_pf_l2p.max(self.gc_from);
+        if from < l2p_to {
+            self.prefetch_mappings(from, l2p_to - from);
+            self.gc_pf_l2p = l2p_to;
+        }
+    }
+
+    /// Move at least `budget` slots of the victim's valid data (in slot order) into the
+    /// native frontier; when none is left, erase it. Returns whether it was erased.
+    fn gc_advance(&mut self, budget: u64, background: bool) -> bool {
+        let b = self.gc_cur;
         let bu = b as usize;
-        assert_eq!(self.state[bu], CLOSED);
-        let d = self.die_of(b);
         let was_slc = self.slc_mode[bu];
+        let t = if was_slc {
+            self.cfg.slc_timing
+        } else {
+            self.cfg.timing
+        };
         let prev_gc = self.in_gc;
         self.in_gc = true;
-        let base = b * self.spb;
-        let end = self.wp[bu];
-        self.prefetch_mappings(base, end);
-        let mut moved_slots = 0u64;
-        let mut moved_units = 0u64;
-        // Valid units in slot order (the first valid slot of a unit is its start).
-        let mut from = base;
-        while let Some(v) = self.next_valid(from, base + end) {
+        let end = b * self.spb + self.wp[bu];
+        let mut moved = 0u64;
+        if budget > 0 {
+            self.gc_prefetch(end, budget);
+        }
+        // Die time is summed per run of units on one die (a stripe: 4 units of the
+        // presets) and charged when the die changes: the same totals per die, with a
+        // quarter of the bookkeeping.
+        let (mut src_die, mut src_ns, mut dst_die, mut dst_ns) = (NONE, 0u64, NONE, 0u64);
+        while moved < budget {
+            let Some(v) = self.next_valid(self.gc_from, end) else {
+                break;
+            };
+            let page = self.page_of(v);
+            let mut read_ns = 0;
+            if page != self.gc_last_page {
+                self.gc_last_page = page;
+                self.c.nand_page_reads += 1;
+                read_ns = t.read_ns;
+            }
             let l = self.p2l[v as usize];
             debug_assert!(l < CONT, "valid slot {v} is not a unit start");
             let len = self.len_of(l);
             debug_assert_eq!(self.l2p[l as usize], v);
             self.clear_valid(v, len);
             self.valid[bu] -= len;
-            let (dd, s) = self.alloc_native_rr(len, true);
-            self.place(l, s, len);
-            self.charge(dd, len as u64 * self.prog_slot_ns);
-            moved_slots += len as u64;
-            moved_units += 1;
-            from = v + len;
-        }
-        assert_eq!(
-            self.valid[bu], 0,
-            "block {b} still has valid slots after GC"
-        );
-        let moved_bytes = moved_slots * self.slot_bytes;
-        let upp = self.cfg.units_per_page() as u64;
-        let page_reads = moved_units.div_ceil(upp);
-        let t = if was_slc {
-            &self.cfg.slc_timing
-        } else {
-            &self.cfg.timing
-        };
-        let ns = page_reads * t.read_ns + t.erase_ns;
-        self.charge(d, ns);
-        self.c.nand_page_reads += page_reads;
-        if was_slc {
-            self.c.slc_folds += 1;
-            self.c.slc_fold_bytes += moved_bytes;
-        } else {
-            self.c.gc_runs += 1;
-            if background {
-                self.c.gc_background_runs += 1;
+            let xfer = len as u64 * self.xfer_slot_ns;
+            let d = self.phys_die(v);
+            if d != src_die {
+                if src_die != NONE {
+                    self.charge(src_die, src_ns);
+                }
+                (src_die, src_ns) = (d, 0);
             }
-            self.c.gc_relocated_bytes += moved_bytes;
+            src_ns += read_ns + xfer;
+            let (_, s) = self.alloc_native_rr(len, true);
+            self.place(l, s, len);
+            let d = self.phys_die(s);
+            if d != dst_die {
+                if dst_die != NONE {
+                    self.charge(dst_die, dst_ns);
+                }
+                (dst_die, dst_ns) = (d, 0);
+            }
+            dst_ns += len as u64 * self.prog_slot_ns + xfer;
+            moved += len as u64;
+            self.gc_from = v + len;
         }
-        self.erase(b);
+        if src_die != NONE {
+            self.charge(src_die, src_ns);
+            self.charge(dst_die, dst_ns);
+        }
+        self.gc_moved += moved;
+        let done = self.valid[bu] == 0;
+        if done {
+            let moved_bytes = self.gc_moved * self.slot_bytes;
+            self.charge_erase(t.erase_ns);
+            if was_slc {
+                self.c.slc_folds += 1;
+                self.c.slc_fold_bytes += moved_bytes;
+            } else {
+                self.c.gc_runs += 1;
+                if background {
+                    self.c.gc_background_runs += 1;
+                }
+                self.c.gc_relocated_bytes += moved_bytes;
+            }
+            self.gc_cur = NONE;
+            self.erase(b);
+        }
         self.in_gc = prev_gc;
+        done
+    }
+
+    /// Move the valid unit starting at slot `v` to the slot `dest` gives it, charging
+    /// the dies: `read_ns` (its page's read, or 0 if that page was read for the unit
+    /// before it) and the data's channel time on the source die, the channel time and
+    /// the program on the destination die. Returns the unit's slots.
+    #[inline]
+    fn move_unit(
+        &mut self,
+        bu: usize,
+        v: u32,
+        read_ns: u64,
+        dest: impl FnOnce(&mut Ftl, u32) -> u32,
+    ) -> u32 {
+        debug_assert_eq!(bu, (v / self.spb) as usize);
+        let l = self.p2l[v as usize];
+        debug_assert!(l < CONT, "valid slot {v} is not a unit start");
+        let len = self.len_of(l);
+        debug_assert_eq!(self.l2p[l as usize], v);
+        self.clear_valid(v, len);
+        self.valid[bu] -= len;
+        let xfer = len as u64 * self.xfer_slot_ns;
+        self.charge(self.phys_die(v), read_ns + xfer);
+        let s = dest(self, len);
+        self.place(l, s, len);
+        self.charge(self.phys_die(s), len as u64 * self.prog_slot_ns + xfer);
+        len
     }
 
     fn erase(&mut self, b: u32) {
@@ -1259,20 +1582,25 @@ impl Ftl {
         let base = cold * self.spb;
         let end = self.wp[cu];
         self.prefetch_mappings(base, end);
-        let (mut moved_slots, mut moved_units) = (0u64, 0u64);
-        let mut from = base;
+        let t = self.cfg.timing;
+        let (mut moved_slots, mut page_reads) = (0u64, 0u64);
+        let (mut from, mut last_page) = (base, NONE);
         while let Some(v) = self.next_valid(from, base + end) {
-            let l = self.p2l[v as usize];
-            debug_assert!(l < CONT, "valid slot {v} is not a unit start");
-            let len = self.len_of(l);
-            self.clear_valid(v, len);
-            self.valid[cu] -= len;
-            let s = dest * self.spb + self.wp[du];
-            self.wp[du] += len;
-            debug_assert!(self.wp[du] <= self.cap[du]);
-            self.place(l, s, len);
+            let page = self.page_of(v);
+            let read_ns = if page != last_page {
+                last_page = page;
+                page_reads += 1;
+                t.read_ns
+            } else {
+                0
+            };
+            let len = self.move_unit(cu, v, read_ns, |f, len| {
+                let s = dest * f.spb + f.wp[du];
+                f.wp[du] += len;
+                debug_assert!(f.wp[du] <= f.cap[du]);
+                s
+            });
             moved_slots += len as u64;
-            moved_units += 1;
             from = v + len;
         }
         assert_eq!(self.valid[cu], 0);
@@ -1281,10 +1609,7 @@ impl Ftl {
             self.wp[du] = self.cap[du];
             self.close(dest);
         }
-        let page_reads = moved_units.div_ceil(self.cfg.units_per_page() as u64);
-        let t = self.cfg.timing;
-        self.charge(self.die_of(cold), page_reads * t.read_ns + t.erase_ns);
-        self.charge(dd, moved_slots * self.prog_slot_ns);
+        self.charge_erase(t.erase_ns);
         self.c.nand_page_reads += page_reads;
         self.c.wl_migrations += 1;
         self.c.wl_relocated_bytes += moved_slots * self.slot_bytes;
@@ -1315,6 +1640,7 @@ impl Ftl {
     fn is_purged(&self) -> bool {
         self.free_native_total == (self.native_bpd * self.dies) as usize
             && self.die.iter().all(|d| d.open_native == NONE)
+            && self.gc_cur == NONE
     }
 
     /// Sequential fill of LBAs 0..span written straight into the mapping: exactly the
@@ -1441,22 +1767,30 @@ impl Ftl {
         // one span of writes) from a guess, then the run that is used.
         let bpd_s = (MODEL_BLOCKS / dies).max(reserve.div_ceil(dies) + 8);
         let n_s = bpd_s * dies;
-        if 2 * n_s > n_big {
+        let spb64 = self.spb as u64;
+        let mut mcfg = self.cfg.clone();
+        mcfg.seed = self.cfg.seed ^ seed.rotate_left(17);
+        while mcfg.units_per_block() > MODEL_BLOCK_UNITS && mcfg.pages_per_block > 2 {
+            mcfg.pages_per_block /= 2;
+        }
+        let mupb = mcfg.units_per_block() as u64;
+        let mspb = mupb * spu as u64;
+        if 2 * n_s * mspb > n_big * spb64 {
             // The model would be most of the drive: replaying the writes costs no more
             // and is exact.
             return false;
         }
-        let (spb64, upb64) = (self.spb as u64, upb as u64);
-        let mut w_est = (reserve * spb64) as f64 + dies as f64 * spb64 as f64 / 2.0;
-        let mut mcfg = self.cfg.clone();
-        mcfg.seed = self.cfg.seed ^ seed.rotate_left(17);
+        // Blocks of the drive per block of the model: the unwritten space, in blocks,
+        // is the same in both.
+        let k = spb64 as f64 / mspb as f64;
+        let mut w_est = (reserve * mspb) as f64 + dies as f64 * mspb as f64 / 2.0;
         let mut run = None;
         for attempt in 0..2 {
             let last = attempt == 1;
-            let big = (n_big * spb64) as f64 - w_est;
-            let small = (n_s * spb64) as f64 - w_est;
+            let big = (n_big * spb64) as f64 - w_est * k;
+            let small = (n_s * mspb) as f64 - w_est;
             let u_s = ((small * span as f64 / big).round() as u64)
-                .clamp(1, (n_s - reserve - dies - 2) * upb64);
+                .clamp(1, (n_s - reserve - dies - 2) * mupb);
             let mut w_s = ((writes as f64 * u_s as f64 / span as f64).round() as u64).max(1);
             if !last {
                 w_s = w_s.min(u_s);
@@ -1525,7 +1859,10 @@ impl Ftl {
         };
         // Valid slots per block (open blocks: written part, all valid).
         let mut valid_of: Vec<u32> = (0..c_big)
-            .map(|i| closed_s[quantile(i, c_big, closed_s.len())].1)
+            .map(|i| {
+                let v = closed_s[quantile(i, c_big, closed_s.len())].1 as f64 * k;
+                (((v / spu as f64).round() as u32) * spu).min(self.spb)
+            })
             .collect();
         let open_wp: Vec<u32> = open
             .iter()
@@ -1596,8 +1933,9 @@ impl Ftl {
             self.die[d].open_native = b;
         }
         assert_eq!(slots.len() as u64, span);
-        shuffle(&mut slots, &mut rng);
-        for (lba, &s) in slots.iter().enumerate() {
+        let perm = Permutation::new(span, &mut rng);
+        for (i, &s) in slots.iter().enumerate() {
+            let lba = perm.apply(i as u64) as usize;
             self.p2l[s as usize] = lba as u32;
             for i in 1..spu {
                 self.p2l[(s + i) as usize] = CONT;
@@ -1687,6 +2025,7 @@ impl Ftl {
         self.reset_global_lists();
         self.next_die = 0;
         self.gc_next_die = 0;
+        self.gc_cur = NONE;
         per_die
     }
 
@@ -1790,6 +2129,10 @@ impl Ftl {
                 in_lists[b as usize] += 1;
                 assert_eq!(self.state[b as usize], OPEN);
             }
+        }
+        if self.gc_cur != NONE {
+            in_lists[self.gc_cur as usize] += 1;
+            assert_eq!(self.state[self.gc_cur as usize], COLLECTING);
         }
         for &b in self
             .slc_closed_static

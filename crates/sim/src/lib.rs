@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use storbench_sim::open_spec;
-//! let ssd = open_spec("sim:client-7op,capacity=1g,seed=3,victim=greedy").unwrap();
+//! let ssd = open_spec("sim:sata-mlc-2013,capacity=1g,seed=3,victim=greedy").unwrap();
 //! assert_eq!(ssd.config().capacity_bytes, 1 << 30);
 //! ```
 
@@ -13,8 +13,8 @@ mod ftl;
 mod ssd;
 
 pub use config::{
-    parse_size, presets, CellType, Interface, NandTiming, Preset, SimConfig, SimError,
-    VictimPolicy, KEYS, UNIT_BYTES,
+    parse_size, preset, presets, CellType, Interface, NandTiming, Preset, SimConfig, SimError,
+    VictimPolicy, KEYS, MIN_BLOCKS, OP_TOLERANCE, SECTOR_BYTES, UNIT_BYTES,
 };
 pub use ftl::{SimCounters, SlotCensus};
 pub use ssd::{open_spec, Precondition, SimSsd, State};

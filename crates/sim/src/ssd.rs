@@ -1,14 +1,35 @@
-//! The simulated SSD as an engine [`Target`]: the FTL plus an event model in virtual time.
+//! The simulated SSD as an engine [`Target`]: the FTL plus a timing model in virtual
+//! time. The whole model, with every constant's source, is in `docs/simulator.md`.
 //!
-//! Every die, every channel and the host link in each direction has a busy-until time.
-//! An I/O is scheduled at submission: each of its 4 KiB units goes through the link,
-//! the controller write buffer, a channel and a die, first come first served on each
-//! resource, and it completes when its last unit does. Garbage collection triggered by
-//! a write occupies its die before that write's program. Completions wait in a min-heap
-//! until `advance` moves the clock past them. Background GC and SLC folding run only
-//! when time passes with no host I/O outstanding (host idle).
+//! Every resource has a busy-until time: the host link (one for SATA, one per direction
+//! for NVMe), the controller's cores, every channel and every die. An I/O is scheduled
+//! when it is submitted, and completes when its last step does:
+//! - Host interface: the command and its data take their time on the link (a budget
+//!   taken in submission order, so a command never waits for a gap another command's
+//!   future data left), and the command takes its controller time on the first free
+//!   core. So QD32 4 KB IOPS come out of the link and the controller.
+//! - Writes complete once their data is in the write buffer. The buffer holds what the
+//!   dies still have to do: a write's data is taken in only when the dies' committed
+//!   work (host programs, and the garbage collection the writes before it caused),
+//!   averaged over the dies, is within `write_buffer / dies` unit programs of now. GC
+//!   triggered by a write is queued on its dies before that write's programs, so when
+//!   GC falls behind the buffer fills and host writes wait for it: over any window,
+//!   host bytes <= (program bandwidth x window + buffer) / WA of the window.
+//! - Reads go ahead of write-side work (host programs, GC) on their die: a read waits
+//!   only for the operation in progress (an erase it falls in, else what is left of a
+//!   page program) or, where the preset has it, for that operation to suspend; then
+//!   runs; the queued work moves back by the read's time. Reads on one die are first
+//!   come first served.
+//! - A read of an unmapped LBA costs its command on the link and the controller and
+//!   the link transfer of its data, and no NAND time.
+//! - I/O is in 512-byte sectors; a write that covers part of a 4 KiB unit holding data
+//!   reads the unit first (read-modify-write), on the die that holds it.
+//!
+//! Completions wait in a min-heap until `advance` moves the clock past them.
+//! Background GC and SLC folding run only when time passes with no host I/O
+//! outstanding (host idle).
 
-use crate::config::{SimConfig, SimError, UNIT_BYTES};
+use crate::config::{SimConfig, SimError, SECTOR_BYTES, UNIT_BYTES};
 use crate::ftl::{Ftl, SimCounters, SlotCensus};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -49,14 +70,24 @@ pub struct SimSsd {
     ftl: Ftl,
     info: TargetInfo,
     now_ns: u64,
+    /// End of the write-side work (host programs, GC, and reads put ahead of it)
+    /// committed to each die.
     die_busy: Vec<u64>,
+    /// End of the last read on each die.
+    die_read: Vec<u64>,
+    /// End of the last erase queued on each die (a read cannot pass an erase).
+    erase_end: Vec<u64>,
     ch_busy: Vec<u64>,
-    link_in_busy: u64,
-    link_out_busy: u64,
-    /// Program-done time of the unit that last used each write-buffer entry.
-    wb_ring: Vec<u64>,
-    wb_idx: usize,
+    /// Link budget: [to the drive, to the host]; a half-duplex link uses [0] for both.
+    link_busy: [u64; 2],
+    /// Busy-until of each controller core.
+    core_busy: Vec<u64>,
     last_prog_done: u64,
+    /// Committed die work, averaged over the dies, that the write buffer can hold (ns).
+    buffer_ns: u64,
+    /// Sum of `die_busy`, and a lower bound of its minimum (see `admit`).
+    busy_sum: u64,
+    busy_min: u64,
     /// Pending completions: (complete time, key, slot, length). All four are u64 so an
     /// entry has no padding: with a u32 slot the heap's sift read 8 bytes over a 4-byte
     /// store, store forwarding failed, and every submit waited for the store buffer to
@@ -65,8 +96,6 @@ pub struct SimSsd {
     heap: BinaryHeap<Reverse<(u64, u64, u64, u64)>>,
     seq: u64,
     qd: usize,
-    unit_ch_ns: u64,
-    slot_bytes: u64,
 }
 
 /// Open a simulated drive from `sim:PRESET[,key=value...]`.
@@ -81,72 +110,114 @@ fn xfer_ns(bytes: u64, mbps: u32) -> u64 {
     bytes * 1000 / mbps as u64
 }
 
+/// The drive as built, for [`TargetInfo::details`] (every result carries it).
+fn details(cfg: &SimConfig, ftl: &Ftl) -> BTreeMap<String, String> {
+    let mut d = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        d.insert(k.to_string(), v);
+    };
+    put("preset", cfg.preset.clone());
+    put("op", format!("{}", cfg.op));
+    put("op_built", format!("{:.6}", cfg.built_op()));
+    put("cell", format!("{:?}", cfg.cell).to_lowercase());
+    put(
+        "geometry",
+        format!(
+            "{} channels x {} dies x {} planes, {} B pages, {} pages/block; {} native superblocks \
+             of {} KiB (a block on every plane of every die) + {} SLC superblocks",
+            cfg.channels,
+            cfg.dies_per_channel,
+            cfg.planes_per_die,
+            cfg.page_bytes,
+            cfg.pages_per_block,
+            ftl.native_bpd,
+            cfg.units_per_block() as u64 * UNIT_BYTES / 1024,
+            ftl.bpd - ftl.native_bpd,
+        ),
+    );
+    put(
+        "nand_timing_ns",
+        format!(
+            "read {} program {} erase {}",
+            cfg.timing.read_ns, cfg.timing.program_ns, cfg.timing.erase_ns
+        ),
+    );
+    put("channel_mbps", cfg.channel_mbps.to_string());
+    put(
+        "flash_program_mb_per_s",
+        format!("{:.1}", cfg.flash_program_mbps()),
+    );
+    put(
+        "host_interface",
+        format!(
+            "{}, queue depth {}, link {} MB/s ({}), {} ns link time per command",
+            cfg.interface.as_str(),
+            cfg.queue_depth,
+            cfg.link_mbps,
+            if cfg.interface.half_duplex() {
+                "half duplex"
+            } else {
+                "full duplex"
+            },
+            cfg.link_cmd_ns
+        ),
+    );
+    put(
+        "controller",
+        format!(
+            "{} cores, {} ns per read, {} ns per write",
+            cfg.ctrl_cores, cfg.read_cmd_ns, cfg.write_cmd_ns
+        ),
+    );
+    put(
+        "write_buffer_bytes",
+        (cfg.write_buffer_units as u64 * UNIT_BYTES).to_string(),
+    );
+    put("sector_bytes", SECTOR_BYTES.to_string());
+    put("victim", cfg.victim.as_str().into());
+    put("queue_depth", cfg.queue_depth.to_string());
+    put("slc_static_bytes", cfg.slc_static_bytes.to_string());
+    put("slc_dynamic_bytes", cfg.slc_dynamic_bytes.to_string());
+    put("compress", cfg.compress.to_string());
+    put("seed", cfg.seed.to_string());
+    d
+}
+
 impl SimSsd {
     /// Build a drive from a validated configuration; `name` is reported in [`TargetInfo`].
     pub fn new(cfg: SimConfig, name: &str) -> SimSsd {
         cfg.validate()
             .expect("SimSsd::new needs a validated SimConfig");
         let ftl = Ftl::new(&cfg);
-        let mut details = BTreeMap::new();
-        details.insert("preset".into(), cfg.preset.clone());
-        details.insert("op".into(), format!("{}", cfg.op));
-        details.insert("cell".into(), format!("{:?}", cfg.cell).to_lowercase());
-        details.insert(
-            "geometry".into(),
-            format!(
-                "{} channels x {} dies x {} planes, {} native + {} SLC blocks/die, {} pages/block x {} B",
-                cfg.channels,
-                cfg.dies_per_channel,
-                cfg.planes_per_die,
-                ftl.native_bpd,
-                ftl.bpd - ftl.native_bpd,
-                cfg.pages_per_block,
-                cfg.page_bytes
-            ),
-        );
-        details.insert(
-            "nand_timing_ns".into(),
-            format!(
-                "read {} program {} erase {}",
-                cfg.timing.read_ns, cfg.timing.program_ns, cfg.timing.erase_ns
-            ),
-        );
-        details.insert("victim".into(), cfg.victim.as_str().into());
-        details.insert("queue_depth".into(), cfg.queue_depth.to_string());
-        details.insert("slc_static_bytes".into(), cfg.slc_static_bytes.to_string());
-        details.insert(
-            "slc_dynamic_bytes".into(),
-            cfg.slc_dynamic_bytes.to_string(),
-        );
-        details.insert("compress".into(), cfg.compress.to_string());
-        details.insert("seed".into(), cfg.seed.to_string());
         let info = TargetInfo {
             kind: TargetKind::Sim,
             name: name.to_string(),
             capacity_bytes: cfg.capacity_bytes,
-            logical_block_bytes: UNIT_BYTES as u32,
+            logical_block_bytes: SECTOR_BYTES as u32,
             rotational: Some(false),
             discard: true,
             model: Some(format!("storbench sim {}", cfg.preset)),
             backend: "virtual".into(),
-            details,
+            details: details(&cfg, &ftl),
         };
         let dies = cfg.dies() as usize;
+        let buffer_ns = cfg.write_buffer_units as u64 * cfg.program_unit_ns() / dies as u64;
         SimSsd {
             info,
             now_ns: 0,
             die_busy: vec![0; dies],
+            die_read: vec![0; dies],
+            erase_end: vec![0; dies],
             ch_busy: vec![0; cfg.channels as usize],
-            link_in_busy: 0,
-            link_out_busy: 0,
-            wb_ring: vec![0; cfg.write_buffer_units as usize],
-            wb_idx: 0,
+            link_busy: [0; 2],
+            core_busy: vec![0; cfg.ctrl_cores as usize],
             last_prog_done: 0,
+            buffer_ns,
+            busy_sum: 0,
+            busy_min: 0,
             heap: BinaryHeap::with_capacity(cfg.queue_depth as usize),
             seq: 0,
             qd: cfg.queue_depth as usize,
-            unit_ch_ns: xfer_ns(UNIT_BYTES, cfg.channel_mbps),
-            slot_bytes: UNIT_BYTES / ftl.spu as u64,
             ftl,
         }
     }
@@ -174,10 +245,12 @@ impl SimSsd {
                 self.heap.len()
             )));
         }
-        let per_die = self.ftl.purge();
+        // Every used superblock is erased: one block erase on each die.
+        let blocks: u64 = self.ftl.purge().iter().sum();
         let erase_ns = self.ftl.cfg.timing.erase_ns;
-        for (d, n) in per_die.into_iter().enumerate() {
-            self.die_busy[d] = self.die_busy[d].max(self.now_ns) + n * erase_ns;
+        for d in 0..self.die_busy.len() {
+            self.set_busy(d, self.die_busy[d].max(self.now_ns) + blocks * erase_ns);
+            self.erase_end[d] = self.die_busy[d];
         }
         self.ftl.clear_pending();
         Ok(())
@@ -313,104 +386,265 @@ impl SimSsd {
             }
     }
 
+    /// Take the link time of a command at `t` moving `bytes` of data to the drive
+    /// (`to_host` false) or to the host. The link is a budget taken in submission
+    /// order: each command adds its time after the budget taken so far, and cannot
+    /// complete before that end. Returns (when the command reaches the controller, end
+    /// of its link budget). SATA: one half-duplex link, and the command FIS itself
+    /// waits for it. NVMe: a link per direction; commands are fetched at once.
+    #[inline]
+    fn link(&mut self, t: u64, bytes: u64, to_host: bool) -> (u64, u64) {
+        let cfg = &self.ftl.cfg;
+        let half = cfg.interface.half_duplex();
+        let i = usize::from(to_host && !half);
+        let ls = t.max(self.link_busy[i]);
+        let end = ls + cfg.link_cmd_ns + xfer_ns(bytes, cfg.link_mbps);
+        self.link_busy[i] = end;
+        let arrive = if half { ls } else { t } + cfg.link_cmd_ns;
+        (arrive, end)
+    }
+
+    /// `cost_ns` of controller work from `t` on the first free core; returns its end.
+    #[inline]
+    fn controller(&mut self, t: u64, cost_ns: u64) -> u64 {
+        let mut k = 0;
+        for i in 1..self.core_busy.len() {
+            if self.core_busy[i] < self.core_busy[k] {
+                k = i;
+            }
+        }
+        let end = t.max(self.core_busy[k]) + cost_ns;
+        self.core_busy[k] = end;
+        end
+    }
+
+    /// Die `d` has committed work until `t` (never earlier than before).
+    #[inline]
+    fn set_busy(&mut self, d: usize, t: u64) {
+        debug_assert!(t >= self.die_busy[d]);
+        self.busy_sum += t - self.die_busy[d];
+        self.die_busy[d] = t;
+    }
+
+    /// When a write whose command the controller finished at `ce` has its data taken
+    /// into the write buffer: once the committed work of the dies (each die's from
+    /// `ce` on), averaged over them, ends within `buffer_ns` of that time.
+    #[inline]
+    fn admit(&mut self, ce: u64) -> u64 {
+        debug_assert_eq!(self.busy_sum, self.die_busy.iter().sum::<u64>());
+        // Busy-until times only grow: while their last known minimum is past `ce`,
+        // every die is, and the sum needs no clamping (a steady write load).
+        let sum = if self.busy_min >= ce {
+            self.busy_sum
+        } else {
+            self.busy_min = self.die_busy.iter().copied().min().unwrap_or(0);
+            self.die_busy.iter().map(|&b| b.max(ce)).sum()
+        };
+        let mean = sum / self.die_busy.len() as u64;
+        ce.max(mean.saturating_sub(self.buffer_ns))
+    }
+
+    /// Queue the FTL's pending die work (GC, folding, wear levelling) after what each
+    /// die has committed, from `from` at the earliest.
+    #[inline]
+    fn apply_pending(&mut self, from: u64) {
+        while let Some(d) = self.ftl.pending_dirty.pop() {
+            let d = d as usize;
+            let pend = std::mem::take(&mut self.ftl.pending_ns[d]);
+            let end = self.die_busy[d].max(from) + pend;
+            self.set_busy(d, end);
+            if std::mem::take(&mut self.ftl.pending_erase[d]) {
+                self.erase_end[d] = end;
+            }
+        }
+    }
+
+    /// When die `d` starts a read that reaches it at `t`, and the time that suspending
+    /// the operation in progress adds to the die's write-side work. Reads go first:
+    /// after the reads queued before it, else after the operation in progress (the
+    /// erase `t` falls in, or what is left of a page program: write-side work is taken
+    /// as page programs back to back, ending when the die's committed work ends), or,
+    /// if that would take longer than suspending it, after the suspend latency (the
+    /// suspended operation then resumes after the read and takes that much longer).
+    #[inline]
+    fn read_start(&self, d: usize, t: u64) -> (u64, u64) {
+        if self.die_read[d] > t {
+            return (self.die_read[d], 0);
+        }
+        let busy = self.die_busy[d];
+        if busy <= t {
+            return (t, 0);
+        }
+        let cfg = &self.ftl.cfg;
+        let ee = self.erase_end[d];
+        let (left, suspend) = if ee > t && ee.saturating_sub(cfg.timing.erase_ns) <= t {
+            (ee - t, cfg.erase_suspend_ns)
+        } else {
+            ((busy - t) % cfg.timing.program_ns, cfg.program_suspend_ns)
+        };
+        if suspend > 0 && left > suspend {
+            (t + suspend, suspend)
+        } else {
+            (t + left, 0)
+        }
+    }
+
+    /// Read one unit on die `d`, reaching it at `t`, and move `bytes` of it over the
+    /// channel; returns when the data is off the channel. The channel, like the link,
+    /// is a budget taken in order (it is never the bottleneck of these drives).
+    #[inline]
+    fn read_unit(&mut self, d: usize, t: u64, read_ns: u64, bytes: u64) -> u64 {
+        let (s, suspend_ns) = self.read_start(d, t);
+        let e = s + read_ns;
+        if s < self.die_busy[d] {
+            // Ahead of queued write-side work, which moves back by the read's time
+            // (and the suspend's, if it interrupted an operation).
+            let shift = read_ns + suspend_ns;
+            self.set_busy(d, self.die_busy[d] + shift);
+            if self.erase_end[d] > s {
+                self.erase_end[d] += shift;
+            }
+        } else {
+            self.set_busy(d, e);
+        }
+        self.die_read[d] = e;
+        let cfg = &self.ftl.cfg;
+        let x = xfer_ns(bytes, cfg.channel_mbps);
+        let ch = d % cfg.channels as usize;
+        let cb = t.max(self.ch_busy[ch]) + x;
+        self.ch_busy[ch] = cb;
+        self.ftl.c.nand_page_reads += 1;
+        cb.max(e + x)
+    }
+
+    /// Move `bytes` more of the page die `d` has just read (for a read that reached
+    /// it at `t`) over the channel; returns when they are off it.
+    #[inline]
+    fn channel_only(&mut self, d: usize, t: u64, bytes: u64) -> u64 {
+        let cfg = &self.ftl.cfg;
+        let x = xfer_ns(bytes, cfg.channel_mbps);
+        let ch = d % cfg.channels as usize;
+        let cb = t.max(self.ch_busy[ch]) + x;
+        self.ch_busy[ch] = cb;
+        cb.max(self.die_read[d] + x)
+    }
+
     fn schedule(&mut self, r: &IoRequest) -> Result<u64, i32> {
         let t = self.now_ns;
         let cfg = &self.ftl.cfg;
-        let cap = cfg.capacity_bytes;
-        let channel_mbps = cfg.channel_mbps;
-        let (read_ns, slc_read_ns) = (cfg.timing.read_ns, cfg.slc_timing.read_ns);
         let end = r.offset_bytes.checked_add(r.len_bytes).ok_or(-EINVAL)?;
-        if end > cap {
+        if end > cfg.capacity_bytes
+            || !r.offset_bytes.is_multiple_of(SECTOR_BYTES)
+            || !r.len_bytes.is_multiple_of(SECTOR_BYTES)
+        {
             return Err(-EINVAL);
         }
-        let command_ns = cfg.command_ns;
-        let link_mbps = cfg.link_mbps;
-        let channels = cfg.channels as usize;
+        let (read_cmd_ns, write_cmd_ns) = (cfg.read_cmd_ns, cfg.write_cmd_ns);
         match r.op {
             Op::Write => {
                 self.ftl.c.host_write_ios += 1;
                 self.ftl.c.host_write_bytes += r.len_bytes;
-                let ls = t.max(self.link_in_busy);
-                let le = ls + xfer_ns(r.len_bytes, link_mbps);
-                self.link_in_busy = le;
-                let mut done = le;
+                let (arrive, link_end) = self.link(t, r.len_bytes, false);
+                let ce = self.controller(arrive, write_cmd_ns);
+                let a = self.admit(ce);
+                let data_in = a + xfer_ns(r.len_bytes, self.ftl.cfg.link_mbps);
                 if r.len_bytes > 0 {
                     let first = r.offset_bytes / UNIT_BYTES;
                     let last = (end - 1) / UNIT_BYTES;
                     let slots = self.ftl.slots_for(r.data);
                     for lba in first..=last {
+                        let partial =
+                            r.offset_bytes > lba * UNIT_BYTES || end < (lba + 1) * UNIT_BYTES;
+                        let ready = if partial {
+                            self.read_modify(lba, a, data_in)
+                        } else {
+                            data_in
+                        };
                         let p = self.ftl.write_unit(lba as u32, slots);
+                        // GC work this write triggered goes on its dies first.
+                        self.apply_pending(a);
                         let d = p.die as usize;
-                        let a = le.max(self.wb_ring[self.wb_idx]);
-                        // GC work triggered by this write occupies its dies first.
-                        while let Some(gd) = self.ftl.pending_dirty.pop() {
-                            let gd = gd as usize;
-                            let pend = std::mem::take(&mut self.ftl.pending_ns[gd]);
-                            self.die_busy[gd] = self.die_busy[gd].max(t) + pend;
-                        }
-                        let ch = d % channels;
-                        let xs = a.max(self.ch_busy[ch]);
-                        let xe = xs + xfer_ns(p.slots as u64 * self.slot_bytes, channel_mbps);
-                        self.ch_busy[ch] = xe;
-                        let ps = xe.max(self.die_busy[d]);
-                        let pe = ps + self.prog_ns(p.slots, p.slc);
-                        self.die_busy[d] = pe;
-                        self.wb_ring[self.wb_idx] = pe;
-                        self.wb_idx += 1;
-                        if self.wb_idx == self.wb_ring.len() {
-                            self.wb_idx = 0;
-                        }
+                        let x = p.slots as u64 * self.ftl.xfer_slot_ns;
+                        let pe = ready.max(self.die_busy[d]) + x + self.prog_ns(p.slots, p.slc);
+                        self.set_busy(d, pe);
                         self.last_prog_done = self.last_prog_done.max(pe);
-                        done = done.max(a);
                     }
                 }
-                Ok(done + command_ns)
+                Ok(data_in.max(link_end))
             }
             Op::Read => {
                 self.ftl.c.host_read_ios += 1;
                 self.ftl.c.host_read_bytes += r.len_bytes;
-                let t0 = t + command_ns;
-                let mut done = t0;
+                let (arrive, link_end) = self.link(t, r.len_bytes, true);
+                let ce = self.controller(arrive, read_cmd_ns);
+                let mut done = ce;
                 if r.len_bytes > 0 {
+                    let cfg = &self.ftl.cfg;
+                    let (read_ns, slc_read_ns) = (cfg.timing.read_ns, cfg.slc_timing.read_ns);
                     let first = r.offset_bytes / UNIT_BYTES;
                     let last = (end - 1) / UNIT_BYTES;
+                    // Units of one stripe (written together) are read by one
+                    // multi-plane page read; each moves its own bytes on the channel.
+                    let mut last_stripe = u32::MAX;
                     for lba in first..=last {
-                        if let Some((d, slc)) = self.ftl.locate(lba) {
-                            let d = d as usize;
-                            let read_ns = if slc { slc_read_ns } else { read_ns };
-                            let rs = t0.max(self.die_busy[d]);
-                            let re = rs + read_ns;
-                            self.die_busy[d] = re;
-                            let ch = d % channels;
-                            let xs = re.max(self.ch_busy[ch]);
-                            let xe = xs + self.unit_ch_ns;
-                            self.ch_busy[ch] = xe;
-                            done = done.max(xe);
-                            self.ftl.c.nand_page_reads += 1;
+                        if let Some((d, slc, stripe)) = self.ftl.locate_stripe(lba) {
+                            let lo = r.offset_bytes.max(lba * UNIT_BYTES);
+                            let hi = end.min((lba + 1) * UNIT_BYTES);
+                            let x = if stripe == last_stripe {
+                                self.channel_only(d as usize, ce, hi - lo)
+                            } else {
+                                let rn = if slc { slc_read_ns } else { read_ns };
+                                self.read_unit(d as usize, ce, rn, hi - lo)
+                            };
+                            last_stripe = stripe;
+                            done = done.max(x);
                         }
                     }
                 }
-                let ls = done.max(self.link_out_busy);
-                let le = ls + xfer_ns(r.len_bytes, link_mbps);
-                self.link_out_busy = le;
-                Ok(le)
+                Ok(link_end.max(done + xfer_ns(r.len_bytes, self.ftl.cfg.link_mbps)))
             }
             Op::Trim => {
                 self.ftl.c.host_trim_ios += 1;
                 self.ftl.c.host_trim_bytes += r.len_bytes;
+                let (arrive, link_end) = self.link(t, 0, false);
+                let ce = self.controller(arrive, read_cmd_ns);
                 // Only whole units are unmapped.
                 let first = r.offset_bytes.div_ceil(UNIT_BYTES);
                 let last = end / UNIT_BYTES;
                 for lba in first..last {
                     self.ftl.trim_unit(lba as u32);
                 }
-                Ok(t + command_ns)
+                Ok(ce.max(link_end))
             }
             Op::Flush => {
                 self.ftl.c.host_flush_ios += 1;
-                Ok(t.max(self.last_prog_done) + command_ns)
+                let (arrive, link_end) = self.link(t, 0, false);
+                let ce = self.controller(arrive, read_cmd_ns);
+                Ok(ce.max(link_end).max(self.last_prog_done))
             }
         }
+    }
+
+    /// A write covers part of unit `lba`: if the unit holds data, its old content is
+    /// read first (write-side work on the die that holds it, from the write's
+    /// admission `a`). Returns when the merged unit is ready to program.
+    fn read_modify(&mut self, lba: u64, a: u64, data_in: u64) -> u64 {
+        self.ftl.c.host_partial_units += 1;
+        let Some((d, slc)) = self.ftl.locate(lba) else {
+            return data_in;
+        };
+        let cfg = &self.ftl.cfg;
+        let rn = if slc {
+            cfg.slc_timing.read_ns
+        } else {
+            cfg.timing.read_ns
+        };
+        let d = d as usize;
+        let e = self.die_busy[d].max(a) + rn + self.ftl.xfer_slot_ns * self.ftl.spu as u64;
+        self.set_busy(d, e);
+        self.ftl.c.nand_page_reads += 1;
+        self.ftl.c.rmw_reads += 1;
+        data_in.max(e)
     }
 
     /// Host idle from `from` to `until`: background GC and SLC folding on idle dies.
@@ -427,11 +661,7 @@ impl SimSsd {
             if earliest >= until || !self.ftl.background_step() {
                 break;
             }
-            while let Some(d) = self.ftl.pending_dirty.pop() {
-                let d = d as usize;
-                let p = std::mem::take(&mut self.ftl.pending_ns[d]);
-                self.die_busy[d] = self.die_busy[d].max(from) + p;
-            }
+            self.apply_pending(from);
         }
     }
 
@@ -481,12 +711,12 @@ impl Target for SimSsd {
         for r in reqs {
             let (tc, ok) = match self.schedule(r) {
                 Ok(tc) => (tc, true),
-                Err(_) => (self.now_ns + self.ftl.cfg.command_ns, false),
+                Err(_) => (self.now_ns + self.ftl.cfg.read_cmd_ns, false),
             };
             debug_assert!(tc >= self.now_ns);
             self.seq += 1;
             // Sequence keeps equal-time completions in submission order; the low bit
-            // records failure (the only failure is an out-of-range request).
+            // records failure (out of range, or not in whole 512-byte sectors).
             let key = (self.seq << 1) | u64::from(!ok);
             let len = if r.op == Op::Flush { 0 } else { r.len_bytes };
             self.heap.push(Reverse((tc, key, u64::from(r.slot), len)));

@@ -124,7 +124,8 @@ fn reads_and_flush_complete_with_lengths() {
     assert_eq!(by_slot(3), Err(-22), "read past the end fails with EINVAL");
     let c = ssd.counters();
     assert_eq!(c.host_read_bytes, 65536, "a failed read moves no data");
-    assert_eq!(c.nand_page_reads, 16);
+    // 16 units written in 4 stripes (8 KiB pages x 2 planes): one multi-plane read each.
+    assert_eq!(c.nand_page_reads, 4);
     // Completion times never run ahead of the clock and never go backwards.
     for c in &out {
         assert!(c.complete_ns <= ssd.now_ns() && c.complete_ns >= t_write);
@@ -207,7 +208,8 @@ fn compressing_drive_writes_less_nand_for_compressible_data() {
 
 #[test]
 fn idle_time_runs_background_gc_and_wear_is_counted() {
-    let mut ssd = open_spec("sim:client-7op,capacity=256m,bg_gc_free_blocks=40").unwrap();
+    // 548 superblocks of 128 units, 36 of them spare: idle-time GC works up to 20 free.
+    let mut ssd = open_spec("sim:client-7op,capacity=256m,bg_gc_free_blocks=20").unwrap();
     let units = ssd.config().user_units();
     ssd.fast_state(State::SteadyStateRandom {
         span_fraction: 1.0,
@@ -219,7 +221,7 @@ fn idle_time_runs_background_gc_and_wear_is_counted() {
     let free_busy = ssd.free_blocks();
     let before = ssd.counters();
     assert!(
-        free_busy < 40,
+        free_busy < 20,
         "foreground GC keeps only its reserve: {free_busy}"
     );
     // No idle: nothing happens in the background.
@@ -236,11 +238,11 @@ fn idle_time_runs_background_gc_and_wear_is_counted() {
         ssd.free_blocks()
     );
     assert!(d.gc_background_runs > 0 && d.host_write_bytes == 0);
-    assert!(ssd.free_blocks() >= 40);
+    assert!(ssd.free_blocks() >= 20);
     let c = ssd.counters();
     assert!(c.erase_count_max >= c.erase_count_min && c.erase_count_mean > 0.5);
     let g = ssd.config();
-    let blocks = (g.native_blocks_per_die() * g.dies()) as f64;
+    let blocks = g.native_blocks() as f64;
     assert!((c.erase_count_mean * blocks - c.nand_erases as f64).abs() < 1e-6 * blocks);
     ssd.check();
 }

@@ -65,8 +65,9 @@ fn direct_sequential_fill_is_the_slow_fill_exactly() {
     }
 }
 
-/// Steady state: the direct state is drawn from a model drive (2048 blocks here,
-/// against 4,608 blocks on the drive; smaller drives are replayed) and its random streams differ from the slow
+/// Steady state: the direct state is drawn from a model drive (512 blocks here,
+/// against 4,700 superblocks of 64 units on the drive (8 pages x 2 planes x 4 dies);
+/// drives under twice the model are replayed) and its random streams differ from the slow
 /// way's, so the agreement is statistical. Tolerances: the WA of the 1 x span measured
 /// phase varies by about +-1.5% between random streams on this drive (slow-way runs
 /// with other seeds), so WA agrees within 3%; IOPS follow from WA (GC work per host
@@ -76,7 +77,7 @@ fn direct_sequential_fill_is_the_slow_fill_exactly() {
 fn direct_steady_state_agrees_with_the_slow_way() {
     for victim in ["greedy", "fifo", "cost-benefit"] {
         let spec = format!(
-            "sim:client-12op,capacity=1g,channels=2,dies=2,page=4k,pages_per_block=64,victim={victim}"
+            "sim:client-12op,capacity=1g,channels=2,dies=2,page=4k,pages_per_block=8,victim={victim}"
         );
         let mut slow = open_spec(&spec).unwrap();
         let cap = slow.config().capacity_bytes;
@@ -165,7 +166,7 @@ fn slc_drives_fall_back_to_replay_and_match_it() {
 fn fast_state_is_deterministic_and_seeded() {
     let go = |seed: u64| {
         let mut ssd = open_spec(
-            "sim:client-7op,capacity=1g,channels=2,dies=2,page=4k,pages_per_block=64,victim=cost-benefit",
+            "sim:client-7op,capacity=1g,channels=2,dies=2,page=4k,pages_per_block=8,victim=cost-benefit",
         )
         .unwrap();
         let how = ssd

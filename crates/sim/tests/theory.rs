@@ -20,7 +20,7 @@ fn drive(victim: &str, op: f64, ppb: u32, capacity: &str) -> SimSsd {
 /// `gc_free_blocks` erased blocks never holds data, so it is not counted.
 fn alpha(ssd: &SimSsd, span_fraction: f64) -> (f64, f64) {
     let c = ssd.config();
-    let blocks = c.native_blocks_per_die() as u64 * c.dies() as u64;
+    let blocks = c.native_blocks();
     let upb = c.units_per_block() as u64;
     let user = (c.user_units() as f64 * span_fraction).floor();
     let nominal = (blocks * upb) as f64 / user;

@@ -1,7 +1,7 @@
 //! `storbench sim presets`: the simulated SSD's presets with their parameters, and the
 //! keys a `sim:PRESET[,key=value...]` target spec accepts.
 
-use storbench_sim::{presets, SimConfig, KEYS, UNIT_BYTES};
+use storbench_sim::{presets, Preset, SimConfig, KEYS, SECTOR_BYTES, UNIT_BYTES};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,19 +22,36 @@ pub enum SimCommand {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         SimCommand::Presets { json } => {
-            let ps = presets();
+            // Each preset as a spec naming it builds it: geometry and OP as built.
+            let ps: Vec<Preset> = presets()
+                .into_iter()
+                .map(|mut p| {
+                    if let Ok(c) = SimConfig::parse(&format!("sim:{}", p.name)) {
+                        p.config = c;
+                    }
+                    p
+                })
+                .collect();
             if json {
                 println!("{}", serde_json::to_string_pretty(&ps)?);
                 return Ok(());
             }
             for p in &ps {
                 println!("{}  {}", p.name, p.description);
+                if !p.aliases.is_empty() {
+                    println!("    {:<20} {}", "also called", p.aliases.join(", "));
+                }
                 for (k, v) in describe(&p.config) {
                     println!("    {k:<20} {v}");
                 }
+                for (i, src) in p.sources.iter().enumerate() {
+                    let k = if i == 0 { "sources" } else { "" };
+                    println!("    {k:<20} {src}");
+                }
                 println!();
             }
-            println!("Use: --target sim:PRESET[,key=value...]   e.g. sim:client-7op,capacity=8g,seed=3,victim=greedy");
+            println!("Use: --target sim:PRESET[,key=value...]   e.g. sim:sata-mlc-2013,capacity=256g,seed=3");
+            println!("Geometry and OP are as built at the default capacity; `capacity=` sets the superblock count (and, on drives smaller than the one modelled, fewer pages per block, erased in proportionally less time).");
             println!("Keys:");
             for (k, d) in KEYS {
                 println!("    {k:<20} {d}");
@@ -61,12 +78,26 @@ fn size(b: u64) -> String {
 
 fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
     let us = |ns: u64| format!("{}", ns as f64 / 1000.0);
+    let gb = |units: u64| {
+        format!(
+            "{:.2} GiB",
+            (units * UNIT_BYTES) as f64 / (1u64 << 30) as f64
+        )
+    };
     vec![
         (
             "capacity",
             format!("{} (default; set with capacity=)", size(c.capacity_bytes)),
         ),
-        ("op", format!("{:.0}%", c.op * 100.0)),
+        (
+            "op",
+            format!(
+                "{:.1}% stated, {:.3}% built ({} of native flash)",
+                c.op * 100.0,
+                c.built_op() * 100.0,
+                gb(c.native_blocks() * c.units_per_block() as u64)
+            ),
+        ),
         ("cell", format!("{:?}", c.cell).to_lowercase()),
         (
             "timing",
@@ -80,33 +111,57 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "geometry",
             format!(
-                "{} channels x {} dies x {} planes, {} pages/block x {} (fewer pages/block if capacity is too small for one open block per die)",
+                "{} channels x {} dies x {} planes, {} pages/block x {}; {} superblocks of {} (a block on every plane of every die)",
                 c.channels,
                 c.dies_per_channel,
                 c.planes_per_die,
                 c.pages_per_block,
-                size(c.page_bytes as u64)
+                size(c.page_bytes as u64),
+                c.native_blocks(),
+                size(c.units_per_block() as u64 * UNIT_BYTES)
             ),
         ),
-        ("channel", format!("{} MB/s", c.channel_mbps)),
+        (
+            "flash",
+            format!(
+                "channels {} MB/s each; dies program {:.0} MB/s",
+                c.channel_mbps,
+                c.flash_program_mbps()
+            ),
+        ),
         (
             "host",
             format!(
-                "{}, queue depth {}, link {} MB/s, {} us/command",
-                format!("{:?}", c.interface).to_lowercase(),
+                "{} ({}), queue depth {}, link {} MB/s, {} us link time per command",
+                c.interface.as_str(),
+                if c.interface.half_duplex() {
+                    "half duplex"
+                } else {
+                    "full duplex"
+                },
                 c.queue_depth,
                 c.link_mbps,
-                us(c.command_ns)
+                us(c.link_cmd_ns)
+            ),
+        ),
+        (
+            "controller",
+            format!(
+                "{} cores; {} us per read, {} us per write",
+                c.ctrl_cores,
+                us(c.read_cmd_ns),
+                us(c.write_cmd_ns)
             ),
         ),
         (
             "write buffer",
             size(c.write_buffer_units as u64 * UNIT_BYTES),
         ),
+        ("sector", format!("{SECTOR_BYTES} B (a partial 4 KiB unit costs a read-modify-write)")),
         (
             "gc",
             format!(
-                "victim {}, foreground below {} free blocks (whole drive), idle-time GC up to {}",
+                "victim {}, paced per host write once fewer than {} superblocks are free, idle-time GC up to {}",
                 c.victim.as_str(),
                 c.gc_free_blocks,
                 c.bg_gc_free_blocks
@@ -118,7 +173,7 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
                 "none".to_string()
             } else {
                 format!(
-                    "static {}, dynamic up to {}",
+                    "static {}, dynamic up to {} (scaled with capacity)",
                     size(c.slc_static_bytes),
                     size(c.slc_dynamic_bytes)
                 )

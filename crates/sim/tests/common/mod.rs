@@ -1,6 +1,8 @@
 //! A tiny closed-loop driver for the Target trait (the engine loop is not needed here).
 #![allow(dead_code)]
 
+pub mod calib;
+
 use storbench_engine::{Completion, DataKind, IoRequest, Target};
 use storbench_sim::SimSsd;
 use storbench_trace::Op;
