@@ -415,7 +415,7 @@ impl Sink {
     }
 
     /// Writes one record straight to the output, rebased.
-    #[inline]
+    #[inline(always)]
     fn write_out(&mut self, mut rec: IoRecord) -> Result<(), TraceError> {
         debug_assert!(rec.issue_ns >= self.last_out_ns && self.spill.is_none());
         self.last_out_ns = rec.issue_ns;
@@ -848,6 +848,7 @@ fn run_import(
         source,
         format,
         sink: None,
+        created: false,
         ctx: Ctx {
             path: PathBuf::new(),
             opts,
@@ -858,7 +859,7 @@ fn run_import(
     };
     let r = state.run(inputs);
     // Only a file this import created is removed (never one it failed to open).
-    if r.is_err() && state.sink.is_some() {
+    if r.is_err() && state.created {
         drop(state.sink.take());
         let _ = std::fs::remove_file(output);
     }
@@ -872,6 +873,8 @@ struct Import<'a> {
     source: &'a str,
     format: Option<Format>,
     sink: Option<Sink>,
+    /// The output was created (and is removed if the import fails).
+    created: bool,
     ctx: Ctx<'a>,
     opened: input::Opened,
 }
@@ -938,6 +941,7 @@ impl Import<'_> {
                 ..Default::default()
             };
             let writer = TraceWriter::create(self.output, &meta)?;
+            self.created = true;
             // storbench CSV keeps its times as written (a lossless round trip).
             let rebase = format != Format::Csv;
             self.sink = Some(Sink::new(

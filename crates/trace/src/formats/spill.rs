@@ -289,9 +289,7 @@ impl Spill {
 
     #[inline]
     pub fn push(&mut self, rec: IoRecord) -> Result<(), TraceError> {
-        if self.buf.capacity() == 0 {
-            self.buf.reserve_exact(self.limits.run_records);
-        }
+        // Grows by doubling: a power-of-two run size is also its largest capacity.
         self.buf.push(rec);
         if self.buf.len() >= self.limits.run_records {
             self.write_out_buf()?;
