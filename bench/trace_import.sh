@@ -3,7 +3,7 @@
 # usage: bench/trace_import.sh [N]   (default 2000000 I/Os per format)
 # FORMATS="msr spc" picks formats (default: every text format; trace-cmd report output goes
 # through the ftrace parser).
-# GZIP=1 also imports each input gzip-compressed (gzip -6), through the storbench binary:
+# GZ=1 also imports each input gzip-compressed (gzip -6), through the storbench binary:
 # decompressed in process (`storbench import IN.gz`) beside `zcat IN.gz | storbench
 # import -`, both pinned to one core; CPU-seconds count both processes of the pipe.
 # Target: >= 2 M lines/s per core.
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 N=${1:-2000000}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/tgt/release}
 [ -n "${SKIP_BUILD:-}" ] || cargo build -q --release -p storbench-trace --example trace_bench
-[ -n "${SKIP_BUILD:-}" ] || [ -z "${GZIP:-}" ] || cargo build -q --release -p storbench
+[ -n "${SKIP_BUILD:-}" ] || [ -z "${GZ:-}" ] || cargo build -q --release -p storbench
 BIN=$CARGO_TARGET_DIR/release/examples/trace_bench
 CLI=$CARGO_TARGET_DIR/release/storbench
 WORK=$(mktemp -d /tmp/trace_imp.XXXXXX)
@@ -49,7 +49,7 @@ print(f"{f:13s} {lines:>10,} lines: storbench import {lines/ow/1e6:5.2f} M lines
 PY
   cat "$WORK/awk.out" | sed 's/^/    awk: /'
   grep -E 'import:' "$WORK/imp.err" | sed 's/^/    /'
-  if [ -n "${GZIP:-}" ]; then
+  if [ -n "${GZ:-}" ]; then
     gzip -6 -c "$IN" >"$IN.gz"
     cat "$IN.gz" >/dev/null
     /usr/bin/time -f "%e %U %S" -o "$WORK/gz.t" taskset -c 0 "$CLI" import "$IN.gz" -o "$WORK/gz.parquet" --format "$F" >/dev/null
