@@ -1,19 +1,22 @@
-//! `storbench import IN -o OUT.parquet [--format F] [--device MAJ,MIN] [--device-id N]
-//! [--volume N] [--skip-bad-lines]`; IN `-` reads stdin (format given, or detected from
-//! the first lines).
+//! `storbench import IN... -o OUT.parquet [--format F] [--member NAME] [--device MAJ,MIN]
+//! [--device-id N] [--volume N] [--asu N] [--skip-bad-lines]`; IN `-` reads stdin
+//! (format given, or detected from the first lines). Inputs may be compressed (gzip,
+//! zstd, xz, bzip2) or tar archives; several inputs (per-volume files) make one trace.
 
 use super::UserError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use storbench_trace::formats::{import, import_stream, Format, ImportOptions};
+use storbench_trace::formats::{import_files, import_stream, Format, ImportOptions};
 use storbench_trace::TraceError;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Trace to import (text: fio iolog, ftrace, blkparse, MSR, Alibaba, Tencent, SPC,
-    /// storbench CSV); `-` reads stdin (e.g. `cat /sys/kernel/tracing/trace_pipe | ...`)
-    pub input: PathBuf,
+    /// Traces to import into one (text: fio iolog, ftrace, blkparse, MSR, Alibaba,
+    /// Tencent, SPC, storbench CSV; plain, gzip, zstd, xz or bzip2, or a tar archive of
+    /// them); `-` reads stdin (e.g. `zcat t.csv.gz | ...`)
+    #[arg(required = true, num_args = 1..)]
+    pub input: Vec<PathBuf>,
     /// Parquet trace to write
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
@@ -30,6 +33,13 @@ pub struct Args {
     /// Tencent CBS: keep only this volume id
     #[arg(long)]
     pub volume: Option<u64>,
+    /// SPC: keep only this ASU
+    #[arg(long)]
+    pub asu: Option<u64>,
+    /// Tar archives: import only this member (its path in the archive or its file
+    /// name; default: every member, as one trace)
+    #[arg(long, value_name = "NAME")]
+    pub member: Option<String>,
     /// Count and skip malformed lines instead of stopping at the first
     #[arg(long = "skip-bad-lines")]
     pub skip_bad_lines: bool,
@@ -86,16 +96,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         device,
         device_id: args.device_id,
         volume: args.volume,
+        asu: args.asu,
+        member: args.member.clone(),
         skip_bad_lines: args.skip_bad_lines,
         progress: Some(Arc::new(AtomicU64::new(0))),
+        ..Default::default()
     };
-    let stdin = args.input.as_os_str() == "-";
-    // Progress bar on a terminal (indicatif hides it when stderr is not one); stdin has
-    // no known length, so it shows bytes and rate only.
+    let stdin = args.input.iter().any(|p| p.as_os_str() == "-");
+    if stdin && args.input.len() > 1 {
+        return Err(UserError {
+            message: "`-` (stdin) cannot be given with other inputs".into(),
+            hint: Some(
+                "give the files, or join them on stdin (`cat a b | storbench import -`)".into(),
+            ),
+        }
+        .into());
+    }
+    // Progress bar on a terminal (indicatif hides it when stderr is not one) against
+    // the inputs' sizes as stored (compressed bytes for compressed input); stdin has no
+    // known length, so it shows bytes and rate only.
     let total = if stdin {
         None
     } else {
-        Some(std::fs::metadata(&args.input).map(|m| m.len()).unwrap_or(0))
+        Some(
+            args.input
+                .iter()
+                .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+                .sum(),
+        )
     };
     let bar =
         indicatif::ProgressBar::with_draw_target(total, indicatif::ProgressDrawTarget::stderr());
@@ -122,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 &opts,
             )
         } else {
-            import(&args.input, &args.output, &opts)
+            import_files(&args.input, &args.output, &opts)
         };
         done.store(true, Ordering::Relaxed);
         r

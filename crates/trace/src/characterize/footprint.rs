@@ -1016,6 +1016,112 @@ impl Footprint {
         c + (self.count_units(first + 1, last) << sh)
     }
 
+    /// Calls `f` with byte ranges whose union is the footprint so far: runs of set
+    /// bitmap units, then the interval set's ranges (the two may overlap). For moving
+    /// the footprint into another address layout (`per_device.rs`).
+    pub(super) fn for_each_range(&mut self, f: &mut dyn FnMut(u64, u64)) {
+        self.flush();
+        self.drain_buckets();
+        let sh = self.unit_shift;
+        // The open run of set units, [a, b).
+        let mut run: Option<(u64, u64)> = None;
+        let mut emit = |a: u64, b: u64, run: &mut Option<(u64, u64)>| match run {
+            Some((_, e)) if *e == a => *e = b,
+            _ => {
+                if let Some((s, e)) = run.replace((a, b)) {
+                    f(s << sh, e << sh);
+                }
+            }
+        };
+        for (p, words) in self.pages.iter() {
+            let page_unit = (p as u64) << PAGE_BITS;
+            for (wi, &w) in words.iter().enumerate() {
+                let mut x = w;
+                while x != 0 {
+                    let a = x.trailing_zeros();
+                    let ones = (!(x >> a)).trailing_zeros().min(64 - a);
+                    let u = page_unit + (wi as u64) * 64 + u64::from(a);
+                    emit(u, u + u64::from(ones), &mut run);
+                    x &= if a + ones >= 64 {
+                        0
+                    } else {
+                        !0u64 << (a + ones)
+                    };
+                }
+            }
+        }
+        if let Some((s, e)) = run {
+            f(s << sh, e << sh);
+        }
+        let (set, _) = self.rest.finish();
+        for &(s, e) in set {
+            f(s, e);
+        }
+    }
+
+    /// As [`Footprint::finish`], split by segment of `2^seg_shift` bytes: the distinct
+    /// bytes in each segment (index = address >> seg_shift; a unit coarser than a
+    /// segment counts in the segment of its start), and the granularity. The segments
+    /// add up to what `finish` returns.
+    pub(super) fn finish_segments(&mut self, seg_shift: u32) -> (Vec<u64>, u64) {
+        self.flush();
+        self.drain_buckets();
+        let sh = self.unit_shift;
+        let mut out: Vec<u64> = Vec::new();
+        let mut add = |seg: u64, bytes: u64| {
+            let seg = seg as usize;
+            if out.len() <= seg {
+                out.resize(seg + 1, 0);
+            }
+            out[seg] += bytes;
+        };
+        for (p, words) in self.pages.iter() {
+            let page_unit = (p as u64) << PAGE_BITS;
+            if PAGE_BITS + sh <= seg_shift {
+                add((page_unit << sh) >> seg_shift, count_ones(words) << sh);
+            } else if sh < seg_shift {
+                let per_seg = 1usize << (seg_shift - sh);
+                for a in (0..PAGE_WORDS * 64).step_by(per_seg) {
+                    let n = count_bit_range(words, a, a + per_seg);
+                    if n > 0 {
+                        add(((page_unit + a as u64) << sh) >> seg_shift, n << sh);
+                    }
+                }
+            } else {
+                for (wi, &w) in words.iter().enumerate() {
+                    let mut x = w;
+                    while x != 0 {
+                        let b = x.trailing_zeros();
+                        x &= x - 1;
+                        let u = page_unit + (wi as u64) * 64 + u64::from(b);
+                        add((u << sh) >> seg_shift, 1 << sh);
+                    }
+                }
+            }
+        }
+        let mut rest = std::mem::replace(&mut self.rest, IntervalSet::with_max_intervals(4));
+        let (set, rest_g) = rest.finish();
+        for &(s, e) in set {
+            let mut a = s;
+            while a < e {
+                let seg = a >> seg_shift;
+                let b = match (seg + 1).checked_shl(seg_shift) {
+                    Some(end) if end > a => end.min(e),
+                    _ => e,
+                };
+                add(seg, (b - a) - self.covered(a, b));
+                a = b;
+            }
+        }
+        self.rest = rest;
+        let g = if self.exact {
+            1
+        } else {
+            1u64 << self.unit_shift
+        };
+        (out, g.max(rest_g))
+    }
+
     /// (distinct bytes, granularity in bytes: 1 = exact).
     pub fn finish(&mut self) -> (u64, u64) {
         self.flush();

@@ -17,6 +17,7 @@ mod footprint;
 mod hist;
 mod interarrival;
 mod isa;
+mod per_device;
 mod qd;
 mod sequential;
 mod sizes;
@@ -27,12 +28,14 @@ mod tests;
 pub use footprint::{Footprint, FOOTPRINT_MAX_PAGES};
 
 use crate::error::TraceError;
+use crate::model::Names;
 use crate::model::{IoRecord, Op};
 use crate::store::{ColumnBatch, Columns, TraceReader};
 use arrow_array::Array;
 use arrow_buffer::ScalarBuffer;
 use interarrival::Arrivals;
 use isa::Isa;
+use per_device::Footprints;
 use qd::Completions;
 use sequential::{Devices, Sequential};
 use serde::{Deserialize, Serialize};
@@ -40,8 +43,10 @@ use sizes::Mix;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Version of the [`Characterization`] JSON; bumped on incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the [`Characterization`] JSON; bumped on incompatible change (2:
+/// `footprint_bytes` is the sum over devices, `footprint_per_device` added, QD and
+/// busy figures null when every service time is 0).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The sizes of the published size breakdown (bytes); anything else is "other".
 pub const SIZE_BUCKETS_BYTES: [u64; 6] = [4096, 8192, 16384, 32768, 65536, 131072];
@@ -81,7 +86,9 @@ pub struct Characterization {
     pub duration_ns: u64,
     /// I/Os whose completion time is known; the figures below use only these.
     pub ios_with_completion: u64,
-    /// Time at least one I/O (any op) was outstanding. None when no completion is known.
+    /// Time at least one I/O (any op) was outstanding. None when no completion is
+    /// known, or every known one equals its issue (service times all 0: nothing says
+    /// how long the I/Os took).
     pub busy_ns: Option<u64>,
     pub busy_read_ns: Option<u64>,
     pub busy_write_ns: Option<u64>,
@@ -89,10 +96,15 @@ pub struct Characterization {
     pub idle_ns: Option<u64>,
     /// Queue-depth statistics; None when no completion is known.
     pub qd: Option<QdStats>,
-    /// Service time (completion - issue) of reads and writes, in µs.
+    /// Service time (completion - issue) of reads and writes, in µs; None as `busy_ns`.
     pub service_time_us: Option<Percentiles>,
-    /// Distinct bytes touched by reads and writes (union of their byte ranges).
+    /// Distinct bytes touched by reads and writes: the union of their byte ranges on
+    /// each device, summed over devices (the same offset on two devices counts twice).
     pub footprint_bytes: u64,
+    /// The footprint of each device with reads or writes, by device name (rows
+    /// without a device form one device, named null, first).
+    #[serde(default)]
+    pub footprint_per_device: Vec<DeviceFootprint>,
     /// 1 when `footprint_bytes` is exact; otherwise the block size ranges were rounded
     /// out to, to bound memory (an over-estimate by less than one block per range).
     pub footprint_granularity_bytes: u64,
@@ -100,6 +112,13 @@ pub struct Characterization {
     pub inter_arrival_us: Option<Percentiles>,
     /// Records issued before the record before them (see module docs).
     pub issue_order_violations: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceFootprint {
+    /// The device's name in the trace (None: rows without a device).
+    pub device: Option<String>,
+    pub footprint_bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,7 +179,9 @@ pub struct Characterizer {
     sequential: Sequential,
     arrivals: Arrivals,
     completions: Completions,
-    footprint: Footprint,
+    footprint: Footprints,
+    /// Device names by id (for the per-device footprint; ids shown when absent).
+    device_names: Option<Names>,
     /// Records from [`Characterizer::push`] not yet characterized (bounded by
     /// [`PUSH_BUF_ROWS`]).
     pending: Pending,
@@ -253,12 +274,19 @@ impl Characterizer {
             sequential: Sequential::new(),
             arrivals: Arrivals::new(),
             completions: Completions::new(),
-            footprint: Footprint::default(),
+            footprint: Footprints::new(),
+            device_names: None,
             pending: Pending::default(),
             issue_scratch: Vec::new(),
             valid_scratch: Vec::new(),
             isa,
         }
+    }
+
+    /// Names the devices of the records' [`crate::model::DeviceId`]s (a reader's or
+    /// writer's names), for the per-device footprint.
+    pub fn set_device_names(&mut self, names: &Names) {
+        self.device_names = Some(names.clone());
     }
 
     /// Adds one record (buffered; characterized in bulk).
@@ -370,7 +398,7 @@ impl Characterizer {
         let issue = self.arrivals.push(c.issue, &mut self.issue_scratch, isa);
         self.mix.push(c.ops, c.len, isa);
         self.sequential.push(c.ops, c.offset, c.len, c.devices, isa);
-        self.footprint.add_data(c.ops, c.offset, c.len);
+        self.footprint.add_data(c.ops, c.offset, c.len, c.devices);
         let (complete, valid) = match c.complete {
             Complete::None => return,
             Complete::All(v) => (v, None),
@@ -422,7 +450,9 @@ impl Characterizer {
             .arrivals
             .first_issue_ns
             .map_or(0, |f| last_event_ns - f);
-        let have = with_completion > 0;
+        // With every service time 0 nothing says how long I/Os took: busy time, QD and
+        // service times are unknown, as without completions.
+        let have = with_completion > 0 && busy[0] > 0;
         let busy_ns = have.then_some(busy[0]);
         // busy[0] is the sweep's time at QD >= 1, the sum of the QD buckets' times by
         // construction; debug builds check it against the interval union (qd.rs).
@@ -455,8 +485,26 @@ impl Characterizer {
                 histogram,
             }
         });
-        let service_time_us = c.service.percentiles(1000.0);
-        let (footprint_bytes, footprint_granularity_bytes) = self.footprint.finish();
+        let service_time_us = if have {
+            c.service.percentiles(1000.0)
+        } else {
+            None
+        };
+        let (footprint_bytes, footprint_granularity_bytes, per) = self.footprint.finish();
+        let names = self.device_names.as_ref();
+        let mut footprint_per_device: Vec<DeviceFootprint> = per
+            .into_iter()
+            .map(|(slot, b)| DeviceFootprint {
+                device: slot.checked_sub(1).map(|id| {
+                    names
+                        .and_then(|n| n.get(id))
+                        .map_or_else(|| format!("device {id}"), str::to_owned)
+                }),
+                footprint_bytes: b,
+            })
+            .collect();
+        // By name: the same order whatever ids a reader or writer gave the devices.
+        footprint_per_device.sort_by(|a, b| a.device.cmp(&b.device));
         Characterization {
             schema_version: SCHEMA_VERSION,
             ios_total: total,
@@ -483,6 +531,7 @@ impl Characterizer {
             qd,
             service_time_us,
             footprint_bytes,
+            footprint_per_device,
             footprint_granularity_bytes,
             inter_arrival_us: self.arrivals.inter_arrival.percentiles(1000.0),
             issue_order_violations: self.arrivals.order_violations,
@@ -509,7 +558,20 @@ pub fn characterize_file_with_progress(
         done += b.len() as u64;
         progress(done, total);
     }
+    // The reader names devices as it meets them: all are known at the end.
+    c.set_device_names(reader.devices());
     Ok(c.finish())
+}
+
+impl Characterization {
+    /// Why the QD and busy figures are n/a.
+    fn no_completions(&self) -> &'static str {
+        if self.ios_with_completion == 0 {
+            "n/a (no completion times in trace)"
+        } else {
+            "n/a (every service time is 0: the trace does not say how long I/Os took)"
+        }
+    }
 }
 
 fn secs(ns: u64) -> String {
@@ -566,7 +628,7 @@ impl Characterization {
                     );
                 }
             }
-            None => row("queue depth", "n/a (no completion times in trace)".into()),
+            None => row("queue depth", self.no_completions().into()),
         }
         row("duration", secs(self.duration_ns));
         match (self.busy_ns, self.idle_ns) {
@@ -574,7 +636,7 @@ impl Characterization {
                 row("busy time", secs(b));
                 row("idle time", secs(i));
             }
-            _ => row("busy time", "n/a (no completion times in trace)".into()),
+            _ => row("busy time", self.no_completions().into()),
         }
         if let Some(p) = &self.service_time_us {
             row(
@@ -601,6 +663,26 @@ impl Characterization {
                 )
             },
         );
+        if self.footprint_per_device.len() > 1 {
+            const SHOWN: usize = 16;
+            let mut by_size: Vec<&DeviceFootprint> = self.footprint_per_device.iter().collect();
+            by_size.sort_by_key(|d| std::cmp::Reverse(d.footprint_bytes));
+            for d in by_size.iter().take(SHOWN) {
+                row(
+                    &format!(
+                        "  footprint {}",
+                        d.device.as_deref().unwrap_or("(no device)")
+                    ),
+                    format!("{:.3} GB", d.footprint_bytes as f64 / 1e9),
+                );
+            }
+            if by_size.len() > SHOWN {
+                row(
+                    "  footprint, other devices",
+                    format!("{} more (all in --json)", by_size.len() - SHOWN),
+                );
+            }
+        }
         if let Some(p) = &self.inter_arrival_us {
             row(
                 "inter-arrival (us)",

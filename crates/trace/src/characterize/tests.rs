@@ -252,7 +252,7 @@ fn out_of_order_issue_is_counted_and_clamped() {
 fn json_round_trip_has_schema_version() {
     let c = run(&[io(Op::Read, 0, 4096, 0, Some(10))]);
     let j = serde_json::to_string(&c).unwrap();
-    assert!(j.contains("\"schema_version\":1"));
+    assert!(j.contains("\"schema_version\":2"));
     let back: Characterization = serde_json::from_str(&j).unwrap();
     assert_eq!(back, c);
     assert!(c.to_table().contains("average QD"));
@@ -282,7 +282,10 @@ struct Model {
     qd_issued: [u64; QD_BUCKET_MIN.len()],
     max_qd: u32,
     at_qd1: u64,
-    footprint: Footprint,
+    /// One footprint per device slot (0: no device).
+    footprint: std::collections::BTreeMap<usize, Footprint>,
+    /// Device names by id (None: shown as `device ID`).
+    names: Option<Vec<String>>,
 }
 
 fn model_qd_bucket(qd: u32) -> usize {
@@ -313,7 +316,8 @@ impl Model {
             qd_issued: [0; QD_BUCKET_MIN.len()],
             max_qd: 0,
             at_qd1: 0,
-            footprint: Footprint::default(),
+            footprint: Default::default(),
+            names: None,
         }
     }
 
@@ -353,7 +357,10 @@ impl Model {
             if self.prev_end.insert((dev, o), end) == Some(r.offset_bytes) {
                 self.seq[o] += 1;
             }
-            self.footprint.add(r.offset_bytes, end);
+            self.footprint
+                .entry(dev)
+                .or_default()
+                .add(r.offset_bytes, end);
         }
         let Some(c) = r.complete_ns else { return };
         let complete = issue.saturating_add(c.saturating_sub(r.issue_ns));
@@ -418,7 +425,7 @@ impl Model {
             }
         };
         let data = self.counts[0] + self.counts[1];
-        let have = self.with_completion > 0;
+        let have = self.with_completion > 0 && busy[0] > 0;
         let duration_ns = self.first_issue_ns.map_or(0, |f| self.last_event_ns - f);
         let qd = have.then(|| QdStats {
             avg_qd: if busy[0] == 0 {
@@ -443,7 +450,25 @@ impl Model {
                 })
                 .collect(),
         });
-        let (footprint_bytes, footprint_granularity_bytes) = self.footprint.finish();
+        let mut footprint_bytes = 0;
+        let mut footprint_granularity_bytes = 1;
+        let mut footprint_per_device = Vec::new();
+        for (&slot, f) in self.footprint.iter_mut() {
+            let (b, g) = f.finish();
+            if b == 0 {
+                continue;
+            }
+            footprint_bytes += b;
+            footprint_granularity_bytes = footprint_granularity_bytes.max(g);
+            footprint_per_device.push(DeviceFootprint {
+                device: slot.checked_sub(1).map(|id| match &self.names {
+                    Some(n) => n[id].clone(),
+                    None => format!("device {id}"),
+                }),
+                footprint_bytes: b,
+            });
+        }
+        footprint_per_device.sort_by(|a, b| a.device.cmp(&b.device));
         Characterization {
             schema_version: SCHEMA_VERSION,
             ios_total: self.counts.iter().sum(),
@@ -478,8 +503,13 @@ impl Model {
             busy_write_ns: have.then_some(busy[2]),
             idle_ns: have.then(|| duration_ns.saturating_sub(busy[0])),
             qd,
-            service_time_us: self.service.percentiles(1000.0),
+            service_time_us: if have {
+                self.service.percentiles(1000.0)
+            } else {
+                None
+            },
             footprint_bytes,
+            footprint_per_device,
             footprint_granularity_bytes,
             inter_arrival_us: self.inter_arrival.percentiles(1000.0),
             issue_order_violations: self.order_violations,
@@ -578,6 +608,7 @@ fn parquet_path_matches_the_per_record_model() {
         recs.iter().for_each(|r| w.write(r).unwrap());
         w.finish().unwrap();
         let mut m = Model::new();
+        m.names = Some((0..3).map(|d| format!("8,{d}")).collect());
         recs.iter().for_each(|r| m.push(r));
         assert_eq!(characterize_file(&path).unwrap(), m.finish(), "seed {seed}");
     }

@@ -4,21 +4,40 @@
 //!   8,0    3        1     0.000000000   697  D  WS 3417048 + 8 [kworker/3:1H]
 //!   8,0    0        1     0.000275549     0  C  WS 3417048 + 8 [0]
 //!   8,0    3       10     0.000026000   697  D  FN [kworker/3:1H]
+//!   8,16   5      324     3.832956675     0  C  WS 1950885322 [0]
 //! ```
-//! `maj,min cpu seq secs.nsecs pid action RWBS [sector + nsectors] [comm|error]`.
-//! Only D (issued to the driver) and C (completed) are used; other actions (Q G I M F
-//! P U A X m ...) are ignored and counted. The per-CPU and total statistics blkparse
-//! prints at the end are ignored.
+//! `maj,min cpu seq secs.nsecs pid action RWBS ...`, what follows depending on the
+//! action (blkparse's `process_default`). Every action blkparse prints is used or
+//! skipped by rule:
+//!
+//! | action | what | rule |
+//! |---|---|---|
+//! | D | issued to the driver: `sector + n [comm]`, `[comm]` when it has no sectors (a flush), `(elapsed)` after the sectors with `-t` | the record's issue |
+//! | C | completed: `sector + n [error]`, `sector [error]` when no sectors are left (the flush tail of a FUA/preflush write), `(elapsed)` with `-t` | the record's completion; zero-length ones pair with a flush or are counted as the end of a flush sequence |
+//! | Q G I B | queued, request allocated, inserted, bounced (before issue) | skipped: D is the issue |
+//! | M F | back / front merge into a queued request | skipped: the merged request is issued as one D |
+//! | S | sleep waiting for a request | skipped |
+//! | P U T | plug, unplug, unplug by timer | skipped |
+//! | X | split (`sector / new sector`) | skipped: the parts are issued as D each |
+//! | A | remap from another device (`<- (maj,min) sector`) | skipped: the I/O is traced on the device it is issued to |
+//! | R | requeue | skipped: the request is issued again (the later D is kept) |
+//! | m | message (`m N text`) | skipped |
+//!
+//! SCSI/NVMe passthrough requests (`D` with a byte count and a command dump, `C` with
+//! only a command dump) have no sector and are skipped. Any other action letter is a
+//! malformed line. The per-CPU and total statistics blkparse prints at the end are
+//! skipped.
 
 use super::block::{parse_dev, BlockEvent, BlockImporter};
-use super::lines::{fields_ws, parse_secs_ns, parse_u64, show, LineReader};
+use super::lines::{fields_ws, parse_secs_ns, parse_u64, show, FieldsWs, LineReader};
 use super::{rwbs, Ctx, Sink};
 use crate::error::TraceError;
 
 #[derive(Debug, PartialEq)]
 pub enum Line<'a> {
     Event(BlockEvent<'a>),
-    OtherAction,
+    /// An action skipped by rule (the reason names it).
+    Skipped(&'static str),
     /// Start of blkparse's closing statistics.
     Summary,
     Skip,
@@ -34,6 +53,45 @@ pub fn looks_like(line: &str) -> bool {
         && parse_secs_ns(f[3].as_bytes()).is_some()
         && f[5].len() <= 2
         && f[5].bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// The rule for each skipped action (see the module docs).
+fn skipped(action: &[u8]) -> Option<&'static str> {
+    Some(match action {
+        b"Q" => "Q (queued) events: D is the issue",
+        b"G" => "G (get request) events: D is the issue",
+        b"I" => "I (inserted) events: D is the issue",
+        b"B" => "B (bounced) events: D is the issue",
+        b"M" => "M (back merge) events: the merged request is issued as one D",
+        b"F" => "F (front merge) events: the merged request is issued as one D",
+        b"S" => "S (sleep) events",
+        b"P" => "P (plug) events",
+        b"U" => "U (unplug) events",
+        b"T" => "T (unplug by timer) events",
+        b"X" => "X (split) events: the parts are issued as D each",
+        b"A" => "A (remap) events: traced again on the device issued to",
+        b"R" => "R (requeue) events: the request is issued again",
+        b"m" => "m (message) lines",
+        _ => return None,
+    })
+}
+
+const PASSTHROUGH: &str = "SCSI/NVMe passthrough requests (no sector: a command, not a block I/O)";
+
+/// Skips a `(elapsed)` group, which blkparse pads inside the parentheses.
+fn skip_parens<'a>(first: &'a [u8], f: &mut FieldsWs<'a>) -> Result<(), (&'static str, String)> {
+    let mut tok = first;
+    let mut guard = 0;
+    while !tok.ends_with(b")") {
+        tok = f
+            .next()
+            .ok_or_else(|| ("elapsed", "unterminated (...)".to_owned()))?;
+        guard += 1;
+        if guard > 64 {
+            return Err(("elapsed", "too long".to_owned()));
+        }
+    }
+    Ok(())
 }
 
 pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
@@ -59,32 +117,68 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     let complete = match action {
         b"D" => false,
         b"C" => true,
-        a if !a.is_empty() && a.len() <= 2 && a.iter().all(u8::is_ascii_alphabetic) => {
-            return Ok(Line::OtherAction)
+        a => {
+            return match skipped(a) {
+                Some(reason) => Ok(Line::Skipped(reason)),
+                None => Err((
+                    "action",
+                    format!(
+                        "not a blkparse action (Q G I D C M F P U T X B A S R m): {}",
+                        show(a)
+                    ),
+                )),
+            }
         }
-        a => return Err(("action", format!("not an action letter: {}", show(a)))),
     };
     let rwbs_tok = f.next().ok_or_else(|| ("rwbs", "missing".to_owned()))?;
     let rwbs = rwbs::parse(rwbs_tok)
         .ok_or_else(|| ("rwbs", format!("not RWBS letters: {}", show(rwbs_tok))))?;
     let mut sector = 0;
     let mut nsectors = 0;
-    let mut tail = &[][..];
     match f.next() {
         None => {}
-        Some(tok) if tok.starts_with(b"[") || tok.starts_with(b"(") => {}
+        // No sector at all: a passthrough completion unless it is a flush's ...
+        Some(tok)
+            if tok.starts_with(b"[")
+                && complete
+                && rwbs.op != Some(crate::model::Op::Flush)
+                && !rwbs.preflush =>
+        {
+            return Ok(Line::Skipped(PASSTHROUGH));
+        }
+        // ... or a request without sectors (D; a flush's completion).
+        Some(tok) if tok.starts_with(b"[") => {}
+        Some(tok) if tok.starts_with(b"(") => {
+            if complete {
+                // `(command dump) [error]`: a passthrough completion.
+                return Ok(Line::Skipped(PASSTHROUGH));
+            }
+            // `(elapsed) [comm]`: an issue without sectors.
+            skip_parens(tok, &mut f)?;
+        }
         Some(sector_tok) => {
             sector = parse_u64(sector_tok)
                 .ok_or_else(|| ("sector", format!("not a number: {}", show(sector_tok))))?;
-            let plus = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
-            if plus != b"+" {
-                return Err(("nsectors", format!("expected `+`: {}", show(plus))));
+            match f.next() {
+                Some(b"+") => {
+                    let n_tok = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
+                    nsectors = parse_u64(n_tok)
+                        .ok_or_else(|| ("nsectors", format!("not a number: {}", show(n_tok))))?;
+                }
+                // An issue's number without `+ n` is a passthrough's byte count.
+                Some(tok) if !complete && (tok.starts_with(b"[") || tok.starts_with(b"(")) => {
+                    return Ok(Line::Skipped(PASSTHROUGH));
+                }
+                // A completion with no sectors left: `sector [error]` or
+                // `sector (elapsed) [error]`.
+                Some(tok) if tok.starts_with(b"[") || tok.starts_with(b"(") => {}
+                None if complete => {}
+                Some(tok) => return Err(("nsectors", format!("expected `+`: {}", show(tok)))),
+                None => return Err(("nsectors", "missing".to_owned())),
             }
-            let n_tok = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
-            nsectors = parse_u64(n_tok)
-                .ok_or_else(|| ("nsectors", format!("not a number: {}", show(n_tok))))?;
         }
     }
+    let mut tail = &[][..];
     if t.ends_with(b"]") {
         if let Some(open) = memchr::memrchr(b'[', t) {
             tail = &t[open + 1..t.len() - 1];
@@ -112,7 +206,7 @@ pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(),
         }
         match parse_line(line) {
             Ok(Line::Event(ev)) => bi.event(ctx, sink, &ev, n)?,
-            Ok(Line::OtherAction) => ctx.summary.note_ignore("events other than D and C"),
+            Ok(Line::Skipped(reason)) => ctx.summary.note_ignore(reason),
             Ok(Line::Skip) => ctx.summary.note_ignore("comment and blank lines"),
             Ok(Line::Summary) => {
                 in_summary = true;
@@ -163,7 +257,7 @@ mod tests {
                 b"  8,0    3        1     0.000000000   697  Q  WS 3417048 + 8 [kworker/3:1H]"
             )
             .unwrap(),
-            Line::OtherAction
+            Line::Skipped("Q (queued) events: D is the issue")
         );
         assert_eq!(parse_line(b"CPU0 (8,0):").unwrap(), Line::Summary);
         assert_eq!(

@@ -20,17 +20,17 @@ pub struct BlockEvent<'a> {
     pub ts_ns: u64,
 }
 
+/// Events come with absolute times (the capture's clock, ns); the sink rebases them.
 pub struct BlockImporter {
     pairer: Pairer,
-    base_ns: Option<u64>,
     last_dev: Option<(u32, u32, crate::model::DeviceId)>,
     /// The last issuing process seen and its id (a one-entry cache).
     last_stream: Option<(Vec<u8>, crate::model::StreamId)>,
 }
 
 /// How far back in time a later line's issue may be stamped (per-CPU clocks, events
-/// merged from per-CPU buffers) and still be written in exact issue order without
-/// relying on the sink's reorder window.
+/// merged from per-CPU buffers) and still be written straight out in issue order
+/// (earlier ones still are, through the sink's external sort).
 const SKEW_ALLOWANCE_NS: u64 = 10_000_000;
 
 /// Pairing key of zero-length flushes (their printed sector is meaningless).
@@ -43,22 +43,8 @@ impl BlockImporter {
     pub fn new() -> Self {
         BlockImporter {
             pairer: Pairer::new(),
-            base_ns: None,
             last_dev: None,
             last_stream: None,
-        }
-    }
-
-    fn rel(&mut self, ctx: &mut Ctx, ts: u64, issue: bool) -> u64 {
-        let base = *self.base_ns.get_or_insert(ts);
-        if ts < base {
-            if issue {
-                ctx.summary
-                    .note_reclassify("issues stamped before the first issue (per-CPU clock skew): time set to the first issue");
-            }
-            0
-        } else {
-            ts - base
         }
     }
 
@@ -87,15 +73,12 @@ impl BlockImporter {
             return Ok(());
         };
         if ev.complete {
-            if self.base_ns.is_none() {
-                ctx.summary
-                    .note_drop("completions without an issue (in flight when the capture started, or issue lost)");
-                return Ok(());
-            }
-            let t = self.rel(ctx, ev.ts_ns, false);
+            let t = ev.ts_ns;
             // Flushes carry no meaningful sector (the kernel prints 0 at issue and
-            // 2^64-1 at completion): they pair FIFO per device.
-            let is_flush = ev.nsectors == 0 && (op == Op::Flush || ev.rwbs.preflush);
+            // 2^64-1 at completion): they pair FIFO per device. A write without data
+            // that asks for a preflush or FUA is one (see the issue side).
+            let is_flush = ev.nsectors == 0
+                && (op == Op::Flush || ev.rwbs.preflush || (op == Op::Write && ev.rwbs.fua));
             let sector = if is_flush { FLUSH_SECTOR } else { ev.sector };
             match self.pairer.complete(dev_key, sector, ev.nsectors, t) {
                 Completed::Done(rec, note) => {
@@ -120,10 +103,11 @@ impl BlockImporter {
                 }
                 Completed::Partial => {}
                 // The request that asked for a flush completes after the flush the
-                // kernel issued for it (the flush itself was paired above).
+                // kernel issued for it (the flush itself was paired above): blkparse
+                // prints it as `C WS <sector> [0]`, ftrace as `+ 0`.
                 Completed::Unmatched if ev.nsectors == 0 && op == Op::Write => ctx
                     .summary
-                    .note_ignore("zero-length write completions ending a flush sequence"),
+                    .note_ignore("zero-length write completions ending a flush sequence (FUA/preflush writes)"),
                 Completed::Unmatched => ctx
                     .summary
                     .note_drop("completions without an issue (in flight when the capture started, or issue lost)"),
@@ -154,9 +138,9 @@ impl BlockImporter {
             ));
         }
         if len == 0 && op != Op::Flush {
-            if op == Op::Write && ev.rwbs.preflush {
+            if op == Op::Write && (ev.rwbs.preflush || ev.rwbs.fua) {
                 ctx.summary
-                    .note_reclassify("preflush writes with no data: recorded as flush");
+                    .note_reclassify("preflush or FUA writes with no data: recorded as flush");
                 op = Op::Flush;
                 offset = 0;
             } else {
@@ -165,7 +149,8 @@ impl BlockImporter {
                 return Ok(());
             }
         }
-        let t = self.rel(ctx, ev.ts_ns, true);
+        let t = ev.ts_ns;
+        ctx.time.note_order(t);
         let mut rec = IoRecord::new(op, offset, len, t);
         let dev = match self.last_dev {
             Some((a, b, id)) if (a, b) == (ev.major, ev.minor) => id,

@@ -7,12 +7,13 @@
 //! ```
 //! Empty `complete_ns`, `stream`, `device` mean unknown. Names containing a comma,
 //! quote or line break are quoted, quotes doubled (RFC 4180). Lossless: every field of
-//! a record round-trips.
+//! a record round-trips (times are not rebased). The header repeated further on (files
+//! joined with `cat`) is skipped; rows out of order are sorted by the sink.
 
 use super::lines::{parse_u64, show, LineReader};
 use super::{Ctx, Sink};
 use crate::error::TraceError;
-use crate::model::{IoRecord, Op, TraceMeta};
+use crate::model::{IoRecord, Op};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -71,12 +72,7 @@ pub fn split(line: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, String> {
     }
 }
 
-pub fn import(
-    ctx: &mut Ctx,
-    lr: &mut LineReader,
-    sink: &mut Sink,
-    _meta: &mut TraceMeta,
-) -> Result<(), TraceError> {
+pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
     match lr.next_line()? {
         Some(l) if l == HEADER.as_bytes() => {}
         Some(l) => {
@@ -90,6 +86,7 @@ pub fn import(
     while let Some((n, line)) = lr.next_numbered()? {
         match parse_row(line) {
             Ok((mut rec, stream, device)) => {
+                ctx.time.note_order(rec.issue_ns);
                 if let Some(s) = stream {
                     let id = match streams.get(&*s) {
                         Some(&id) => id,
@@ -113,6 +110,10 @@ pub fn import(
                     rec.device = Some(id);
                 }
                 sink.push_ordered(rec)?;
+            }
+            Err(_) if super::lines::strip_bom(line) == HEADER.as_bytes() => {
+                ctx.summary
+                    .note_ignore("header lines repeated (files joined)");
             }
             Err((field, msg)) => {
                 let e = ctx.err(n, field, msg);

@@ -2,10 +2,12 @@
 //! completion times (Alibaba, Tencent CBS, SPC/UMass). Each format parses a line into a
 //! [`DevRow`] in its own units; [`Layout`] says how those units become bytes and
 //! nanoseconds. MSR is not one of them: it keys devices by two fields and carries
-//! response times.
+//! response times. Header lines and byte order marks are skipped by rule
+//! ([`super::header`]).
 
+use super::header::{BadLine, Headers};
 use super::lines::LineReader;
-use super::{Ctx, Sink, TimeBase};
+use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::{DeviceId, IoRecord, Op};
 
@@ -42,15 +44,30 @@ pub fn import(
     layout: &Layout,
 ) -> Result<(), TraceError> {
     debug_assert!(layout.ns_per_ts > 0 && layout.bytes_per_offset > 0 && layout.bytes_per_len > 0);
-    let mut base = TimeBase::default();
     let mut last_dev: Option<(u64, DeviceId)> = None;
+    let mut headers = Headers::default();
     while let Some((n, line)) = lr.next_numbered()? {
         if super::lines::trim(line).is_empty() {
+            headers.blank(n);
             ctx.summary.note_ignore("blank lines");
             continue;
         }
-        let Some(row) = ctx.row(n, parse(line))? else {
-            continue;
+        let row = match parse(line) {
+            Ok(row) => row,
+            Err(e) => match headers.bad_line(n, line) {
+                BadLine::Header => {
+                    ctx.summary.note_ignore("header lines");
+                    continue;
+                }
+                BadLine::Again(l) => match ctx.row(n, parse(l))? {
+                    Some(row) => row,
+                    None => continue,
+                },
+                BadLine::Bad => {
+                    ctx.row::<()>(n, Err(e))?;
+                    continue;
+                }
+            },
         };
         if layout.only.is_some_and(|d| d != row.device) {
             ctx.summary.note_ignore(layout.other_devices);
@@ -60,7 +77,7 @@ pub fn import(
             ctx.summary.note_drop("zero-length reads or writes");
             continue;
         }
-        let Some(t) = base.rel(ctx, row.ts).checked_mul(layout.ns_per_ts) else {
+        let Some(t) = ctx.time.rel(row.ts, layout.ns_per_ts) else {
             let e = ctx.err(n, layout.ts_field, "time in ns overflows 64 bits");
             ctx.bad_line(e)?;
             continue;

@@ -1,4 +1,6 @@
-//! Exporters: fio iolog v3 and storbench CSV, streaming from a Parquet trace.
+//! Exporters: fio iolog v3 and storbench CSV, streaming from a Parquet trace; with a
+//! span, offsets are folded onto it the way replay folds them ([`fold_align`]), so a
+//! trace of a 2 TB volume replays on a small file.
 
 use super::csv::{quote, HEADER};
 use crate::error::TraceError;
@@ -23,22 +25,90 @@ impl ExportFormat {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ExportOptions {
     /// fio iolog: the file name every I/O goes to (default: the record's device name,
     /// or `storbench.dat` when it has none).
     pub filename: Option<String>,
+    /// Fold every I/O onto `[0, span)` as replay does (None: offsets as recorded).
+    pub span_bytes: Option<u64>,
+    /// Block size I/O is aligned to when folding (replay aligns to the target's
+    /// logical block size).
+    pub align_bytes: u64,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            filename: None,
+            span_bytes: None,
+            align_bytes: 512,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportSummary {
+    pub records: u64,
+    /// Records whose range was moved onto the span (or cut to it).
+    pub folded: u64,
+    /// Records whose range was widened to the block size.
+    pub aligned: u64,
+}
+
+/// Folds `[offset, offset+len)` onto `[0, span)` and aligns it to `block`, as replay
+/// does (storbench-engine's `fold_align`): the range is widened to whole blocks, cut to
+/// the span when longer, and its start taken modulo the span (then moved back so it
+/// ends inside it) when it would end past the span. Returns (offset, len, folded,
+/// aligned).
+pub fn fold_align(offset: u64, len: u64, span: u64, block: u64) -> (u64, u64, bool, bool) {
+    assert!(block > 0 && span >= block && span.is_multiple_of(block));
+    let mut aligned = false;
+    let mut start = offset;
+    let mut end = offset.saturating_add(len);
+    if !start.is_multiple_of(block) || !end.is_multiple_of(block) {
+        aligned = true;
+        start = start / block * block;
+        end = end.div_ceil(block) * block;
+    }
+    let mut l = end - start;
+    let mut folded = false;
+    if l > span {
+        l = span;
+        folded = true;
+    }
+    if start + l > span {
+        folded = true;
+        start %= span;
+        if start + l > span {
+            start = span - l;
+        }
+    }
+    debug_assert!(start.is_multiple_of(block) && l.is_multiple_of(block) && start + l <= span);
+    (start, l, folded, aligned)
 }
 
 pub const DEFAULT_FIO_FILE: &str = "storbench.dat";
 
-/// Exports `input` (Parquet) to `output`; returns the number of records written.
+/// Exports `input` (Parquet) to `output`.
 pub fn export(
     input: &Path,
     output: &Path,
     format: ExportFormat,
     opts: &ExportOptions,
-) -> Result<u64, TraceError> {
+) -> Result<ExportSummary, TraceError> {
+    if let Some(span) = opts.span_bytes {
+        let b = opts.align_bytes;
+        if b == 0 || span < b || !span.is_multiple_of(b) {
+            return Err(TraceError::Format {
+                path: output.to_path_buf(),
+                message: format!(
+                    "the span ({span} bytes) must be a whole, non-zero number of {b}-byte blocks"
+                ),
+            });
+        }
+    }
     let mut reader = TraceReader::open(input)?;
     // Written whole or not at all (crate::atomic): a full disk leaves no torn export.
     let mut out = crate::atomic::AtomicFile::create(output)
@@ -46,12 +116,26 @@ pub fn export(
     let mut w = BufWriter::with_capacity(1 << 20, out.file());
     let werr = |e| TraceError::io(output, "write", e);
     let mut n = 0u64;
+    let mut sum = ExportSummary::default();
     let mut batch = Vec::new();
+    // Folds a batch in place (flushes carry no range).
+    let mut fold = |batch: &mut Vec<crate::model::IoRecord>| {
+        let Some(span) = opts.span_bytes else { return };
+        for r in batch.iter_mut().filter(|r| r.op != Op::Flush) {
+            let (o, l, folded, aligned) =
+                fold_align(r.offset_bytes, r.len_bytes, span, opts.align_bytes);
+            r.offset_bytes = o;
+            r.len_bytes = l;
+            sum.folded += u64::from(folded);
+            sum.aligned += u64::from(aligned);
+        }
+    };
     match format {
         ExportFormat::Csv => {
             writeln!(w, "{HEADER}").map_err(werr)?;
             let mut line = String::with_capacity(128);
             while reader.next_batch(&mut batch)? {
+                fold(&mut batch);
                 for r in &batch {
                     line.clear();
                     use std::fmt::Write as _;
@@ -90,6 +174,7 @@ pub fn export(
             let mut last_ts_us = 0u64;
             writeln!(w, "fio version 3 iolog").map_err(werr)?;
             while reader.next_batch(&mut batch)? {
+                fold(&mut batch);
                 for r in &batch {
                     let name: &str = match (&opts.filename, r.device) {
                         (Some(f), _) => f.as_str(),
@@ -131,5 +216,40 @@ pub fn export(
     w.flush().map_err(werr)?;
     drop(w);
     out.commit().map_err(werr)?;
-    Ok(n)
+    sum.records = n;
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cases of storbench-engine's own `fold_and_align` test: export folds as
+    /// replay does.
+    #[test]
+    fn folds_and_aligns_as_replay() {
+        assert_eq!(
+            fold_align(4096, 4096, 1 << 20, 512),
+            (4096, 4096, false, false)
+        );
+        assert_eq!(fold_align(100, 1000, 1 << 20, 512), (0, 1536, false, true));
+        assert_eq!(
+            fold_align((1 << 20) + 8192, 4096, 1 << 20, 512),
+            (8192, 4096, true, false)
+        );
+        // Crossing the end after the modulo: moved back to end at the span.
+        assert_eq!(
+            fold_align((1 << 20) - 4096, 8192, 1 << 20, 512),
+            ((1 << 20) - 8192, 8192, true, false)
+        );
+        // Longer than the span: cut to it.
+        assert_eq!(
+            fold_align(0, 4 << 20, 1 << 20, 512),
+            (0, 1 << 20, true, false)
+        );
+        // Far beyond: 1.76 TB onto 1 GiB.
+        let (o, l, f, _) = fold_align(1_760_000_000_000, 65536, 1 << 30, 4096);
+        assert!(f && o + l <= 1 << 30 && o.is_multiple_of(4096));
+        assert_eq!(o, 1_760_000_000_000 % (1 << 30) / 4096 * 4096);
+    }
 }

@@ -10,7 +10,8 @@
 //! /dev/sdb close                      15 /dev/sdb close
 //! ```
 //! v2 has no timestamps: an I/O is issued at the sum of the `wait`s before it (µs).
-//! v3 timestamps are µs since the start. File names may contain spaces (fields are
+//! v3 timestamps are µs since the start (rebased to the smallest; lines out of order
+//! are sorted by the sink). File names may contain spaces (fields are
 //! taken from the right). `sync` and `datasync` become flushes (offset and length 0);
 //! `trim` becomes trim. The file name is the record's device. No completions are known.
 
@@ -156,7 +157,6 @@ pub fn import(
         None => return Err(ctx.err(1, "header", "empty file")),
     }
     let mut clock_us: u64 = 0;
-    let mut base_us: Option<u64> = None;
     let mut last_file: Vec<u8> = Vec::new();
     let mut last_dev: Option<DeviceId> = None;
     while let Some((n, line)) = lr.next_numbered()? {
@@ -172,15 +172,13 @@ pub fn import(
                 offset,
                 len,
             }) => {
-                let t_us = match ts_us {
-                    Some(ts) => {
-                        let b = *base_us.get_or_insert(ts);
-                        ts.saturating_sub(b)
-                    }
-                    None => clock_us,
+                let t_ns = match ts_us {
+                    Some(ts) => ctx.time.rel(ts, 1000),
+                    None => clock_us.checked_mul(1000),
                 };
-                let Some(t_ns) = t_us.checked_mul(1000) else {
-                    let e = ctx.err(n, "timestamp", format!("{t_us} µs overflows"));
+                let Some(t_ns) = t_ns else {
+                    let us = ts_us.unwrap_or(clock_us);
+                    let e = ctx.err(n, "timestamp", format!("{us} µs overflows"));
                     ctx.bad_line(e)?;
                     continue;
                 };
@@ -222,6 +220,10 @@ pub fn import(
                 }
             }
             Ok(Line::FileAction) => ctx.summary.note_ignore("file add/open/close lines"),
+            Err(_) if super::lines::trim(line) == header => {
+                ctx.summary
+                    .note_ignore("iolog headers repeated (logs joined)");
+            }
             Err((field, msg)) => {
                 let e = ctx.err(n, field, msg);
                 ctx.bad_line(e)?;

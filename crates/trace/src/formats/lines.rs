@@ -8,50 +8,52 @@ use std::path::{Path, PathBuf};
 /// Longest line accepted (bytes); longer is a malformed line, not an allocation.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-/// Reads a file line by line into one reused buffer.
-pub struct LineReader {
+/// Reads text line by line into one reused buffer. A UTF-8 byte order mark at the very
+/// start is skipped (editors on Windows write one before a CSV header).
+pub struct LineReader<'r> {
     path: PathBuf,
-    inner: BufReader<Box<dyn Read>>,
+    inner: BufReader<Box<dyn Read + 'r>>,
     buf: Vec<u8>,
     line_no: u64,
     /// The current line was longer than [`MAX_LINE_BYTES`] and was cut.
     pub truncated: bool,
-    bytes_read: u64,
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    progress_reported: u64,
     /// Bytes of the line last returned straight from the read buffer, consumed on the
     /// next call (the line borrowed them until then).
     pending_consume: usize,
+    /// The start was checked for a byte order mark.
+    bom_checked: bool,
 }
 
-impl LineReader {
-    pub fn open(path: &Path) -> Result<LineReader, TraceError> {
+/// The UTF-8 byte order mark.
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `s` without a leading UTF-8 byte order mark.
+#[inline]
+pub fn strip_bom(s: &[u8]) -> &[u8] {
+    s.strip_prefix(BOM).unwrap_or(s)
+}
+
+impl<'r> LineReader<'r> {
+    pub fn open(path: &Path) -> Result<LineReader<'static>, TraceError> {
         let f = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
-        Ok(Self::from_reader(path, Box::new(f)))
+        Ok(LineReader::from_reader(path, Box::new(f)))
     }
 
-    pub fn from_reader(path: &Path, r: Box<dyn Read>) -> LineReader {
+    pub fn from_reader(path: &Path, r: Box<dyn Read + 'r>) -> LineReader<'r> {
         LineReader {
             path: path.to_path_buf(),
             inner: BufReader::with_capacity(1 << 20, r),
             buf: Vec::with_capacity(256),
             line_no: 0,
             truncated: false,
-            bytes_read: 0,
-            progress: None,
-            progress_reported: 0,
             pending_consume: 0,
+            bom_checked: false,
         }
     }
 
-    /// Publishes the bytes read so far (every MiB) for a progress bar.
-    pub fn set_progress(&mut self, p: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>) {
-        self.progress = p;
-    }
-
-    /// Bytes read so far.
-    pub fn bytes_read(&self) -> u64 {
-        self.bytes_read
+    /// The input's name (in errors).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// 1-based number of the line last returned.
@@ -65,16 +67,6 @@ impl LineReader {
         Ok(self.next_line()?.map(|l| (n, l)))
     }
 
-    fn count_bytes(&mut self, n: usize) {
-        self.bytes_read += n as u64;
-        if let Some(p) = &self.progress {
-            if self.bytes_read - self.progress_reported >= 1 << 20 {
-                p.store(self.bytes_read, std::sync::atomic::Ordering::Relaxed);
-                self.progress_reported = self.bytes_read;
-            }
-        }
-    }
-
     /// The next line without its `\n` / `\r\n`, or None at the end.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>, TraceError> {
         if self.pending_consume > 0 {
@@ -82,6 +74,9 @@ impl LineReader {
             self.pending_consume = 0;
         }
         self.truncated = false;
+        if !self.bom_checked {
+            self.skip_bom()?;
+        }
         // Fast path: the whole line is in the read buffer; hand it out without a copy.
         let avail = self
             .inner
@@ -92,7 +87,6 @@ impl LineReader {
         }
         if let Some(i) = memchr::memchr(b'\n', avail) {
             self.pending_consume = i + 1;
-            self.count_bytes(i + 1);
             self.line_no += 1;
             let line = &self.inner.buffer()[..i];
             return Ok(Some(line.strip_suffix(b"\r").unwrap_or(line)));
@@ -107,7 +101,6 @@ impl LineReader {
         if n == 0 {
             return Ok(None);
         }
-        self.count_bytes(n);
         self.line_no += 1;
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
@@ -141,6 +134,24 @@ impl LineReader {
             self.buf.pop();
         }
         Ok(Some(&self.buf))
+    }
+}
+
+impl LineReader<'_> {
+    /// Consumes a byte order mark at the start of the input. The first read buffer
+    /// holds it whole: inputs come through `input::for_each_part`, which reads the
+    /// first 8 KiB at once (a mark cut over two reads of a raw pipe would be kept).
+    #[cold]
+    fn skip_bom(&mut self) -> Result<(), TraceError> {
+        self.bom_checked = true;
+        let avail = self
+            .inner
+            .fill_buf()
+            .map_err(|e| TraceError::io(&self.path, "read", e))?;
+        if avail.starts_with(BOM) {
+            self.inner.consume(BOM.len());
+        }
+        Ok(())
     }
 }
 
@@ -370,14 +381,33 @@ pub fn trim(s: &[u8]) -> &[u8] {
     &s[start..end.max(start)]
 }
 
-/// Shows a field for an error message (lossy, shortened).
+/// Shows a field for an error message: quoted, shortened to 60 bytes, with control
+/// characters and bytes that are not UTF-8 escaped (`\x00`), so an error never prints
+/// binary garbage.
 pub fn show(s: &[u8]) -> String {
-    let t = String::from_utf8_lossy(&s[..s.len().min(60)]).into_owned();
-    if s.len() > 60 {
-        format!("{t:?}...")
-    } else {
-        format!("{t:?}")
+    let cut = &s[..s.len().min(60)];
+    let mut out = String::with_capacity(cut.len() + 2);
+    out.push('"');
+    for chunk in cut.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() || c == '\u{feff}' => {
+                    out.extend(c.escape_default());
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
     }
+    out.push('"');
+    if s.len() > 60 {
+        out.push_str("...");
+    }
+    out
 }
 
 /// Sectors of 512 bytes to bytes, checked.

@@ -1,10 +1,13 @@
 //! MSR Cambridge (SNIA IOTTA): `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
 //! Timestamp and ResponseTime are Windows ticks of 100 ns; Type is `Read` or `Write`;
 //! Offset and Size are bytes. The device is `<Hostname>_<DiskNumber>` (the file naming of
-//! the published set). Completion = issue + ResponseTime.
+//! the published set). Completion = issue + ResponseTime. Header lines and byte order
+//! marks are skipped by rule ([`super::header`]); per-volume files joined together
+//! are sorted by the sink.
 
+use super::header::{BadLine, Headers};
 use super::lines::{show, CsvLine, LineReader};
-use super::{Ctx, Sink, TimeBase};
+use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::{DeviceId, IoRecord, Op};
 
@@ -47,26 +50,37 @@ pub fn parse_line(line: &[u8]) -> Result<Row<'_>, (&'static str, String)> {
 }
 
 pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
-    let mut base = TimeBase::default();
     let mut last_dev: Option<(Vec<u8>, u64, DeviceId)> = None;
+    let mut headers = Headers::default();
     while let Some((n, line)) = lr.next_numbered()? {
         if super::lines::trim(line).is_empty() {
+            headers.blank(n);
             ctx.summary.note_ignore("blank lines");
             continue;
         }
-        if n == 1 && line.starts_with(b"Timestamp") {
-            ctx.summary.note_ignore("header lines");
-            continue;
-        }
-        let Some(row) = ctx.row(n, parse_line(line))? else {
-            continue;
+        let row = match parse_line(line) {
+            Ok(row) => row,
+            Err(e) => match headers.bad_line(n, line) {
+                BadLine::Header => {
+                    ctx.summary.note_ignore("header lines");
+                    continue;
+                }
+                BadLine::Again(l) => match ctx.row(n, parse_line(l))? {
+                    Some(row) => row,
+                    None => continue,
+                },
+                BadLine::Bad => {
+                    ctx.row::<()>(n, Err(e))?;
+                    continue;
+                }
+            },
         };
         if row.size == 0 {
             ctx.summary.note_drop("zero-length reads or writes");
             continue;
         }
         let (Some(t), Some(svc)) = (
-            base.rel(ctx, row.ticks).checked_mul(100),
+            ctx.time.rel(row.ticks, 100),
             row.response_ticks.checked_mul(100),
         ) else {
             let e = ctx.err(n, "Timestamp", "time in ns overflows 64 bits");

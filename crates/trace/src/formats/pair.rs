@@ -21,7 +21,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// Keys come from the trace being imported, so the worst case is a slow import of a
 /// crafted file, never a wrong one; SipHash cost a tenth of block import time.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     #[inline]
@@ -42,6 +42,10 @@ impl Hasher for KeyHasher {
 }
 
 type KeyMap<V> = HashMap<(u64, u64), V, BuildHasherDefault<KeyHasher>>;
+
+/// A map keyed by pairs of integers with [`KeyHasher`] (also `characterize`'s device
+/// segments).
+pub(crate) type PairMap<V> = HashMap<(u64, u64), V, BuildHasherDefault<KeyHasher>>;
 
 /// The requests pending at one (device, sector): nearly always one, kept inline
 /// (no allocation per request).

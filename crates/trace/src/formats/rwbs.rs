@@ -14,6 +14,8 @@ pub struct Rwbs {
     /// The op letter as written.
     pub letter: u8,
     pub preflush: bool,
+    /// `F` after the op letter: forced unit access.
+    pub fua: bool,
 }
 
 pub fn parse(s: &[u8]) -> Option<Rwbs> {
@@ -35,10 +37,12 @@ pub fn parse(s: &[u8]) -> Option<Rwbs> {
         b'N' if preflush => Some(Op::Flush),
         _ => None,
     };
+    let fua = rest[1..].contains(&b'F');
     Some(Rwbs {
         op,
         letter,
         preflush,
+        fua,
     })
 }
 
@@ -55,7 +59,8 @@ mod tests {
             Rwbs {
                 op: Some(Op::Flush),
                 letter: b'F',
-                preflush: true
+                preflush: true,
+                fua: false,
             }
         );
         assert_eq!(parse(b"F").unwrap().op, Some(Op::Flush));
@@ -65,6 +70,9 @@ mod tests {
         assert_eq!(parse(b"N").unwrap().op, None);
         assert_eq!(parse(b"FN").unwrap().op, Some(Op::Flush));
         assert!(!parse(b"WS").unwrap().preflush);
+        let w = parse(b"WFS").unwrap();
+        assert_eq!((w.op, w.preflush, w.fua), (Some(Op::Write), false, true));
+        assert!(!parse(b"WS").unwrap().fua);
         assert!(parse(b"ws").is_none() && parse(b"").is_none());
     }
 }

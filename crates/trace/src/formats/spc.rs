@@ -1,6 +1,6 @@
 //! SPC / UMass traces: `ASU,LBA,size,opcode,timestamp[,...]`: LBA in 512-byte blocks,
 //! size in bytes, opcode `r`/`w` (either case), timestamp in seconds (decimal). Fields
-//! after the fifth are ignored. The device is the ASU number.
+//! after the fifth are ignored. The device is the ASU number; `--asu` keeps one.
 
 use super::device_csv::{DevRow, Layout};
 use super::lines::{parse_secs_ns, show, CsvLine, LineReader};
@@ -38,8 +38,8 @@ pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(),
         offset_field: "LBA",
         len_field: "size",
         ts_field: "timestamp",
-        only: None,
-        other_devices: "lines of other devices",
+        only: ctx.opts.asu,
+        other_devices: "lines of other ASUs (--asu)",
     };
     super::device_csv::import(ctx, lr, sink, parse_line, &layout)
 }
