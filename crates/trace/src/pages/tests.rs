@@ -496,8 +496,14 @@ fn errors_of(change: impl Fn(&mut Raw)) -> (String, String) {
 fn bad_values_are_refused_alike_by_both_paths() {
     type Change = Box<dyn Fn(&mut Raw)>;
     let cases: Vec<(&str, Change)> = vec![
-        ("negative values", Box::new(|r| r.issue[20_000] = Some(-1))),
-        ("negative values", Box::new(|r| r.len[9] = Some(i64::MIN))),
+        (
+            "(negative, or above 2^63)",
+            Box::new(|r| r.issue[20_000] = Some(-1)),
+        ),
+        (
+            "(negative, or above 2^63)",
+            Box::new(|r| r.len[9] = Some(i64::MIN)),
+        ),
         (
             "before issue_ns",
             Box::new(|r| r.complete[12_345] = Some(r.issue[12_345].unwrap() - 1)),
