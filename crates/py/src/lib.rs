@@ -245,11 +245,11 @@ fn run_point_detached(
     point_json: &str,
 ) -> PyResult<(String, Vec<(String, Py<PyBytes>)>, u64)> {
     let p = point_from_json(point_json)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
-    let (row, files, wall_ms) =
-        interruptible(py, stop, move || storbench_sweep::run_detached(&p, s2))?
-            .map_err(sweep_err)?;
+    // A sweep's point always runs to its end (see storbench_sweep::local).
+    let (row, files, wall_ms) = interruptible(py, Arc::new(AtomicBool::new(false)), move || {
+        storbench_sweep::run_detached(&p)
+    })?
+    .map_err(sweep_err)?;
     let files = files
         .into_iter()
         .map(|(n, b)| (n, PyBytes::new(py, &b).unbind()))
@@ -261,14 +261,25 @@ fn run_point_detached(
     ))
 }
 
-/// Run one point (JSON) in `dir` (continuing it if stopped there); returns (row JSON,
-/// wall ms).
+/// Run one point (JSON) in `dir` (continuing it if killed there); returns (row JSON,
+/// wall ms). A sweep's point runs to its end; a notebook's `run` (`interrupt=True`)
+/// stops at its next checkpoint on Ctrl-C, as the CLI's procedures do.
 #[pyfunction]
-fn run_point_in(py: Python<'_>, point_json: &str, dir: &str) -> PyResult<(String, u64)> {
+#[pyo3(signature = (point_json, dir, interrupt=false))]
+fn run_point_in(
+    py: Python<'_>,
+    point_json: &str,
+    dir: &str,
+    interrupt: bool,
+) -> PyResult<(String, u64)> {
     let p = point_from_json(point_json)?;
     let dir = PathBuf::from(dir);
     let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
+    let s2 = if interrupt {
+        stop.clone()
+    } else {
+        Arc::new(AtomicBool::new(false))
+    };
     let t0 = std::time::Instant::now();
     let row = interruptible(py, stop, move || {
         storbench_sweep::run_point(&p.run, &dir, s2)
@@ -298,7 +309,7 @@ fn run_single(
         )));
     };
     let pj = serde_json::to_string(p).expect("point serializes");
-    let (row, _) = run_point_in(py, &pj, dir)?;
+    let (row, _) = run_point_in(py, &pj, dir, true)?;
     Ok((pj, row))
 }
 

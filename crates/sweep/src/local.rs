@@ -2,10 +2,15 @@
 //!
 //! `jobs` worker threads (`sweep-N`) take the next unfinished point from a shared
 //! counter, run it to its end in its own directory and record it; each point holds one
-//! simulated drive, so memory is bounded by `jobs` drives. A stop request (Ctrl-C)
-//! ends every running point at its next checkpoint with its state saved; running the
-//! sweep again continues those points and skips the finished ones, and a continued
-//! point ends as if never stopped (the suite's resume guarantee).
+//! simulated drive, so memory is bounded by `jobs` drives.
+//!
+//! A stop request (Ctrl-C) starts no new point and lets the running ones finish. It is
+//! not passed into the points: the suite ends a stopped chunk where the stop finds it,
+//! so the simulated drive would drain at another moment of its clock than in an
+//! unstopped run, and the point's figures would differ from the same point run
+//! anywhere else. A point killed outright (a second Ctrl-C, kill -9, power loss)
+//! continues from its last checkpoint, which lies on the drive's clock: it ends as if
+//! never stopped. Running the sweep again skips the finished points.
 
 use crate::plan::{Plan, Point};
 use crate::point::{self, PointError};
@@ -21,7 +26,7 @@ pub struct LocalOptions {
     pub jobs: usize,
     /// Draw a progress bar over points on stderr (the CLI sets this on a terminal).
     pub progress: bool,
-    /// Set to stop every running point at its next checkpoint.
+    /// Set to start no further point (running ones finish).
     pub stop: Arc<AtomicBool>,
 }
 
@@ -85,6 +90,11 @@ fn bar(total: usize, done: usize, show: bool) -> ProgressBar {
     b
 }
 
+/// A stop flag nobody raises (see the module doc).
+fn never_stop() -> Arc<AtomicBool> {
+    Arc::new(AtomicBool::new(false))
+}
+
 /// Run `plan` into `out` with `o.jobs` points at a time, then write the dataset.
 pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, SweepError> {
     let sd = SweepDir::open(out, plan)?;
@@ -112,7 +122,7 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = pending.get(i) else { break };
                 let t0 = Instant::now();
-                match point::run_point(&p.run, &sd.point_dir(p), o.stop.clone()) {
+                match point::run_point(&p.run, &sd.point_dir(p), never_stop()) {
                     Ok(row) => match sd.record(p, row, t0.elapsed().as_millis() as u64, "local") {
                         Ok(_) => {
                             ran.fetch_add(1, Ordering::Relaxed);

@@ -49,7 +49,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let out = a.out.expect("clap requires -o without --dry-run");
     let stop = Arc::new(AtomicBool::new(false));
-    // Ctrl-C stops every point at its next checkpoint; a second one exits at once.
+    // Ctrl-C starts no new point and lets the running ones finish (their figures stay
+    // those of an unstopped run); a second one exits at once, and those points
+    // continue from their last checkpoint next time.
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
             .context("installing the signal handler")?;
@@ -86,7 +88,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         r.dataset.display()
     );
     if r.interrupted {
-        eprintln!("interrupted: running the same command again continues the sweep");
+        eprintln!("stopped: running the same command again continues the sweep");
         std::process::exit(130);
     }
     if !r.failed.is_empty() {
