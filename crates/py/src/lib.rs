@@ -237,13 +237,13 @@ impl Sweep {
     }
 }
 
+/// A point run elsewhere: row JSON, files (relative path, bytes), wall ms.
+type Shipped = (String, Vec<(String, Py<PyBytes>)>, u64);
+
 /// Run one point (JSON) in a private temporary directory; returns (row JSON, files as
 /// (relative path, bytes), wall ms). What a Ray task calls.
 #[pyfunction]
-fn run_point_detached(
-    py: Python<'_>,
-    point_json: &str,
-) -> PyResult<(String, Vec<(String, Py<PyBytes>)>, u64)> {
+fn run_point_detached(py: Python<'_>, point_json: &str) -> PyResult<Shipped> {
     let p = point_from_json(point_json)?;
     // A sweep's point always runs to its end (see storbench_sweep::local).
     let (row, files, wall_ms) = interruptible(py, Arc::new(AtomicBool::new(false)), move || {

@@ -689,7 +689,7 @@ pub fn section_html(sweeps: &[(PathBuf, SweepTable)]) -> String {
                 })
                 .map(|(i, _)| i)
                 .collect();
-            let _ = write!(s, "<h4>{} ({} points)</h4>\n", esc(&p), rows.len());
+            let _ = writeln!(s, "<h4>{} ({} points)</h4>", esc(&p), rows.len());
             let Some(&x) = ax.first() else {
                 s.push_str(
                     "<p class=\"note\">No axis varies among these points: see the table.</p>\n",
@@ -710,9 +710,9 @@ pub fn section_html(sweeps: &[(PathBuf, SweepTable)]) -> String {
             for f in figures {
                 let g = grid(&rows, x, y, f);
                 let fname = name(f);
-                let _ = write!(
+                let _ = writeln!(
                     s,
-                    "<div class=\"sweepfig\" id=\"sweep-{}-{}\"><div><b>{}</b> <span class=\"note\">(mean of up to {} point(s) per cell)</span><br>{}</div><div>{}</div></div>\n",
+                    "<div class=\"sweepfig\" id=\"sweep-{}-{}\"><div><b>{}</b> <span class=\"note\">(mean of up to {} point(s) per cell)</span><br>{}</div><div>{}</div></div>",
                     esc(&p),
                     esc(&fname),
                     esc(&fname),

@@ -173,10 +173,8 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
 
 /// Run one point in a private temporary directory and return its row and every file
 /// it wrote (for a runner on another machine, which ships them back).
-pub fn run_detached(
-    p: &Point,
-    stop: Arc<AtomicBool>,
-) -> Result<(point::Row, Vec<(String, Vec<u8>)>, u64), SweepError> {
+/// Like a local point, it runs to its end (see the module doc).
+pub fn run_detached(p: &Point) -> Result<(point::Row, crate::store::Files, u64), SweepError> {
     let tmp = tempfile::Builder::new()
         .prefix("storbench-point-")
         .tempdir()
@@ -187,7 +185,7 @@ pub fn run_detached(
         })?;
     let dir = tmp.path().join(&p.id);
     let t0 = Instant::now();
-    let row = point::run_point(&p.run, &dir, stop)
+    let row = point::run_point(&p.run, &dir, never_stop())
         .map_err(|e| SweepError::Point(format!("point {} ({}): {e}", p.index, p.id)))?;
     let wall_ms = t0.elapsed().as_millis() as u64;
     let files = crate::store::collect_files(&dir)?;

@@ -297,7 +297,7 @@ fn range(
             } else {
                 0.0
             };
-            let int = from_int && to_int && (c == 1 || (to - from) as u64 % (c - 1) == 0);
+            let int = from_int && to_int && (c == 1 || ((to - from) as u64).is_multiple_of(c - 1));
             (c, int, step)
         }
         (None, Some(_)) => return Err(bad("`count` must be a positive integer".into())),

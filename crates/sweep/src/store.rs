@@ -28,6 +28,9 @@ pub const PLAN_FILE: &str = "plan.toml";
 pub const LOCK_FILE: &str = "sweep.lock";
 pub const POINT_FORMAT: &str = "storbench-sweep-point/1";
 
+/// A point's result files: path relative to its directory, and contents.
+pub type Files = Vec<(String, Vec<u8>)>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
     #[error(transparent)]
@@ -301,7 +304,7 @@ pub fn dataset(plan: &Plan, records: &[Option<PointRecord>]) -> SweepTable {
 }
 
 /// Every file of a point's directory (relative path, bytes), sorted, but its lock.
-pub fn collect_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, SweepError> {
+pub fn collect_files(dir: &Path) -> Result<Files, SweepError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
