@@ -587,18 +587,25 @@ fn axes(t: &SweepTable, rows: &[&Vec<Cell>]) -> Vec<usize> {
             out.push(i);
         }
     }
-    let pick = |name: &Option<String>| name.as_ref().and_then(|n| t.column(n));
+    let pick = |name: &Option<String>| {
+        name.as_ref()
+            .and_then(|n| t.column(n))
+            .filter(|i| out.contains(i))
+    };
+    let (hx, hy) = (pick(&t.meta.x), pick(&t.meta.y));
+    // The hinted axes take their places; the others follow in plan order.
+    let mut rest = out
+        .iter()
+        .copied()
+        .filter(|i| Some(*i) != hx && Some(*i) != hy);
     let mut ordered = Vec::new();
-    for want in [pick(&t.meta.x), pick(&t.meta.y)].into_iter().flatten() {
-        if out.contains(&want) && !ordered.contains(&want) {
-            ordered.push(want);
-        }
+    if let Some(x) = hx.or_else(|| rest.next()) {
+        ordered.push(x);
     }
-    for i in out {
-        if !ordered.contains(&i) {
-            ordered.push(i);
-        }
+    if let Some(y) = hy.filter(|y| !ordered.contains(y)).or_else(|| rest.next()) {
+        ordered.push(y);
     }
+    ordered.extend(rest);
     ordered
 }
 
