@@ -50,6 +50,8 @@ enum Command {
     TrimCheck(cmd::procedures::TrimCheckArgs),
     /// Trace bench: optional seasoning, then replay with idle time cut
     Bench(cmd::procedures::BenchArgs),
+    /// Run a sweep plan (TOML) on the simulated drive, on every core; resumable
+    Sweep(cmd::sweep::Args),
     /// Write a self-contained HTML report comparing result directories
     Report(cmd::report::Args),
     /// Compare result directories as a terminal table
@@ -76,6 +78,7 @@ fn main() {
         Command::Season(a) => cmd::procedures::run_season(a),
         Command::TrimCheck(a) => cmd::procedures::run_trim_check(a),
         Command::Bench(a) => cmd::procedures::run_bench(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Compare(a) => cmd::report::run_compare(a),
         Command::Db(a) => cmd::db::run(a),

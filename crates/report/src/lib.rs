@@ -6,7 +6,8 @@
 //!   `phase` column) and `DIR/ios.parquet` ([`IoLogWriter`], every completed I/O, in
 //!   the trace format so a replay log is itself a trace);
 //! - [`csvlog`]: fio-style logs (`time_ms, value, ddir, bs, offset`) for fio's plotting tools;
-//! - `html`: the self-contained HTML report.
+//! - `html`: the self-contained HTML report;
+//! - [`sweep`]: a sweep's dataset (`DIR/sweep.parquet`) and the report's sweep section.
 
 pub mod compare;
 pub mod csvlog;
@@ -15,6 +16,7 @@ pub mod html;
 pub mod images;
 pub mod result;
 pub mod series;
+pub mod sweep;
 
 pub use csvlog::{write_fio_csv_logs, write_fio_csv_logs_timed};
 pub use result::{

@@ -11,6 +11,7 @@ pub mod replay;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod sweep;
 pub mod synth;
 
 /// Exit status: 2 for user mistakes (bad arguments, bad input), 1 for everything else.

@@ -27,6 +27,16 @@ pub struct CompareArgs {
 
 /// Loads every result under `dirs`, in the order given.
 pub fn load_runs(dirs: &[PathBuf]) -> anyhow::Result<Vec<RunView>> {
+    Ok(load_all(dirs)?.0)
+}
+
+type Sweeps = Vec<(PathBuf, storbench_report::sweep::SweepTable)>;
+
+/// Every result and every sweep under `dirs`. A sweep's points are shown by its own
+/// section (heat maps over its axes), not as one run each.
+pub fn load_all(dirs: &[PathBuf]) -> anyhow::Result<(Vec<RunView>, Sweeps)> {
+    let sweeps = storbench_report::sweep::load_all(dirs)?;
+    let in_sweep = |d: &Path| sweeps.iter().any(|(s, _)| d.starts_with(s));
     let mut runs = Vec::new();
     for d in dirs {
         if !d.exists() {
@@ -36,8 +46,11 @@ pub fn load_runs(dirs: &[PathBuf]) -> anyhow::Result<Vec<RunView>> {
             }
             .into());
         }
-        let found = load::discover(d)?;
-        if found.is_empty() {
+        let found: Vec<PathBuf> = load::discover(d)?
+            .into_iter()
+            .filter(|r| !in_sweep(r))
+            .collect();
+        if found.is_empty() && !sweeps.iter().any(|(s, _)| s.starts_with(d)) {
             return Err(UserError {
                 message: format!(
                     "{}: no {} here or in its subdirectories",
@@ -56,16 +69,35 @@ pub fn load_runs(dirs: &[PathBuf]) -> anyhow::Result<Vec<RunView>> {
             runs.push(view);
         }
     }
-    Ok(runs)
+    Ok((runs, sweeps))
 }
 
 /// Writes the HTML report (and images when asked) for `runs`; prints where.
 pub fn write_report(runs: &[RunView], output: &Path, images: Option<&Path>) -> anyhow::Result<()> {
+    write_report_with(runs, &[], output, images)
+}
+
+/// [`write_report`] with a sweep section.
+pub fn write_report_with(
+    runs: &[RunView],
+    sweeps: &[(PathBuf, storbench_report::sweep::SweepTable)],
+    output: &Path,
+    images: Option<&Path>,
+) -> anyhow::Result<()> {
     let generator = format!("storbench {}", env!("CARGO_PKG_VERSION"));
-    let page = html::render_html(runs, &generator);
+    let page = html::render_html_with_sweeps(runs, sweeps, &generator);
     storbench_trace::atomic::write_atomic(output, page.as_bytes())
         .with_context(|| format!("writing {}", output.display()))?;
-    eprintln!("report: {} ({} result(s))", output.display(), runs.len());
+    if sweeps.is_empty() {
+        eprintln!("report: {} ({} result(s))", output.display(), runs.len());
+    } else {
+        eprintln!(
+            "report: {} ({} result(s), {} sweep(s))",
+            output.display(),
+            runs.len(),
+            sweeps.len()
+        );
+    }
     if let Some(dir) = images {
         let w =
             storbench_report::images::write_images(dir, &html::charts(runs), &html::tables(runs))?;
@@ -78,8 +110,8 @@ pub fn write_report(runs: &[RunView], output: &Path, images: Option<&Path>) -> a
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let runs = load_runs(&args.dirs)?;
-    write_report(&runs, &args.output, args.images.as_deref())
+    let (runs, sweeps) = load_all(&args.dirs)?;
+    write_report_with(&runs, &sweeps, &args.output, args.images.as_deref())
 }
 
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {

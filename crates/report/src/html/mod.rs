@@ -17,3 +17,20 @@ pub fn render_html(runs: &[RunView], generator: &str) -> String {
     let t = tables(runs);
     page::render(runs, &c, &t, generator)
 }
+
+/// [`render_html`] with a sweep section (heat maps and lines over two axes) before the
+/// runs' sections, drawn by [`crate::sweep`].
+pub fn render_html_with_sweeps(
+    runs: &[RunView],
+    sweeps: &[(std::path::PathBuf, crate::sweep::SweepTable)],
+    generator: &str,
+) -> String {
+    let c = charts(runs);
+    let t = tables(runs);
+    let extra = [page::ExtraSection {
+        id: "sweeps",
+        title: "Sweeps",
+        html: crate::sweep::section_html(sweeps),
+    }];
+    page::render_with(runs, &c, &t, &extra, generator)
+}

@@ -156,10 +156,35 @@ struct PageData<'a> {
     charts: &'a [Chart],
 }
 
+/// A section drawn outside the run charts (the sweep section): its own HTML.
+pub struct ExtraSection {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub html: String,
+}
+
 /// Renders the complete page. `generator` names the tool and version that wrote it.
 pub fn render(runs: &[RunView], charts: &[Chart], tables: &[Table], generator: &str) -> String {
+    render_with(runs, charts, tables, &[], generator)
+}
+
+/// [`render`] with extra sections first (the sweeps).
+pub fn render_with(
+    runs: &[RunView],
+    charts: &[Chart],
+    tables: &[Table],
+    extra: &[ExtraSection],
+    generator: &str,
+) -> String {
     let mut body = String::new();
     let mut nav = String::new();
+    for sec in extra.iter().filter(|s| !s.html.is_empty()) {
+        nav += &format!("<a href=\"#{}\">{}</a>", sec.id, sec.title);
+        body += &format!(
+            "<section id=\"{}\">\n<h2>{}</h2>\n{}</section>\n",
+            sec.id, sec.title, sec.html
+        );
+    }
     for sec in &SECTIONS {
         let sc: Vec<&Chart> = charts.iter().filter(|c| c.section == sec.id).collect();
         let st: Vec<&Table> = tables.iter().filter(|t| t.section == sec.id).collect();

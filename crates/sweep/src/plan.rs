@@ -1,0 +1,1074 @@
+//! The sweep plan: a TOML file of targets, workloads, procedures and seeds whose
+//! cartesian product is the list of points to run.
+//!
+//! ```toml
+//! name = "client drive: OP x GC policy"
+//! seeds = [1, 2]                      # or { from = 1, count = 4 }; default [1]
+//! checkpoint_every = "60s"            # the simulated drive's chunk length (part of every point)
+//!
+//! [[target]]                          # one or more; each is a product of its own axes
+//! preset = "client-7op"               # a list makes the preset an axis too
+//! capacity = "16g"                    # a scalar: the same in every point
+//! op = { from = 0.07, to = 0.5, count = 8 }     # a range: an axis (also from/to/step)
+//! victim = ["greedy", "fifo", "random", "cost-benefit"]   # a list: an axis
+//!
+//! [[workload]]                        # for procedures that replay one (bench)
+//! profile = "heavy-2011"              # or trace = "app.parquet", or generator = "randwrite"
+//! scale = 0.01
+//!
+//! [[procedure]]
+//! name = "consistency"                # consistency, trim-check, season, bench
+//! duration = "600s"                   # the command's options, as the CLI spells them
+//! span = ["100%", "75%"]              # options can be axes too
+//!
+//! [report]                            # optional: the report's heat-map axes
+//! x = "op"
+//! y = "victim"
+//! ```
+//!
+//! The plan is the union over `[[procedure]]` entries of targets x workloads (only for
+//! a procedure that takes one) x the procedure's own option axes x seeds. A point's
+//! seed is the procedure's seed (the random writes, the synthesized profile, the
+//! generator) and the simulator's `seed` key, unless the target sets that key itself.
+//! Every point is checked before anything runs: its simulated drive is built from its
+//! spec and its options are parsed as the command would parse them.
+
+use crate::point;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use storbench_report::sweep::Cell;
+use toml::Spanned;
+
+/// Largest plan accepted (each point is a few hundred bytes in memory; a bigger study
+/// is several plans, or one plan per cluster job).
+pub const MAX_POINTS: usize = 200_000;
+
+/// A user mistake in a plan: file, line (when known), what and what to do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}{}: {message}{}", line.map_or(String::new(), |l| format!(":{l}")), hint.as_ref().map_or(String::new(), |h| format!("\n  hint: {h}")))]
+pub struct PlanError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// What one point runs: everything that decides its result and nothing else. Its id
+/// is a hash of this, so a point finished under one plan is found again under another.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    pub procedure: String,
+    /// The simulated drive, `sim:PRESET,key=value,...`.
+    pub target: String,
+    pub workload: Option<WorkloadSpec>,
+    /// Procedure options by their CLI names (`duration`, `precondition-passes`).
+    pub options: BTreeMap<String, Cell>,
+    pub seed: u64,
+    pub checkpoint_every_ns: u64,
+}
+
+/// A workload for a procedure that replays one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WorkloadSpec {
+    /// A published profile, synthesized for the point's drive (scale: 1, or 0.002 with
+    /// the procedure's `quick`, as `storbench bench`).
+    Profile { name: String, scale: Option<f64> },
+    /// A Parquet trace (an absolute path: every machine that runs the point reads it).
+    Trace { path: PathBuf },
+    /// A fio-style generator, written as a trace (no times) and replayed at its QD.
+    Generator {
+        rw: String,
+        bs: String,
+        qd: u32,
+        read_pct: u8,
+        span: String,
+        ios: Option<u64>,
+        size: Option<String>,
+    },
+}
+
+impl WorkloadSpec {
+    /// The dataset's `workload` column.
+    pub fn label(&self) -> String {
+        match self {
+            WorkloadSpec::Profile { name, scale } => match scale {
+                Some(s) => format!("{name} x{s}"),
+                None => name.clone(),
+            },
+            WorkloadSpec::Trace { path } => path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
+            WorkloadSpec::Generator {
+                rw,
+                bs,
+                qd,
+                read_pct,
+                span,
+                ios,
+                size,
+            } => {
+                let mut s = format!("{rw} bs={bs} qd={qd}");
+                if rw.contains("rw") {
+                    s += &format!(" read={read_pct}%");
+                }
+                if span != "100%" {
+                    s += &format!(" span={span}");
+                }
+                match (ios, size) {
+                    (Some(n), _) => s += &format!(" ios={n}"),
+                    (_, Some(b)) => s += &format!(" size={b}"),
+                    _ => {}
+                }
+                s
+            }
+        }
+    }
+}
+
+/// One point of the plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Position in the plan (the dataset's row order).
+    pub index: usize,
+    /// 16 hex digits: a hash of [`RunSpec`]; the point's directory name.
+    pub id: String,
+    pub run: RunSpec,
+    pub preset: String,
+    /// The value of each plan axis this point has, by column name.
+    pub params: Vec<(String, Cell)>,
+}
+
+/// A plan axis: a key with more than one value somewhere in the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<Cell>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub title: String,
+    /// The plan file (or `<text>`), for messages.
+    pub file: String,
+    /// The plan as given (kept beside the results).
+    pub text: String,
+    pub points: Vec<Point>,
+    pub axes: Vec<Axis>,
+    /// Procedure names in plan order (the dataset's figure columns follow it).
+    pub procedures: Vec<String>,
+    pub report_x: Option<String>,
+    pub report_y: Option<String>,
+}
+
+type Entry = BTreeMap<String, Spanned<toml::Value>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Option<String>,
+    seeds: Option<Spanned<toml::Value>>,
+    checkpoint_every: Option<Spanned<String>>,
+    #[serde(default)]
+    target: Vec<Entry>,
+    #[serde(default)]
+    workload: Vec<Entry>,
+    #[serde(default)]
+    procedure: Vec<Entry>,
+    report: Option<RawReport>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReport {
+    x: Option<String>,
+    y: Option<String>,
+}
+
+/// 64-bit FNV-1a: stable across machines and versions (std's hashers are not).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+impl RunSpec {
+    pub fn id(&self) -> String {
+        let canon = serde_json::to_string(self).expect("run spec serializes");
+        format!("{:016x}", fnv1a64(canon.as_bytes()))
+    }
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, span: std::ops::Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+    }
+
+    fn err(
+        &self,
+        span: Option<std::ops::Range<usize>>,
+        message: String,
+        hint: Option<&str>,
+    ) -> PlanError {
+        PlanError {
+            file: self.file.to_owned(),
+            line: span.map(|s| self.line(s)),
+            message,
+            hint: hint.map(str::to_owned),
+        }
+    }
+}
+
+/// A key's values in one entry: one (fixed) or several (an axis).
+struct KeyValues {
+    key: String,
+    values: Vec<Cell>,
+    axis: bool,
+    span: std::ops::Range<usize>,
+}
+
+fn scalar(v: &toml::Value) -> Option<Cell> {
+    match v {
+        toml::Value::String(s) => Some(Cell::Text(s.clone())),
+        toml::Value::Integer(i) => Some(Cell::Int(*i)),
+        toml::Value::Float(f) if f.is_finite() => Some(Cell::Float(*f)),
+        toml::Value::Boolean(b) => Some(Cell::Bool(*b)),
+        _ => None,
+    }
+}
+
+/// Values of a range table `{ from, to, step }` or `{ from, to, count }`.
+fn range(
+    ctx: &Ctx<'_>,
+    key: &str,
+    span: &std::ops::Range<usize>,
+    t: &toml::Table,
+) -> Result<Vec<Cell>, PlanError> {
+    let bad = |m: String| {
+        ctx.err(
+            Some(span.clone()),
+            format!("`{key}`: {m}"),
+            Some("a range is { from = 0.07, to = 0.5, step = 0.01 } or { from = 0.07, to = 0.5, count = 8 }"),
+        )
+    };
+    for k in t.keys() {
+        if !["from", "to", "step", "count"].contains(&k.as_str()) {
+            return Err(bad(format!("unknown range key `{k}`")));
+        }
+    }
+    let num = |k: &str| -> Result<Option<(f64, bool)>, PlanError> {
+        match t.get(k) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) => Ok(Some((*i as f64, true))),
+            Some(toml::Value::Float(f)) if f.is_finite() => Ok(Some((*f, false))),
+            Some(_) => Err(bad(format!("`{k}` must be a number"))),
+        }
+    };
+    let (from, from_int) = num("from")?.ok_or_else(|| bad("`from` is missing".into()))?;
+    let (to, to_int) = num("to")?.ok_or_else(|| bad("`to` is missing".into()))?;
+    if to < from {
+        return Err(bad(format!("`to` ({to}) is below `from` ({from})")));
+    }
+    let (count, all_int, step) = match (num("step")?, t.get("count")) {
+        (Some(_), Some(_)) => return Err(bad("give `step` or `count`, not both".into())),
+        (Some((step, step_int)), None) => {
+            if step <= 0.0 {
+                return Err(bad("`step` must be positive".into()));
+            }
+            // Inclusive of `to` when a step lands on it (within rounding).
+            let n = ((to - from) / step + 1e-9).floor() as u64 + 1;
+            (n, from_int && to_int && step_int, step)
+        }
+        (None, Some(toml::Value::Integer(c))) if *c >= 1 => {
+            let c = *c as u64;
+            let step = if c > 1 {
+                (to - from) / (c - 1) as f64
+            } else {
+                0.0
+            };
+            let int = from_int && to_int && (c == 1 || ((to - from) as u64).is_multiple_of(c - 1));
+            (c, int, step)
+        }
+        (None, Some(_)) => return Err(bad("`count` must be a positive integer".into())),
+        (None, None) => return Err(bad("give `step` or `count`".into())),
+    };
+    if count as usize > MAX_POINTS {
+        return Err(bad(format!(
+            "{count} values: more than a plan may have ({MAX_POINTS})"
+        )));
+    }
+    Ok((0..count)
+        .map(|i| {
+            let v = from + step * i as f64;
+            if all_int {
+                Cell::Int(v.round() as i64)
+            } else {
+                // 12 significant digits: 0.07 + 3 x 0.01 prints as 0.1, not 0.09999999999999999.
+                let rounded: f64 = format!("{v:.12e}").parse().expect("formatted float parses");
+                Cell::Float(rounded)
+            }
+        })
+        .collect())
+}
+
+fn key_values(ctx: &Ctx<'_>, entry: &Entry) -> Result<Vec<KeyValues>, PlanError> {
+    let mut out = Vec::new();
+    for (key, v) in entry {
+        let span = v.span();
+        let (values, axis) = match v.get_ref() {
+            toml::Value::Array(items) => {
+                if items.is_empty() {
+                    return Err(ctx.err(
+                        Some(span),
+                        format!("`{key}`: an empty list"),
+                        Some("an axis needs at least one value"),
+                    ));
+                }
+                let mut vals = Vec::with_capacity(items.len());
+                for it in items {
+                    let c = scalar(it).ok_or_else(|| {
+                        ctx.err(
+                            Some(span.clone()),
+                            format!("`{key}`: list items must be strings, numbers or booleans"),
+                            None,
+                        )
+                    })?;
+                    if vals.contains(&c) {
+                        return Err(ctx.err(
+                            Some(span.clone()),
+                            format!("`{key}`: {} is listed twice", c.text()),
+                            None,
+                        ));
+                    }
+                    vals.push(c);
+                }
+                (vals, true)
+            }
+            toml::Value::Table(t) => (range(ctx, key, &span, t)?, true),
+            other => (
+                vec![scalar(other).ok_or_else(|| {
+                    ctx.err(
+                        Some(span.clone()),
+                        format!("`{key}`: dates are not plan values"),
+                        None,
+                    )
+                })?],
+                false,
+            ),
+        };
+        out.push(KeyValues {
+            key: key.clone(),
+            values,
+            axis,
+            span,
+        });
+    }
+    // File order, so axes and spec keys come out as written.
+    out.sort_by_key(|k| k.span.start);
+    Ok(out)
+}
+
+/// Every combination of the keys' values, in order (the last key varies fastest).
+fn product(keys: &[KeyValues]) -> Vec<Vec<(usize, Cell)>> {
+    let mut out: Vec<Vec<(usize, Cell)>> = vec![Vec::new()];
+    for (i, k) in keys.iter().enumerate() {
+        let mut next = Vec::with_capacity(out.len() * k.values.len());
+        for combo in &out {
+            for v in &k.values {
+                let mut c = combo.clone();
+                c.push((i, v.clone()));
+                next.push(c);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// One expansion of an entry: its values by key, and which keys are axes.
+struct Variant {
+    values: Vec<(String, Cell)>,
+    axes: Vec<(String, Cell)>,
+    line: usize,
+}
+
+fn expand(
+    ctx: &Ctx<'_>,
+    entry: &Entry,
+    section: &str,
+    limit: usize,
+) -> Result<Vec<Variant>, PlanError> {
+    let kv = key_values(ctx, entry)?;
+    let n: usize = kv
+        .iter()
+        .map(|k| k.values.len())
+        .try_fold(1usize, |a, b| a.checked_mul(b))
+        .unwrap_or(usize::MAX);
+    let line = kv.first().map_or(0, |k| ctx.line(k.span.clone()));
+    if n > limit {
+        return Err(ctx.err(kv.first().map(|k| k.span.clone()), format!("this [[{section}]] alone has {n} combinations; a plan may have at most {MAX_POINTS} points"), Some("split the study into several plans")));
+    }
+    Ok(product(&kv)
+        .into_iter()
+        .map(|combo| Variant {
+            values: combo
+                .iter()
+                .map(|(i, c)| (kv[*i].key.clone(), c.clone()))
+                .collect(),
+            axes: combo
+                .iter()
+                .filter(|(i, _)| kv[*i].axis)
+                .map(|(i, c)| (kv[*i].key.clone(), c.clone()))
+                .collect(),
+            line,
+        })
+        .collect())
+}
+
+fn text_of(c: &Cell) -> String {
+    c.text()
+}
+
+struct TargetVariant {
+    preset: String,
+    spec: String,
+    axes: Vec<(String, Cell)>,
+    sets_seed: bool,
+    line: usize,
+}
+
+fn targets(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<TargetVariant>, PlanError> {
+    let mut out = Vec::new();
+    for entry in raw {
+        let Some(p) = entry.get("preset") else {
+            let span = entry.values().next().map(|v| v.span());
+            return Err(ctx.err(
+                span,
+                "a [[target]] without `preset`".into(),
+                Some("e.g. preset = \"client-7op\"; `storbench sim presets` lists them"),
+            ));
+        };
+        for v in expand(ctx, entry, "target", MAX_POINTS)? {
+            let preset = v
+                .values
+                .iter()
+                .find(|(k, _)| k == "preset")
+                .map(|(_, c)| c.clone());
+            let Some(Cell::Text(preset)) = preset else {
+                return Err(ctx.err(
+                    Some(p.span()),
+                    "`preset` must be a name (a string)".into(),
+                    None,
+                ));
+            };
+            let mut spec = format!("sim:{preset}");
+            let mut sets_seed = false;
+            for (k, c) in &v.values {
+                if k == "preset" {
+                    continue;
+                }
+                sets_seed |= k == "seed";
+                spec += &format!(",{k}={}", text_of(c));
+            }
+            out.push(TargetVariant {
+                preset,
+                spec,
+                axes: v.axes,
+                sets_seed,
+                line: v.line,
+            });
+        }
+    }
+    Ok(out)
+}
+
+struct WorkloadVariant {
+    spec: WorkloadSpec,
+    axes: Vec<(String, Cell)>,
+}
+
+const PROFILE_KEYS: [&str; 2] = ["profile", "scale"];
+const TRACE_KEYS: [&str; 1] = ["trace"];
+const GENERATOR_KEYS: [&str; 7] = ["generator", "bs", "qd", "read_pct", "span", "ios", "size"];
+const RW_KINDS: [&str; 7] = [
+    "read",
+    "write",
+    "rw",
+    "randread",
+    "randwrite",
+    "randrw",
+    "trim",
+];
+
+fn workloads(ctx: &Ctx<'_>, raw: &[Entry], base: &Path) -> Result<Vec<WorkloadVariant>, PlanError> {
+    let mut out = Vec::new();
+    for entry in raw {
+        let first = entry.values().map(|v| v.span()).min_by_key(|s| s.start);
+        let kinds: Vec<&str> = ["profile", "trace", "generator"]
+            .into_iter()
+            .filter(|k| entry.contains_key(*k))
+            .collect();
+        let kind = match kinds.as_slice() {
+            [k] => *k,
+            _ => {
+                return Err(ctx.err(first, "a [[workload]] names exactly one of `profile`, `trace` or `generator`".into(), Some("profile = \"heavy-2011\", trace = \"app.parquet\" or generator = \"randwrite\"")))
+            }
+        };
+        let allowed: &[&str] = match kind {
+            "profile" => &PROFILE_KEYS,
+            "trace" => &TRACE_KEYS,
+            _ => &GENERATOR_KEYS,
+        };
+        for (k, v) in entry {
+            if !allowed.contains(&k.as_str()) {
+                return Err(ctx.err(
+                    Some(v.span()),
+                    format!("a {kind} workload has no key `{k}`"),
+                    Some(&format!("its keys: {}", allowed.join(", "))),
+                ));
+            }
+        }
+        let line_of = |k: &str| entry.get(k).map(|v| v.span());
+        for v in expand(ctx, entry, "workload", MAX_POINTS)? {
+            let get = |k: &str| {
+                v.values
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, c)| c.clone())
+            };
+            let text = |k: &str| -> Result<Option<String>, PlanError> {
+                match get(k) {
+                    None => Ok(None),
+                    Some(Cell::Text(s)) => Ok(Some(s)),
+                    Some(Cell::Int(i)) => Ok(Some(i.to_string())),
+                    Some(_) => Err(ctx.err(line_of(k), format!("`{k}` must be a string"), None)),
+                }
+            };
+            let int = |k: &str| -> Result<Option<i64>, PlanError> {
+                match get(k) {
+                    None => Ok(None),
+                    Some(Cell::Int(i)) if i >= 0 => Ok(Some(i)),
+                    Some(_) => Err(ctx.err(
+                        line_of(k),
+                        format!("`{k}` must be a non-negative integer"),
+                        None,
+                    )),
+                }
+            };
+            let spec = match kind {
+                "profile" => {
+                    let name = text("profile")?.expect("profile key present");
+                    if storbench_workload::synth::builtin(&name).is_none()
+                        && !name.ends_with(".toml")
+                    {
+                        return Err(ctx.err(
+                            line_of("profile"),
+                            format!("unknown profile `{name}`"),
+                            Some("`storbench profiles` lists them; a profile file ends in .toml"),
+                        ));
+                    }
+                    let scale = match get("scale") {
+                        None => None,
+                        Some(c) => match c.as_f64() {
+                            Some(s) if s > 0.0 && !matches!(c, Cell::Bool(_)) => Some(s),
+                            _ => {
+                                return Err(ctx.err(
+                                    line_of("scale"),
+                                    "`scale` must be a positive number".into(),
+                                    None,
+                                ))
+                            }
+                        },
+                    };
+                    WorkloadSpec::Profile { name, scale }
+                }
+                "trace" => {
+                    let given = text("trace")?.expect("trace key present");
+                    let path = base.join(&given);
+                    if !path.is_file() {
+                        return Err(ctx.err(line_of("trace"), format!("trace {}: no such file", path.display()), Some("trace paths are relative to the plan file; `storbench import` or `synth` makes one")));
+                    }
+                    let path = std::path::absolute(&path).unwrap_or(path);
+                    WorkloadSpec::Trace { path }
+                }
+                _ => {
+                    let rw = text("generator")?.expect("generator key present");
+                    if !RW_KINDS.contains(&rw.as_str()) {
+                        return Err(ctx.err(
+                            line_of("generator"),
+                            format!("generator `{rw}`: unknown"),
+                            Some(&format!("one of {}", RW_KINDS.join(", "))),
+                        ));
+                    }
+                    let qd = int("qd")?.unwrap_or(1);
+                    if !(1..=65_536).contains(&qd) {
+                        return Err(ctx.err(
+                            line_of("qd"),
+                            format!("`qd` {qd}: must be in 1..=65536"),
+                            None,
+                        ));
+                    }
+                    let read_pct = match int("read_pct")? {
+                        Some(p) if p <= 100 => p as u8,
+                        Some(p) => {
+                            return Err(ctx.err(
+                                line_of("read_pct"),
+                                format!("`read_pct` {p}: must be at most 100"),
+                                None,
+                            ))
+                        }
+                        None if rw.contains("read") => 100,
+                        None if rw.contains("rw") => 50,
+                        None => 0,
+                    };
+                    let ios = int("ios")?.map(|i| i as u64);
+                    let size = text("size")?;
+                    if ios.is_some() == size.is_some() {
+                        return Err(ctx.err(first, "a generator workload needs `ios` (an I/O count) or `size` (bytes), not both".into(), Some("the trace bench replays a finite workload, e.g. ios = 100000 or size = \"4g\"")));
+                    }
+                    WorkloadSpec::Generator {
+                        rw,
+                        bs: text("bs")?.unwrap_or_else(|| "4k".into()),
+                        qd: qd as u32,
+                        read_pct,
+                        span: text("span")?.unwrap_or_else(|| "100%".into()),
+                        ios,
+                        size,
+                    }
+                }
+            };
+            out.push(WorkloadVariant { spec, axes: v.axes });
+        }
+    }
+    Ok(out)
+}
+
+struct ProcVariant {
+    name: String,
+    options: BTreeMap<String, Cell>,
+    axes: Vec<(String, Cell)>,
+    line: usize,
+}
+
+fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanError> {
+    let mut out = Vec::new();
+    for entry in raw {
+        let first = entry.values().map(|v| v.span()).min_by_key(|s| s.start);
+        let name = match entry.get("name").map(|v| (v.get_ref(), v.span())) {
+            Some((toml::Value::String(s), span)) => {
+                if !point::PROCEDURES.contains(&s.as_str()) {
+                    return Err(ctx.err(
+                        Some(span),
+                        format!("procedure `{s}`: unknown"),
+                        Some(&format!("one of {}", point::PROCEDURES.join(", "))),
+                    ));
+                }
+                s.clone()
+            }
+            Some((_, span)) => {
+                return Err(ctx.err(
+                    Some(span),
+                    "`name` must be one procedure's name (a string)".into(),
+                    Some("write one [[procedure]] per procedure"),
+                ))
+            }
+            None => {
+                return Err(ctx.err(
+                    first,
+                    "a [[procedure]] without `name`".into(),
+                    Some(&format!("one of {}", point::PROCEDURES.join(", "))),
+                ))
+            }
+        };
+        let known = point::options(&name);
+        for (k, v) in entry {
+            if k != "name" && !known.contains(&k.replace('_', "-").as_str()) {
+                return Err(ctx.err(
+                    Some(v.span()),
+                    format!("{name} has no option `{k}`"),
+                    Some(&format!("its options: {}", known.join(", "))),
+                ));
+            }
+        }
+        for v in expand(ctx, entry, "procedure", MAX_POINTS)? {
+            out.push(ProcVariant {
+                name: name.clone(),
+                options: v
+                    .values
+                    .into_iter()
+                    .filter(|(k, _)| k != "name")
+                    .map(|(k, c)| (k.replace('_', "-"), c))
+                    .collect(),
+                axes: v.axes,
+                line: v.line,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn seeds(ctx: &Ctx<'_>, raw: Option<&Spanned<toml::Value>>) -> Result<Vec<u64>, PlanError> {
+    let Some(s) = raw else { return Ok(vec![1]) };
+    let bad = || {
+        ctx.err(Some(s.span()), "`seeds` must be non-negative integers: a list, one integer, or { from = 1, count = 4 }".into(), None)
+    };
+    let cells = match s.get_ref() {
+        toml::Value::Integer(i) => vec![Cell::Int(*i)],
+        toml::Value::Array(a) => a
+            .iter()
+            .map(|v| scalar(v).ok_or_else(bad))
+            .collect::<Result<_, _>>()?,
+        toml::Value::Table(t) => {
+            // Seeds step by one: { from, to } or { from, count }.
+            let mut t = t.clone();
+            if !t.contains_key("to") {
+                let from = t
+                    .get("from")
+                    .and_then(toml::Value::as_integer)
+                    .ok_or_else(bad)?;
+                let count = t
+                    .remove("count")
+                    .and_then(|c| c.as_integer())
+                    .ok_or_else(bad)?;
+                t.insert("to".into(), toml::Value::Integer(from + count - 1));
+            }
+            if !t.contains_key("count") && !t.contains_key("step") {
+                t.insert("step".into(), toml::Value::Integer(1));
+            }
+            range(ctx, "seeds", &s.span(), &t)?
+        }
+        _ => return Err(bad()),
+    };
+    let mut out = Vec::new();
+    for c in cells {
+        match c {
+            Cell::Int(i) if i >= 0 && !out.contains(&(i as u64)) => out.push(i as u64),
+            _ => return Err(bad()),
+        }
+    }
+    Ok(out)
+}
+
+impl Plan {
+    /// Read and expand a plan file. Relative trace paths are relative to its directory.
+    pub fn load(path: &Path) -> Result<Plan, PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+            file: path.display().to_string(),
+            line: None,
+            message: format!("reading the plan: {e}"),
+            hint: None,
+        })?;
+        let base = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Plan::parse(&text, &path.display().to_string(), &base)
+    }
+
+    /// Expand a plan's text; `file` names it in errors, `base` resolves trace paths.
+    pub fn parse(text: &str, file: &str, base: &Path) -> Result<Plan, PlanError> {
+        let ctx = Ctx { file, text };
+        let raw: Raw = toml::from_str(text).map_err(|e| PlanError {
+            file: file.to_owned(),
+            line: e.span().map(|s| ctx.line(s)),
+            message: e.message().trim().to_owned(),
+            hint: Some("top-level keys: name, seeds, checkpoint_every, [[target]], [[workload]], [[procedure]], [report]".into()),
+        })?;
+        if raw.target.is_empty() {
+            return Err(ctx.err(
+                None,
+                "no [[target]]".into(),
+                Some("add e.g. [[target]] preset = \"client-7op\""),
+            ));
+        }
+        if raw.procedure.is_empty() {
+            return Err(ctx.err(
+                None,
+                "no [[procedure]]".into(),
+                Some("add e.g. [[procedure]] name = \"consistency\""),
+            ));
+        }
+        let checkpoint_every_ns = match &raw.checkpoint_every {
+            None => 60_000_000_000,
+            Some(c) => {
+                let ns = storbench_suite::units::parse_duration_ns("checkpoint_every", c.get_ref())
+                    .map_err(|e| ctx.err(Some(c.span()), e.to_string(), None))?;
+                if ns == 0 || ns > 60_000_000_000 {
+                    return Err(ctx.err(
+                        Some(c.span()),
+                        format!(
+                            "checkpoint_every {}: must be more than 0 and at most 60s",
+                            c.get_ref()
+                        ),
+                        None,
+                    ));
+                }
+                ns
+            }
+        };
+        let seeds = seeds(&ctx, raw.seeds.as_ref())?;
+        let targets = targets(&ctx, &raw.target)?;
+        let workloads = workloads(&ctx, &raw.workload, base)?;
+        let procs = procedures(&ctx, &raw.procedure)?;
+        if !workloads.is_empty() && !procs.iter().any(|p| point::takes_workload(&p.name)) {
+            return Err(ctx.err(
+                None,
+                "[[workload]] entries but no procedure replays one".into(),
+                Some("add [[procedure]] name = \"bench\", or remove the workloads"),
+            ));
+        }
+        // Column names: a key that is an axis in two sections is named section.key.
+        let mut sections: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        let mut note = |k: &str, s: &'static str| {
+            let e = sections.entry(k.to_owned()).or_default();
+            if !e.contains(&s) {
+                e.push(s);
+            }
+        };
+        targets
+            .iter()
+            .flat_map(|t| &t.axes)
+            .for_each(|(k, _)| note(k, "target"));
+        workloads
+            .iter()
+            .flat_map(|w| &w.axes)
+            .for_each(|(k, _)| note(k, "workload"));
+        procs
+            .iter()
+            .flat_map(|p| &p.axes)
+            .for_each(|(k, _)| note(k, "procedure"));
+        let column = |k: &str, s: &str| -> String {
+            if sections.get(k).is_some_and(|v| v.len() > 1)
+                || ["point", "index", "procedure", "target", "workload", "seed"].contains(&k)
+            {
+                format!("{s}.{k}")
+            } else {
+                k.to_owned()
+            }
+        };
+
+        let mut points: Vec<Point> = Vec::new();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for p in &procs {
+            let ws: Vec<Option<&WorkloadVariant>> = if point::takes_workload(&p.name) {
+                if workloads.is_empty() {
+                    return Err(ctx.err(None, format!("procedure {} (line {}) replays a workload, and the plan has no [[workload]]", p.name, p.line), Some("add [[workload]] profile = \"heavy-2011\" (or trace = ..., generator = ...)")));
+                }
+                workloads.iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for t in &targets {
+                for w in &ws {
+                    for &seed in &seeds {
+                        if points.len() >= MAX_POINTS {
+                            return Err(ctx.err(
+                                None,
+                                format!("more than {MAX_POINTS} points"),
+                                Some("split the study into several plans"),
+                            ));
+                        }
+                        let target = if t.sets_seed {
+                            t.spec.clone()
+                        } else {
+                            format!("{},seed={seed}", t.spec)
+                        };
+                        let run = RunSpec {
+                            procedure: p.name.clone(),
+                            target,
+                            workload: w.map(|w| w.spec.clone()),
+                            options: p.options.clone(),
+                            seed,
+                            checkpoint_every_ns,
+                        };
+                        let id = run.id();
+                        if let Some(prev) = seen.insert(id.clone(), points.len()) {
+                            return Err(ctx.err(
+                                None,
+                                format!(
+                                    "points {prev} and {} are the same run ({} on {})",
+                                    points.len(),
+                                    run.procedure,
+                                    run.target
+                                ),
+                                Some("two [[target]] or [[workload]] entries overlap"),
+                            ));
+                        }
+                        let mut params: Vec<(String, Cell)> = Vec::new();
+                        params.extend(t.axes.iter().map(|(k, c)| (column(k, "target"), c.clone())));
+                        if let Some(w) = w {
+                            params.extend(
+                                w.axes
+                                    .iter()
+                                    .map(|(k, c)| (column(k, "workload"), c.clone())),
+                            );
+                        }
+                        params.extend(
+                            p.axes
+                                .iter()
+                                .map(|(k, c)| (column(k, "procedure"), c.clone())),
+                        );
+                        points.push(Point {
+                            index: points.len(),
+                            id,
+                            run,
+                            preset: t.preset.clone(),
+                            params,
+                        });
+                    }
+                }
+            }
+        }
+        // Check every point now: a bad value must not surface after hours of others.
+        for pt in &points {
+            if let Err(e) = storbench_sim::SimConfig::parse(&pt.run.target) {
+                let line = targets
+                    .iter()
+                    .find(|t| pt.run.target.starts_with(&t.spec))
+                    .map(|t| t.line);
+                return Err(PlanError {
+                    file: file.to_owned(),
+                    line,
+                    message: format!("point {} ({}): {e}", pt.index, pt.run.target),
+                    hint: None,
+                });
+            }
+            if let Err(e) = point::check(&pt.run) {
+                let line = procs
+                    .iter()
+                    .find(|p| p.name == pt.run.procedure && p.options == pt.run.options)
+                    .map(|p| p.line);
+                return Err(PlanError {
+                    file: file.to_owned(),
+                    line,
+                    message: format!(
+                        "point {} ({} on {}): {e}",
+                        pt.index, pt.run.procedure, pt.run.target
+                    ),
+                    hint: None,
+                });
+            }
+        }
+        let mut axes: Vec<Axis> = Vec::new();
+        for pt in &points {
+            for (k, c) in &pt.params {
+                match axes.iter_mut().find(|a| a.name == *k) {
+                    Some(a) => {
+                        if !a.values.contains(c) {
+                            a.values.push(c.clone());
+                        }
+                    }
+                    None => axes.push(Axis {
+                        name: k.clone(),
+                        values: vec![c.clone()],
+                    }),
+                }
+            }
+        }
+        let mut procedures: Vec<String> = Vec::new();
+        for p in &procs {
+            if !procedures.contains(&p.name) {
+                procedures.push(p.name.clone());
+            }
+        }
+        let (report_x, report_y) = match raw.report {
+            Some(r) => (r.x, r.y),
+            None => (None, None),
+        };
+        for a in [&report_x, &report_y].into_iter().flatten() {
+            if !axes.iter().any(|x| x.name == *a) && !["preset", "workload"].contains(&a.as_str()) {
+                let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+                return Err(ctx.err(
+                    None,
+                    format!("[report] axis `{a}` is not an axis of the plan"),
+                    Some(&format!("axes: {}", names.join(", "))),
+                ));
+            }
+        }
+        Ok(Plan {
+            title: raw.name.unwrap_or_else(|| {
+                file.rsplit('/')
+                    .next()
+                    .unwrap_or(file)
+                    .trim_end_matches(".toml")
+                    .to_owned()
+            }),
+            file: file.to_owned(),
+            text: text.to_owned(),
+            points,
+            axes,
+            procedures,
+            report_x,
+            report_y,
+        })
+    }
+
+    /// The dry run: the plan's size, its axes, and one line per point.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "plan {}: {} point{}\n",
+            self.title,
+            self.points.len(),
+            if self.points.len() == 1 { "" } else { "s" }
+        );
+        let seeds: Vec<u64> = {
+            let mut v: Vec<u64> = Vec::new();
+            for p in &self.points {
+                if !v.contains(&p.run.seed) {
+                    v.push(p.run.seed);
+                }
+            }
+            v
+        };
+        s += &format!("  procedures: {}\n", self.procedures.join(", "));
+        for a in &self.axes {
+            let vals: Vec<String> = a.values.iter().map(Cell::text).collect();
+            s += &format!(
+                "  axis {} ({} values): {}\n",
+                a.name,
+                a.values.len(),
+                vals.join(", ")
+            );
+        }
+        s += &format!(
+            "  seeds ({}): {}\n",
+            seeds.len(),
+            seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        s += &format!(
+            "{:>6}  {:<16}  {:<12}  {:<20}  {}\n",
+            "#", "point", "procedure", "workload", "target"
+        );
+        for p in &self.points {
+            let w = p
+                .run
+                .workload
+                .as_ref()
+                .map_or_else(|| "-".to_string(), WorkloadSpec::label);
+            let mut line = format!(
+                "{:>6}  {:<16}  {:<12}  {:<20}  {}",
+                p.index, p.id, p.run.procedure, w, p.run.target
+            );
+            for (k, v) in &p.run.options {
+                line += &format!(" {k}={}", v.text());
+            }
+            s += line.trim_end();
+            s.push('\n');
+        }
+        s
+    }
+}

@@ -1,0 +1,527 @@
+//! One point through the procedures the CLI runs: the sweep's only door into
+//! `storbench-suite`. Everything that knows a procedure's configuration type, its
+//! options or its summary lives here, so a change of the suite's API touches this
+//! module alone.
+//!
+//! A point's options are the command's options, spelled as on the command line
+//! (`duration = "600s"`, `precondition-passes = 2`), parsed by the suite's own quantity
+//! parsers into the same configuration `storbench consistency ...` builds. The row it
+//! returns holds only figures the simulated drive decides (no wall time, no host name,
+//! no path), so a point gives the same row on any machine.
+//!
+//! Figures in the row (null where the procedure has none):
+//! - every procedure: `host_write_bytes`, `nand_write_bytes` and `wa` (NAND writes ÷
+//!   host writes over the whole procedure, fills and seasoning included: the suite
+//!   reports no per-phase flash counters yet);
+//! - consistency: `steady_iops` (average over the scored last seconds), its std dev,
+//!   min and avg ÷ std dev, `steady_state_reached`, `steady_state_at_s`,
+//!   `precondition_mb_per_s`;
+//! - bench: `iops` (reads and writes per busy second), data rates, service time mean,
+//!   p99 and p99.9, busy seconds, read and write counts, the replayed average QD;
+//! - trim-check: the clean / dirty / after-TRIM table;
+//! - season: the sequential pass and the image restore rates.
+
+use crate::plan::{RunSpec, WorkloadSpec};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use storbench_report::sweep::{Cell, Kind};
+use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_suite::season::{SeasonConfig, SeasonSummary};
+use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_suite::units::{parse_duration_ns, parse_fraction, parse_size};
+use storbench_suite::{execute, read_result, Control, Procedure, Start, SuiteError, SuiteResult};
+
+/// The procedures a plan may name.
+pub const PROCEDURES: [&str; 4] = ["consistency", "trim-check", "season", "bench"];
+
+/// Whether a procedure replays a workload (and so pairs with the plan's workloads).
+pub fn takes_workload(procedure: &str) -> bool {
+    procedure == "bench"
+}
+
+/// The options each procedure takes, as the CLI spells them.
+pub fn options(procedure: &str) -> &'static [&'static str] {
+    match procedure {
+        "consistency" => &[
+            "quick",
+            "span",
+            "duration",
+            "qd",
+            "bs",
+            "precondition-passes",
+            "round",
+            "stop-at-steady-state",
+        ],
+        "trim-check" => &["quick", "dirty-for", "measure", "span", "settle"],
+        "season" => &["quick", "image-fill", "passes"],
+        "bench" => &["quick", "span", "season"],
+        _ => &[],
+    }
+}
+
+const COMMON: [(&str, Kind); 3] = [
+    ("host_write_bytes", Kind::Int),
+    ("nand_write_bytes", Kind::Int),
+    ("wa", Kind::Float),
+];
+
+/// The headline figures of a procedure's row, in column order (after the common ones).
+pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
+    let own: &[(&str, Kind)] = match procedure {
+        "consistency" => &[
+            ("steady_iops", Kind::Float),
+            ("steady_iops_stddev", Kind::Float),
+            ("steady_iops_min", Kind::Float),
+            ("steady_avg_over_stddev", Kind::Float),
+            ("steady_state_reached", Kind::Bool),
+            ("steady_state_at_s", Kind::Int),
+            ("precondition_mb_per_s", Kind::Float),
+        ],
+        "bench" => &[
+            ("iops", Kind::Float),
+            ("data_rate_mb_per_s", Kind::Float),
+            ("read_mb_per_s", Kind::Float),
+            ("write_mb_per_s", Kind::Float),
+            ("latency_us_mean", Kind::Float),
+            ("latency_us_p99", Kind::Float),
+            ("latency_us_p99_9", Kind::Float),
+            ("busy_s", Kind::Float),
+            ("reads", Kind::Int),
+            ("writes", Kind::Int),
+            ("replayed_avg_qd", Kind::Float),
+        ],
+        "trim-check" => &[
+            ("clean_mb_per_s", Kind::Float),
+            ("dirty_mb_per_s", Kind::Float),
+            ("after_trim_mb_per_s", Kind::Float),
+            ("dirty_pct_of_clean", Kind::Float),
+            ("after_trim_pct_of_clean", Kind::Float),
+        ],
+        "season" => &[
+            ("seq_pass_mb_per_s", Kind::Float),
+            ("restore_mb_per_s", Kind::Float),
+        ],
+        _ => &[],
+    };
+    COMMON.iter().chain(own).copied().collect()
+}
+
+/// A point's row: figure name and value.
+pub type Row = Vec<(String, Cell)>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PointError {
+    /// Stopped at a checkpoint (Ctrl-C): everything measured is saved; run again to continue.
+    #[error("interrupted in phase {phase}")]
+    Interrupted { phase: String },
+    #[error("{0}")]
+    Failed(String),
+}
+
+// ---------------------------------------------------------------- options
+
+fn opt<'a>(run: &'a RunSpec, key: &str) -> Option<&'a Cell> {
+    run.options.get(key)
+}
+
+fn text(run: &RunSpec, key: &str) -> Option<String> {
+    opt(run, key).map(Cell::text)
+}
+
+fn flag(run: &RunSpec, key: &str) -> Result<bool, String> {
+    match opt(run, key) {
+        None => Ok(false),
+        Some(Cell::Bool(b)) => Ok(*b),
+        Some(c) => Err(format!("{key} = {}: must be true or false", c.text())),
+    }
+}
+
+fn int(
+    run: &RunSpec,
+    key: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<Option<u32>, String> {
+    match opt(run, key) {
+        None => Ok(None),
+        Some(Cell::Int(i)) if range.contains(i) => Ok(Some(*i as u32)),
+        Some(c) => Err(format!(
+            "{key} = {}: must be an integer in {}..={}",
+            c.text(),
+            range.start(),
+            range.end()
+        )),
+    }
+}
+
+fn q<T>(r: Result<T, storbench_suite::units::QuantityError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+fn consistency(run: &RunSpec) -> Result<ConsistencyConfig, String> {
+    let t = run.target.as_str();
+    let mut c = if flag(run, "quick")? {
+        ConsistencyConfig::quick(t)
+    } else {
+        ConsistencyConfig::new(t)
+    };
+    if let Some(s) = text(run, "span") {
+        c.span_fraction = q(parse_fraction("span", &s))?;
+    }
+    if let Some(d) = text(run, "duration") {
+        c.duration_ns = q(parse_duration_ns("duration", &d))?;
+    }
+    if let Some(d) = text(run, "round") {
+        c.round_ns = q(parse_duration_ns("round", &d))?;
+        if c.round_ns < 1_000_000_000 {
+            return Err(format!("round = {d}: must be at least 1s"));
+        }
+    }
+    if let Some(v) = int(run, "qd", 1..=65_536)? {
+        c.qd = v;
+    }
+    if let Some(b) = text(run, "bs") {
+        c.block_bytes = q(parse_size("bs", &b))?;
+    }
+    if let Some(p) = int(run, "precondition-passes", 1..=2)? {
+        c.precondition_passes = p;
+    }
+    c.stop_at_steady_state = flag(run, "stop-at-steady-state")?;
+    c.seed = run.seed;
+    Ok(c)
+}
+
+fn trim_check(run: &RunSpec) -> Result<TrimCheckConfig, String> {
+    let t = run.target.as_str();
+    let mut c = if flag(run, "quick")? {
+        TrimCheckConfig::quick(t)
+    } else {
+        TrimCheckConfig::new(t)
+    };
+    if let Some(d) = text(run, "dirty-for") {
+        c.dirty_for_ns = q(parse_duration_ns("dirty-for", &d))?;
+    }
+    if let Some(m) = text(run, "measure") {
+        c.measure_fraction = q(parse_fraction("measure", &m))?;
+    }
+    if let Some(s) = text(run, "span") {
+        c.span_fraction = q(parse_fraction("span", &s))?;
+    }
+    if let Some(s) = text(run, "settle") {
+        c.settle_ns = q(parse_duration_ns("settle", &s))?;
+    }
+    c.seed = run.seed;
+    Ok(c)
+}
+
+fn season(run: &RunSpec) -> Result<SeasonConfig, String> {
+    flag(run, "quick")?;
+    let mut c = SeasonConfig::new(&run.target);
+    if let Some(f) = text(run, "image-fill") {
+        c.image_fill = q(parse_fraction("image-fill", &f))?;
+        if c.image_fill >= 1.0 {
+            return Err("image-fill must be below 100%".into());
+        }
+    }
+    if let Some(p) = int(run, "passes", 1..=2)? {
+        c.passes = p;
+    }
+    c.image_seed = run.seed;
+    Ok(c)
+}
+
+/// The generated trace of a generator workload, in the point's directory.
+pub const GENERATOR_TRACE: &str = "generator.parquet";
+
+fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
+    let quick = flag(run, "quick")?;
+    let (workload, default_qd) = match &run.workload {
+        Some(WorkloadSpec::Profile { name, scale }) => (
+            Workload::Profile {
+                name: name.clone(),
+                scale: scale.unwrap_or(if quick { 0.002 } else { 1.0 }),
+                seed: run.seed,
+            },
+            None,
+        ),
+        Some(WorkloadSpec::Trace { path }) => (Workload::Trace { path: path.clone() }, None),
+        Some(WorkloadSpec::Generator { qd, .. }) => (
+            Workload::Trace {
+                path: dir.join(GENERATOR_TRACE),
+            },
+            Some(*qd),
+        ),
+        None => return Err("bench needs a workload".into()),
+    };
+    let mut c = BenchConfig::new(&run.target, workload);
+    if let Some(s) = text(run, "span") {
+        c.span_fraction = q(parse_fraction("span", &s))?;
+    }
+    if let Some(qd) = default_qd {
+        c.default_qd = qd;
+    }
+    if flag(run, "season")? {
+        // As `storbench bench --season`: a generated image over 40%, seed 2009, one pass.
+        let mut s = SeasonConfig::new(&run.target);
+        s.image_fill = storbench_suite::season::DEFAULT_IMAGE_FILL;
+        c.season = Some(s);
+    }
+    Ok(c)
+}
+
+/// Check a point's options without running it (the plan checks every point first).
+pub fn check(run: &RunSpec) -> Result<(), String> {
+    match run.procedure.as_str() {
+        "consistency" => consistency(run).map(drop),
+        "trim-check" => trim_check(run).map(drop),
+        "season" => season(run).map(drop),
+        "bench" => {
+            if let Some(WorkloadSpec::Generator { bs, span, size, .. }) = &run.workload {
+                storbench_workload::generator::parse_size(bs).map_err(|e| format!("bs: {e}"))?;
+                storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.to_string())?;
+                if let Some(s) = size {
+                    storbench_workload::generator::parse_size(s)
+                        .map_err(|e| format!("size: {e}"))?;
+                }
+            }
+            bench(run, Path::new(".")).map(drop)
+        }
+        other => Err(format!("unknown procedure {other}")),
+    }
+}
+
+// ---------------------------------------------------------------- generator workloads
+
+/// Write a generator workload as a trace with no times (so the trace bench keeps `qd`
+/// in flight), sized for the point's drive. Idempotent: an existing file is kept.
+fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
+    use storbench_workload::generator::{
+        parse_size, GenSpec, Generator, Limit, Mix, Pattern, SpanSpec,
+    };
+    let Some(WorkloadSpec::Generator {
+        rw,
+        bs,
+        qd,
+        read_pct,
+        span,
+        ios,
+        size,
+    }) = &run.workload
+    else {
+        return Ok(());
+    };
+    let out = dir.join(GENERATOR_TRACE);
+    if out.is_file() {
+        return Ok(());
+    }
+    let cfg = storbench_sim::SimConfig::parse(&run.target).map_err(|e| e.to_string())?;
+    let block_bytes = parse_size(bs).map_err(|e| format!("bs: {e}"))?;
+    let span_bytes = SpanSpec::parse(span)
+        .and_then(|s| s.resolve(cfg.capacity_bytes, block_bytes))
+        .map_err(|e| e.to_string())?;
+    let spec = GenSpec {
+        pattern: if rw.starts_with("rand") {
+            Pattern::Random
+        } else {
+            Pattern::Sequential
+        },
+        mix: match rw.as_str() {
+            "trim" => Mix::Trim,
+            "read" | "randread" => Mix::ReadWrite { read_pct: 100 },
+            "write" | "randwrite" => Mix::ReadWrite { read_pct: 0 },
+            _ => Mix::ReadWrite {
+                read_pct: *read_pct,
+            },
+        },
+        block_bytes,
+        qd: *qd,
+        span_start_bytes: 0,
+        span_bytes,
+        limit: match (ios, size) {
+            (Some(n), _) => Limit::Ios(*n),
+            (_, Some(s)) => Limit::Bytes(parse_size(s).map_err(|e| format!("size: {e}"))?),
+            _ => return Err("a generator needs ios or size".into()),
+        },
+        seed: run.seed,
+    };
+    let mut generator = Generator::new(spec).map_err(|e| e.to_string())?;
+    let meta = storbench_trace::TraceMeta {
+        source_format: Some(format!("generator:{rw}")),
+        capacity_bytes: Some(cfg.capacity_bytes),
+        ..Default::default()
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let tmp = dir.join("generator.parquet.tmp");
+    let mut w = storbench_trace::TraceWriter::create(&tmp, &meta).map_err(|e| e.to_string())?;
+    use storbench_workload::Source;
+    let mut n: u64 = 0;
+    while let Some(io) = generator.next_io() {
+        let io = io.map_err(|e| e.to_string())?;
+        // Issue times only keep the order; the bench paces by queue depth.
+        w.write(&storbench_trace::IoRecord::new(
+            io.op,
+            io.offset_bytes,
+            io.len_bytes,
+            n,
+        ))
+        .map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    w.finish().map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, &out).map_err(|e| format!("{}: {e}", out.display()))
+}
+
+// ---------------------------------------------------------------- running
+
+fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult, PointError> {
+    let start = if dir.join(storbench_suite::state::STATE_FILE).is_file() {
+        Start::Resume
+    } else {
+        Start::New(cfg)
+    };
+    execute::<P>(dir, start, ctl).map_err(|e| match e {
+        SuiteError::Interrupted { phase, .. } => PointError::Interrupted { phase },
+        other => PointError::Failed(other.to_string()),
+    })
+}
+
+/// Run one point in `dir` (created), or continue it if an earlier run was stopped
+/// there, or read its result if it finished; `stop` ends it at its next checkpoint.
+pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row, PointError> {
+    if let Ok(r) = read_result(dir) {
+        if r.complete {
+            return row_of(run, &r);
+        }
+    }
+    let ctl = Control {
+        stop,
+        progress: false,
+        checkpoint_interval: Duration::from_nanos(run.checkpoint_every_ns),
+        verbose: false,
+        // Recorded in result.json: the same on every machine.
+        command_line: vec!["storbench-sweep".into(), run.id()],
+    };
+    let fail = PointError::Failed;
+    let result = match run.procedure.as_str() {
+        "consistency" => go(dir, consistency(run).map_err(fail)?, &ctl)?,
+        "trim-check" => go(dir, trim_check(run).map_err(fail)?, &ctl)?,
+        "season" => go(dir, season(run).map_err(fail)?, &ctl)?,
+        "bench" => {
+            write_generator_trace(run, dir).map_err(fail)?;
+            go(dir, bench(run, dir).map_err(fail)?, &ctl)?
+        }
+        other => return Err(PointError::Failed(format!("unknown procedure {other}"))),
+    };
+    row_of(run, &result)
+}
+
+fn float(v: f64) -> Cell {
+    if v.is_finite() {
+        Cell::Float(v)
+    } else {
+        Cell::Null
+    }
+}
+
+fn opt_float(v: Option<f64>) -> Cell {
+    v.map_or(Cell::Null, float)
+}
+
+fn count(v: u64) -> Cell {
+    i64::try_from(v).map_or(Cell::Null, Cell::Int)
+}
+
+fn summary<T: serde::de::DeserializeOwned>(r: &SuiteResult) -> Result<T, PointError> {
+    serde_json::from_value(r.summary.clone())
+        .map_err(|e| PointError::Failed(format!("the {} summary does not read: {e}", r.procedure)))
+}
+
+/// The headline row of a finished procedure.
+pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
+    let d = &r.health_delta;
+    let mut row: Vec<(&str, Cell)> = vec![
+        (
+            "host_write_bytes",
+            d.host_write_bytes.map_or(Cell::Null, count),
+        ),
+        (
+            "nand_write_bytes",
+            d.nand_write_bytes.map_or(Cell::Null, count),
+        ),
+        ("wa", opt_float(d.write_amplification)),
+    ];
+    match run.procedure.as_str() {
+        "consistency" => {
+            let s: ConsistencySummary = summary(r)?;
+            let sc = s.scores.as_ref();
+            row.extend([
+                ("steady_iops", opt_float(sc.map(|x| x.avg))),
+                ("steady_iops_stddev", opt_float(sc.map(|x| x.stddev))),
+                ("steady_iops_min", opt_float(sc.map(|x| x.min))),
+                (
+                    "steady_avg_over_stddev",
+                    opt_float(sc.and_then(|x| x.avg_over_stddev)),
+                ),
+                ("steady_state_reached", Cell::Bool(s.steady_state_reached)),
+                (
+                    "steady_state_at_s",
+                    s.steady_state_at_s.map_or(Cell::Null, count),
+                ),
+                ("precondition_mb_per_s", float(s.precondition_mb_per_s)),
+            ]);
+        }
+        "bench" => {
+            let s: BenchSummary = summary(r)?;
+            let ios = (s.reads + s.writes) as f64;
+            row.extend([
+                (
+                    "iops",
+                    if s.busy_s > 0.0 {
+                        float(ios / s.busy_s)
+                    } else {
+                        Cell::Null
+                    },
+                ),
+                ("data_rate_mb_per_s", float(s.data_rate_mb_per_s)),
+                ("read_mb_per_s", float(s.read_rate_mb_per_s)),
+                ("write_mb_per_s", float(s.write_rate_mb_per_s)),
+                ("latency_us_mean", float(s.service.mean_us)),
+                ("latency_us_p99", float(s.service.p99_us)),
+                ("latency_us_p99_9", float(s.service.p99_9_us)),
+                ("busy_s", float(s.busy_s)),
+                ("reads", count(s.reads)),
+                ("writes", count(s.writes)),
+                ("replayed_avg_qd", opt_float(s.replayed_avg_qd)),
+            ]);
+        }
+        "trim-check" => {
+            let t: TrimTable = summary(r)?;
+            row.extend([
+                ("clean_mb_per_s", float(t.clean_mb_per_s)),
+                ("dirty_mb_per_s", float(t.dirty_mb_per_s)),
+                ("after_trim_mb_per_s", float(t.after_trim_mb_per_s)),
+                ("dirty_pct_of_clean", float(t.dirty_pct_of_clean)),
+                ("after_trim_pct_of_clean", float(t.after_trim_pct_of_clean)),
+            ]);
+        }
+        "season" => {
+            let s: SeasonSummary = summary(r)?;
+            row.extend([
+                ("seq_pass_mb_per_s", float(s.seq_pass_mb_per_s)),
+                ("restore_mb_per_s", float(s.restore_mb_per_s)),
+            ]);
+        }
+        other => return Err(PointError::Failed(format!("unknown procedure {other}"))),
+    }
+    debug_assert_eq!(
+        row.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+        figures(&run.procedure)
+            .iter()
+            .map(|(k, _)| *k)
+            .collect::<Vec<_>>(),
+        "the row follows figures()"
+    );
+    Ok(row.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
