@@ -14,7 +14,8 @@ pub mod testing;
 pub use prefetch::Prefetch;
 pub use real::{BackendChoice, RealTarget};
 pub use run::{
-    idle, run_phase, EngineError, Fidelity, NoObserver, Observer, Pacing, PhaseOutcome, RunOptions,
+    idle, run_phase, EngineError, Fidelity, Flow, InFlightIo, NoObserver, Observer, Pacing,
+    PhaseOutcome, RunOptions, SecondMark,
 };
 pub use spec::{open_real, OpenOptions, TargetSpec};
 pub use target::{Completion, DataKind, IoRequest, Target, TargetError, TargetInfo, TargetKind};

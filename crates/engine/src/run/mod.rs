@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use storbench_metrics::{PhaseMetrics, SecondSample};
-use storbench_trace::IoRecord;
-use storbench_workload::{Source, SourceError};
+use storbench_trace::{IoRecord, Op};
+use storbench_workload::{NextIo, Source, SourceError};
 
 /// Default gap cut of `timed` replay: idle gaps longer than 1 s in the trace are cut
 /// to 1 s (`--max-idle none` keeps every gap).
@@ -104,7 +104,47 @@ pub trait Observer {
     /// About every [`RunOptions::tick_ns`] of target time: time since the phase start,
     /// I/Os completed so far, finished per-second windows so far.
     fn on_tick(&mut self, _elapsed_ns: u64, _done_ios: u64, _series: &[SecondSample]) {}
+    /// At each whole second of phase time, before any event at or after it is fed to
+    /// the metrics: where the phase stands at exactly that instant (checkpoints).
+    /// [`Flow::Stop`] stops submitting, as [`RunOptions::stop`] does.
+    fn on_second(&mut self, _mark: &SecondMark<'_>) -> Flow {
+        Flow::Continue
+    }
 }
+
+/// What the engine does after [`Observer::on_second`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// An I/O in flight at a [`SecondMark`]: what the source gave (offset and length
+/// already folded and aligned) and when it was submitted.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InFlightIo {
+    pub op: Op,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    pub at_ns: Option<u64>,
+    pub trace_qd: Option<u32>,
+    pub issue_ns: u64,
+}
+
+impl InFlightIo {
+    /// The I/O as a source hands it out (to issue it again on resume).
+    pub fn next_io(&self) -> NextIo {
+        NextIo {
+            op: self.op,
+            offset_bytes: self.offset_bytes,
+            len_bytes: self.len_bytes,
+            at_ns: self.at_ns,
+            trace_qd: self.trace_qd,
+        }
+    }
+}
+
+pub use phase::SecondMark;
 
 /// An observer that watches nothing.
 pub struct NoObserver;
@@ -136,7 +176,7 @@ pub struct Fidelity {
 }
 
 /// The result of one phase.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseOutcome {
     pub metrics: PhaseMetrics,
     /// False when stopped by [`RunOptions::stop`] before the source was exhausted.

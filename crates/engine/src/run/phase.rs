@@ -6,11 +6,11 @@
 
 use super::fold::fold_align;
 use super::pace::{IssueErrors, Schedule};
-use super::{EngineError, Fidelity, Observer, Pacing, PhaseOutcome, RunOptions};
+use super::{EngineError, Fidelity, Flow, InFlightIo, Observer, Pacing, PhaseOutcome, RunOptions};
 use crate::data::DataFiller;
 use crate::target::{Completion, IoRequest, Target};
 use std::sync::atomic::Ordering;
-use storbench_metrics::Recorder;
+use storbench_metrics::{PhaseMetrics, Recorder, NS_PER_S};
 use storbench_trace::{IoRecord, Op};
 use storbench_workload::Source;
 
@@ -21,6 +21,11 @@ struct InFlight {
     offset_bytes: u64,
     len_bytes: u64,
     issue_ns: u64,
+    /// As the source gave them (for a checkpoint's list of I/Os in flight).
+    at_ns: Option<u64>,
+    trace_qd: Option<u32>,
+    /// Submission order: I/Os issued before it in the phase.
+    seq: u64,
 }
 
 /// The next I/O, folded and aligned, with its schedule.
@@ -30,6 +35,7 @@ struct Pending {
     offset_bytes: u64,
     len_bytes: u64,
     trace_qd: Option<u32>,
+    at_ns: Option<u64>,
     /// Timed: scheduled submission time on the target clock.
     due_ns: u64,
     /// Folded onto the span / aligned to the block size: counted when it is issued, so
@@ -53,6 +59,8 @@ struct Clock {
     /// Time of the last submission or completion fed to the metrics.
     last_event_ns: u64,
     next_tick_ns: u64,
+    /// The next whole second of phase time ([`Observer::on_second`]).
+    next_second_ns: u64,
     /// Stop submitting at this time (`RunOptions::time_limit_ns`).
     limit_ns: Option<u64>,
 }
@@ -185,6 +193,7 @@ impl<'a> PhaseRun<'a> {
                 start_ns,
                 last_event_ns: start_ns,
                 next_tick_ns: start_ns + opts.tick_ns.max(1),
+                next_second_ns: start_ns + NS_PER_S,
                 limit_ns: opts.time_limit_ns.map(|l| start_ns.saturating_add(l)),
             },
             exhausted: false,
@@ -205,6 +214,7 @@ impl<'a> PhaseRun<'a> {
                 "target clock went backwards"
             );
             self.poll_stop();
+            self.cross_seconds(now);
             let mut gate = Gate::Pacing;
             if self.submitting(now) {
                 gate = self.fill(now)?;
@@ -290,6 +300,7 @@ impl<'a> PhaseRun<'a> {
             offset_bytes,
             len_bytes,
             trace_qd: io.trace_qd,
+            at_ns: io.at_ns,
             due_ns,
             folded,
             aligned,
@@ -311,6 +322,9 @@ impl<'a> PhaseRun<'a> {
             offset_bytes: p.offset_bytes,
             len_bytes: p.len_bytes,
             issue_ns: now,
+            at_ns: p.at_ns,
+            trace_qd: p.trace_qd,
+            seq: self.counts.submitted + self.batch.len() as u64,
         });
         if p.op.is_data() {
             if let Err(e) = self.fill_buffer(slot, p) {
@@ -418,6 +432,7 @@ impl<'a> PhaseRun<'a> {
 
     /// One completion: free its slot, feed the metrics and the observer.
     fn account(&mut self, c: &Completion) {
+        self.cross_seconds(c.complete_ns);
         let f = self.slots.release(c.slot);
         assert!(
             c.complete_ns >= self.clock.last_event_ns,
@@ -463,6 +478,35 @@ impl<'a> PhaseRun<'a> {
         self.counts.done += 1;
     }
 
+    /// Show the observer each whole second of phase time up to `t_ns`, at exactly that
+    /// instant: every event before it fed to the metrics, none at or after it.
+    fn cross_seconds(&mut self, t_ns: u64) {
+        while t_ns >= self.clock.next_second_ns {
+            let at_ns = self.clock.next_second_ns;
+            self.recorder.close_to(at_ns);
+            let mark = SecondMark {
+                elapsed_ns: at_ns - self.clock.start_ns,
+                at_ns,
+                recorder: &self.recorder,
+                slots: &self.slots.io,
+                report: Report {
+                    pacing: self.opts.pacing,
+                    counts: &self.counts,
+                    issue_errors: self.issue_errors.as_ref(),
+                    anchor_ns: self.schedule.as_ref().and_then(|s| s.start_ns),
+                    start_ns: self.clock.start_ns,
+                    backend: &self.target.info().backend,
+                    first_error: &self.first_error,
+                    trace_avg_qd: self.source.trace_avg_qd(),
+                },
+            };
+            if self.observer.on_second(&mark) == Flow::Stop {
+                self.stopped = true;
+            }
+            self.clock.next_second_ns += NS_PER_S;
+        }
+    }
+
     /// Tell the observer where the phase stands, about every `tick_ns`.
     fn tick(&mut self) {
         let now = self.target.now_ns();
@@ -484,32 +528,114 @@ impl<'a> PhaseRun<'a> {
         let metrics = self.recorder.finish(end_ns);
         self.observer
             .on_tick(end_ns - start_ns, self.counts.done, &metrics.series);
+        let report = Report {
+            pacing: self.opts.pacing,
+            counts: &self.counts,
+            issue_errors: self.issue_errors.as_ref(),
+            anchor_ns: self.schedule.as_ref().and_then(|s| s.start_ns),
+            start_ns,
+            backend: &self.target.info().backend,
+            first_error: &self.first_error,
+            trace_avg_qd: self.source.trace_avg_qd(),
+        };
+        let complete = !self.stopped || (self.exhausted && self.pending.is_none());
+        Ok(report.outcome(metrics, complete))
+    }
+}
+
+/// What a [`PhaseOutcome`] is made of besides the metrics.
+struct Report<'r> {
+    pacing: Pacing,
+    counts: &'r Counts,
+    issue_errors: Option<&'r IssueErrors>,
+    /// When the timed schedule began (its first I/O was handed over).
+    anchor_ns: Option<u64>,
+    start_ns: u64,
+    backend: &'r str,
+    first_error: &'r Option<String>,
+    trace_avg_qd: Option<f64>,
+}
+
+impl Report<'_> {
+    fn outcome(&self, metrics: PhaseMetrics, complete: bool) -> PhaseOutcome {
         let mut fidelity = Fidelity {
-            mode: self.opts.pacing.name().to_string(),
+            mode: self.pacing.name().to_string(),
             slot_starved_ios: self.counts.slot_starved,
             qd_capped_ios: self.counts.qd_capped,
             ..Fidelity::default()
         };
-        match &self.issue_errors {
-            Some(e) => {
-                let anchor = self.schedule.as_ref().and_then(|s| s.start_ns);
-                e.report(anchor.unwrap_or(start_ns), &mut fidelity);
-            }
+        match self.issue_errors {
+            Some(e) => e.report(self.anchor_ns.unwrap_or(self.start_ns), &mut fidelity),
             None => {
-                fidelity.trace_avg_qd = self.source.trace_avg_qd();
+                fidelity.trace_avg_qd = self.trace_avg_qd;
                 fidelity.replayed_avg_qd = Some(metrics.qd.mean_over_busy);
             }
         }
-        Ok(PhaseOutcome {
+        PhaseOutcome {
             metrics,
-            complete: !self.stopped || (self.exhausted && self.pending.is_none()),
+            complete,
             folded_ios: self.counts.folded,
             aligned_ios: self.counts.aligned,
             fidelity,
-            backend: self.target.info().backend.clone(),
+            backend: self.backend.to_owned(),
             submitted_ios: self.counts.submitted,
-            first_error: self.first_error,
-        })
+            first_error: self.first_error.clone(),
+        }
+    }
+}
+
+/// Where a phase stands at a whole second of its time ([`Observer::on_second`]).
+pub struct SecondMark<'r> {
+    /// Phase time of the mark: a whole number of seconds.
+    pub elapsed_ns: u64,
+    /// The mark on the target's clock.
+    pub at_ns: u64,
+    recorder: &'r Recorder,
+    slots: &'r [Option<InFlight>],
+    report: Report<'r>,
+}
+
+impl SecondMark<'_> {
+    /// Finished per-second windows so far (the last one ends at the mark).
+    pub fn series(&self) -> &[storbench_metrics::SecondSample] {
+        self.recorder.series()
+    }
+
+    /// The phase's result as if it had ended at the mark, in-flight I/Os not counted
+    /// (`complete` false). I/Os submitted before the mark, and the phase figures.
+    pub fn outcome(&self) -> PhaseOutcome {
+        self.report
+            .outcome(self.recorder.snapshot(self.at_ns), false)
+    }
+
+    /// I/Os submitted before the mark (in flight at the mark included).
+    pub fn submitted_ios(&self) -> u64 {
+        self.report.counts.submitted
+    }
+
+    /// The I/Os in flight at the mark, in submission order.
+    pub fn in_flight(&self) -> Vec<InFlightIo> {
+        let mut v: Vec<(u64, InFlightIo)> = self
+            .slots
+            .iter()
+            .filter_map(|io| {
+                io.map(|f| {
+                    (
+                        f.seq,
+                        InFlightIo {
+                            op: f.op,
+                            offset_bytes: f.offset_bytes,
+                            len_bytes: f.len_bytes,
+                            at_ns: f.at_ns,
+                            trace_qd: f.trace_qd,
+                            issue_ns: f.issue_ns,
+                        },
+                    )
+                })
+            })
+            .collect();
+        v.sort_unstable_by_key(|(seq, _)| *seq);
+        v.into_iter().map(|(_, io)| io).collect()
     }
 }
 
