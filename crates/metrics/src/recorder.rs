@@ -82,6 +82,11 @@ impl Recorder {
         self.outstanding
     }
 
+    /// Failed I/Os so far.
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
     /// Finished 1-second windows so far (live progress, checkpoints).
     pub fn series(&self) -> &[SecondSample] {
         &self.series

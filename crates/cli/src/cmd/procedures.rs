@@ -47,6 +47,9 @@ pub struct Common {
     /// Block devices: the exact device whose data may be destroyed (e.g. /dev/sdX)
     #[arg(long, value_name = "DEVICE")]
     pub destroy_data: Option<PathBuf>,
+    /// Discard the run or results already in the result directory
+    #[arg(long, conflicts_with = "resume")]
+    pub replace: bool,
 }
 
 impl Common {
@@ -106,6 +109,7 @@ fn control(c: &Common) -> anyhow::Result<Control> {
         checkpoint_interval: Duration::from_nanos(every),
         verbose: !c.quiet,
         command_line: std::env::args().collect(),
+        replace: c.replace,
     })
 }
 

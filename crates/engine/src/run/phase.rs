@@ -608,6 +608,11 @@ impl SecondMark<'_> {
             .outcome(self.recorder.snapshot(self.at_ns), false)
     }
 
+    /// I/Os failed before the mark, and the first of them (`op at offset O length L: error`).
+    pub fn errors(&self) -> (u64, Option<&str>) {
+        (self.recorder.errors(), self.report.first_error.as_deref())
+    }
+
     /// I/Os submitted before the mark (in flight at the mark included).
     pub fn submitted_ios(&self) -> u64 {
         self.report.counts.submitted
