@@ -203,7 +203,7 @@ if has_part 2 && need_dev; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 p = r["phases"][0]
-f = p["info"]["fidelity"]
+f = p["fidelity"]
 m = p["metrics"]
 print(f"storbench timed (own clock):    {m['read_ios']} I/Os, issue error p50 {f['issue_error_ns_p50']/1e3:.2f} us, p99 {f['issue_error_ns_p99']/1e3:.2f} us, "
       f"p99.9 {f['issue_error_ns_p999']/1e3:.2f} us, max {f['issue_error_ns_max']/1e3:.1f} us, "

@@ -6,7 +6,8 @@ use clap::{Parser, Subcommand};
 mod cmd;
 
 #[derive(Parser)]
-#[command(name = "storbench", version, about = "Trace-driven storage benchmark suite", long_about = None)]
+#[command(name = "storbench", version, about = "Trace-driven storage benchmark suite", long_about = None,
+    after_help = cmd::drive::EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

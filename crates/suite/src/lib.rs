@@ -10,6 +10,8 @@ pub mod phase;
 pub mod procedure;
 pub mod progress;
 pub mod purge;
+pub mod replay;
+pub mod run;
 pub mod runner;
 pub mod season;
 pub mod state;

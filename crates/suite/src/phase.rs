@@ -209,6 +209,9 @@ pub struct PhasePlan {
     /// Content of written data.
     #[serde(default = "random_data")]
     pub data: DataKind,
+    /// Seed of the written data (mixed with a fixed one).
+    #[serde(default)]
+    pub seed: u64,
     /// Log every completed I/O to `ios.parquet`.
     #[serde(default)]
     pub log_ios: bool,
@@ -237,6 +240,7 @@ impl PhasePlan {
             steady_stop: None,
             pacing: None,
             data: DataKind::Random,
+            seed: 0,
             log_ios: false,
             stop_on_error: true,
         }

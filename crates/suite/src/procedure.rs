@@ -27,6 +27,10 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn prepare(&self, _dir: &Path, _info: &TargetInfo) -> Result<(), SuiteError> {
         Ok(())
     }
+    /// The trace the procedure replays, for result.json's `trace`.
+    fn trace(&self) -> Option<crate::replay::TraceSummary> {
+        None
+    }
     /// The procedure's own section of result.json, from the finished phases.
     fn summarize(
         &self,
@@ -59,6 +63,9 @@ pub struct SuiteResult {
     pub phases: Vec<PhaseRecord>,
     /// The procedure's own figures (scores, tables).
     pub summary: serde_json::Value,
+    /// The replayed trace (`replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::replay::TraceSummary>,
     pub health_before: HealthSnapshot,
     pub health_after: HealthSnapshot,
     pub health_delta: HealthDelta,
@@ -177,7 +184,8 @@ pub fn execute<P: Procedure>(
             format!("incomplete: {e}; the results cover what ran up to there"),
         );
     }
-    let result = assemble::<P>(&runner, ctl, records, summary, notes, stopped.is_none());
+    let mut result = assemble::<P>(&runner, ctl, records, summary, notes, stopped.is_none());
+    result.trace = cfg.trace();
     output::write_all(dir, &result, &runner)?;
     if let Some(e) = stopped {
         return Err(e);
@@ -265,6 +273,7 @@ fn assemble<P: Procedure>(
         config: runner.rd.state.config.clone(),
         phases,
         summary,
+        trace: None,
         health_before: before,
         health_after: after,
         health_delta: delta,

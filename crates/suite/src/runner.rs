@@ -172,7 +172,7 @@ impl Source for Resumed<'_> {
 fn engine_options(plan: &PhasePlan, time_limit_ns: Option<u64>) -> RunOptions {
     let mut opts = RunOptions::new(plan.pacing());
     opts.data = plan.data;
-    opts.seed = DATA_SEED;
+    opts.seed = DATA_SEED ^ plan.seed;
     opts.time_limit_ns = time_limit_ns;
     opts.fold_span_bytes = plan.fold_span_bytes;
     opts.log_ios = plan.log_ios;

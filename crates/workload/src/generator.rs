@@ -34,7 +34,8 @@ pub enum Mix {
 }
 
 /// Where on the target a generator works: a length in bytes or a share of capacity.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SpanSpec {
     Bytes(u64),
     /// Percent of capacity, in (0, 100].
