@@ -23,7 +23,8 @@
 # BENCH_RT_PRIO=N runs both timed replays under `chrt -f N` (SCHED_FIFO): on a host
 # busy with other work, the scheduler, not the pacing, makes the tail of the issue error.
 # BENCH_DEVICE=zram uses a zram device of its own (hot_add, 1 GiB of random data, reset
-# and hot_remove at the end) instead of the loop device. zram does the copy in the
+# and hot_remove at the end; BENCH_ZRAM=N uses /dev/zramN instead, reset before and
+# after) instead of the loop device. zram does the copy in the
 # submitting context and does not take non-blocking I/O, so io_uring hands every read
 # to its io-wq worker threads (both tools alike; the workers' CPU time counts as the
 # tool's): a test of the submission path more than of the device. A zram read never
@@ -64,10 +65,11 @@ WORK=$(mktemp -d)
 IMG=/dev/shm/storbench-bench-$$.img
 DEV=""
 ZRAM=""
+ZRAM_KEEP=""
 cleanup() {
   if [ -n "$ZRAM" ]; then
     echo 1 >"/sys/block/zram$ZRAM/reset" || true
-    echo "$ZRAM" >/sys/class/zram-control/hot_remove || true
+    if [ -z "$ZRAM_KEEP" ]; then echo "$ZRAM" >/sys/class/zram-control/hot_remove || true; fi
   elif [ -n "$DEV" ]; then losetup -d "$DEV" || true; fi
   rm -f "$IMG"
   rm -rf "$WORK"
@@ -79,8 +81,15 @@ need_dev() {
   if [ "$(id -u)" != 0 ]; then echo "skipped parts 1-2: not root (loop devices need root)"; return 1; fi
   if ! command -v fio >/dev/null; then echo "skipped parts 1-2: fio not installed"; return 1; fi
   if [ -z "$DEV" ] && [ "${BENCH_DEVICE:-loop}" = zram ]; then
-    if [ ! -w /sys/class/zram-control/hot_add ]; then echo "skipped parts 1-2: no zram-control"; return 1; fi
-    ZRAM=$(cat /sys/class/zram-control/hot_add)
+    if [ -n "${BENCH_ZRAM:-}" ]; then
+      # An existing zram device of ours (BENCH_ZRAM=0: /dev/zram0), reset at the end.
+      ZRAM=$BENCH_ZRAM
+      ZRAM_KEEP=1
+      echo 1 >"/sys/block/zram$ZRAM/reset"
+    else
+      if [ ! -w /sys/class/zram-control/hot_add ]; then echo "skipped parts 1-2: no zram-control"; return 1; fi
+      ZRAM=$(cat /sys/class/zram-control/hot_add)
+    fi
     DEV=/dev/zram$ZRAM
     echo 1G >"/sys/block/zram$ZRAM/disksize"
     # Random data: stored uncompressed, so a read is a 4 KB copy.
@@ -124,12 +133,12 @@ if has_part 1 && need_dev; then
     : >"$WORK/pairs$QD"
     for i in $(seq 1 "$REPEAT"); do
       # shellcheck disable=SC2086 # BENCH_SB_EXTRA / BENCH_FIO_EXTRA: options split on spaces
-      SB_CPU=$(cpu_of "$BIN" run --target "$DEV" ${BENCH_SB_EXTRA:-} --rw randread --bs 4k --qd "$QD" --time "${SECS}s" -o "$WORK/sb$QD")
+      SB_CPU=$(cpu_of "$BIN" run --target "$DEV" ${BENCH_SB_EXTRA:-} --rw randread --bs 4k --qd "$QD" --time "${SECS}s" -o "$WORK/sb$QD-$i")
       # shellcheck disable=SC2086
       FIO_CPU=$(cpu_of fio --name=r --filename="$DEV" --ioengine=io_uring --fixedbufs --registerfiles ${BENCH_FIO_EXTRA:-} \
         --direct=1 --rw=randread --bs=4k --iodepth="$QD" --runtime="$SECS" --time_based \
         --output-format=json --output="$WORK/fio$QD.json")
-      python3 - "$QD" "$i" "$WORK/sb$QD/result.json" "$SB_CPU" "$WORK/fio$QD.json" "$FIO_CPU" >>"$WORK/pairs$QD" <<'EOF'
+      python3 - "$QD" "$i" "$WORK/sb$QD-$i/result.json" "$SB_CPU" "$WORK/fio$QD.json" "$FIO_CPU" >>"$WORK/pairs$QD" <<'EOF'
 import json, sys
 qd, i, sbf, sb_run, fiof, fio_run = sys.argv[1:]
 sb_cpu, sb_ent, sb_cs = sb_run.split()
@@ -157,7 +166,7 @@ print(f"{rows[0][0]:<5} {'med':<4} {med(2):10.0f} {med(3):10.0f} {med(4):7.3f} {
       "   <- medians (ratios: median of per-pair ratios; targets IOPS >= 1.0, CPU <= 0.8)")
 EOF
   done
-  python3 - "$WORK/sb${QDS##* }/result.json" <<'EOF'
+  python3 - "$WORK/sb${QDS##* }-$REPEAT/result.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["target"]
 d = t["details"]
@@ -203,7 +212,7 @@ if has_part 2 && need_dev; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 p = r["phases"][0]
-f = p["info"]["fidelity"]
+f = p["fidelity"]
 m = p["metrics"]
 print(f"storbench timed (own clock):    {m['read_ios']} I/Os, issue error p50 {f['issue_error_ns_p50']/1e3:.2f} us, p99 {f['issue_error_ns_p99']/1e3:.2f} us, "
       f"p99.9 {f['issue_error_ns_p999']/1e3:.2f} us, max {f['issue_error_ns_max']/1e3:.1f} us, "

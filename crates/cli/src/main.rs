@@ -6,17 +6,8 @@ use clap::{Parser, Subcommand};
 mod cmd;
 
 #[derive(Parser)]
-#[command(
-    name = "storbench",
-    version,
-    about = "Trace-driven storage benchmark suite",
-    long_about = None,
-    after_help = "Exit status, the same in every command:\n  \
-        0    success\n  \
-        1    failure: I/O errors on the target or a file, a device that failed (results measured so far are kept)\n  \
-        2    usage or input error: a bad option, a bad trace or profile, a target refused by the safety guard\n  \
-        130  interrupted (Ctrl-C, SIGTERM): procedures keep their progress for --resume"
-)]
+#[command(name = "storbench", version, about = "Trace-driven storage benchmark suite", long_about = None,
+    after_help = cmd::drive::EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -337,7 +337,8 @@ fn interrupted_run_resumes_from_another_directory_on_the_same_file() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    // SIGTERM: stop at the next checkpoint, everything saved, exit status 130.
+    // SIGTERM: stop at the next whole second, checkpointed there, exit status 130,
+    // and what ran is in a result marked incomplete.
     let st = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -345,7 +346,9 @@ fn interrupted_run_resumes_from_another_directory_on_the_same_file() {
     assert!(st.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert!(!run.join("result.json").exists());
+    let partial = result(&run);
+    assert_eq!(partial["complete"], false);
+    assert_eq!(partial["phases"][2]["ended"], "interrupted");
 
     // Resume from `b`: the stored target is `a/t.dat`, not a new `b/t.dat`. A shorter
     // phase is not an option of --resume: the stored configuration runs to its end.

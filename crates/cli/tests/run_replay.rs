@@ -1,12 +1,14 @@
 //! `storbench run` and `storbench replay` end to end, on the built binary: result.json
 //! fields against what was asked (op counts, bytes, completeness), series.parquet,
-//! interruption by SIGTERM/SIGINT (results written, marked incomplete), and bad input
-//! (clear message, exit status 2). Loop-device cases skip without root.
+//! interruption by SIGTERM/SIGINT (exit 130, results up to the checkpoint kept and
+//! marked incomplete, `--resume` finishes the run), failed I/O (printed, counted, exit
+//! 1, results kept), one run per result directory, and bad input (clear message, exit
+//! status 2). Loop-device cases skip without root.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::{ok, storbench};
@@ -81,7 +83,7 @@ fn run_on_a_file_writes_the_asked_ios_and_complete_results() {
     assert_eq!(u(&m["write_bytes"]), 8 << 20);
     assert_eq!(u(&m["read_ios"]), 0);
     assert_eq!(u(&m["errors"]), 0);
-    assert_eq!(u(&r["phases"][0]["info"]["submitted_ios"]), 128);
+    assert_eq!(u(&r["phases"][0]["ios_issued"]), 128);
     assert!(out.join("series.parquet").is_file());
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 8 << 20);
 
@@ -163,7 +165,7 @@ fn replay_on_a_file_replays_every_trace_io() {
         assert_eq!(u(&m["read_bytes"]), read_bytes, "{mode}");
         assert_eq!(u(&m["write_bytes"]), write_bytes, "{mode}");
         assert_eq!(u(&m["errors"]), 0, "{mode}");
-        let f = &r["phases"][0]["info"]["fidelity"];
+        let f = &r["phases"][0]["fidelity"];
         assert_eq!(f["mode"], mode);
         assert!(out.join("series.parquet").is_file(), "{mode}");
         assert!(out.join("ios.parquet").is_file(), "{mode}");
@@ -178,15 +180,17 @@ fn replay_on_a_file_replays_every_trace_io() {
     }
 }
 
-/// Start a long run, wait until it is running (its result directory exists: made
+/// Start a run of 5 s, wait until it is running (its result directory exists: made
 /// after the signal handler is installed) and has written to its target, send
-/// `signal`, and check it drained and wrote results marked incomplete.
+/// `signal`, and check it stopped at the next whole second with exit status 130,
+/// kept what ran up to there in a result marked incomplete, and (`resume`) that
+/// `--resume` finishes the run.
 ///
 /// Regression (flaky audit after CI stop 12): the signal went 300 ms after the result
 /// directory appeared, and the test insists some I/O ran; a machine that let the run
 /// start no I/O in those 300 ms would have failed it. Now the signal goes once the
 /// preallocated (zero) target file has a byte the run wrote.
-fn interrupted(signal: &str) {
+fn interrupted(signal: &str, resume: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("target.dat");
     let out = tmp.path().join("res");
@@ -204,7 +208,7 @@ fn interrupted(signal: &str) {
             "--qd",
             "8",
             "--time",
-            "60s",
+            "5s",
             "-o",
             path_str(&out),
         ])
@@ -212,7 +216,6 @@ fn interrupted(signal: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn storbench");
-    let t0 = Instant::now();
     // Signalled once it has started (its output directory exists) and written.
     storbench_testkit::wait_until(
         Duration::from_secs(30),
@@ -231,15 +234,17 @@ fn interrupted(signal: &str) {
         .expect("run kill");
     assert!(killed.success());
     let output = child.wait_with_output().expect("wait for storbench");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{signal}: {stderr}");
     assert!(
-        t0.elapsed() < Duration::from_secs(50),
-        "a {signal} did not stop the run"
+        stderr.contains("rolled back to the last checkpoint"),
+        "{stderr}"
     );
-    let stdout = ok(&output);
-    assert!(stdout.contains("INTERRUPTED"), "{stdout}");
+    assert!(stderr.contains("--resume"), "{stderr}");
     let r = result(&out);
     assert_eq!(r["complete"], Value::Bool(false), "{signal}");
-    assert_eq!(r["phases"][0]["info"]["complete"], Value::Bool(false));
+    let p = &r["phases"][0];
+    assert_eq!(p["ended"], "interrupted");
     assert!(
         r["notes"]
             .as_array()
@@ -250,12 +255,28 @@ fn interrupted(signal: &str) {
         r["notes"]
     );
     let m = metrics(&r);
-    // Drained: everything submitted completed, and some I/O ran.
+    // Rolled back to the whole second it stopped at: what completed before it, no
+    // more; I/Os in flight then are issued again by a resume.
     let done = u(&m["read_ios"]) + u(&m["write_ios"]) + u(&m["errors"]);
-    assert_eq!(done, u(&r["phases"][0]["info"]["submitted_ios"]));
-    assert!(done > 0);
-    assert!(u(&m["elapsed_ns"]) < 50_000_000_000);
+    assert!(done > 0 && done <= u(&p["ios_issued"]));
+    let elapsed = u(&m["elapsed_ns"]);
+    assert!(
+        elapsed > 0 && elapsed.is_multiple_of(1_000_000_000),
+        "{elapsed}"
+    );
     assert!(out.join("series.parquet").is_file());
+    if !resume {
+        return;
+    }
+    let o = storbench(&["run", "--resume", path_str(&out), "-q"]);
+    ok(&o);
+    let r = result(&out);
+    assert_eq!(r["complete"], Value::Bool(true));
+    assert_eq!(r["resumes"], 1);
+    assert_eq!(r["phases"][0]["segments"], 2);
+    assert_eq!(r["phases"][0]["ended"], "time-limit");
+    let secs = u(&metrics(&r)["elapsed_ns"]) as f64 / 1e9;
+    assert!((5.0..6.0).contains(&secs), "{secs} s over both runs");
 }
 
 /// Whether `path` has a byte that is not zero (compared a block at a time: a byte loop
@@ -268,12 +289,13 @@ fn has_a_nonzero_byte(path: &Path) -> bool {
 
 #[test]
 fn sigterm_writes_results_marked_incomplete() {
-    interrupted("TERM");
+    interrupted("TERM", false);
 }
 
+/// Regression (issue 22): SIGINT made `run` exit 0 and `consistency` exit 130.
 #[test]
-fn sigint_writes_results_marked_incomplete() {
-    interrupted("INT");
+fn sigint_exits_130_keeps_results_and_resumes() {
+    interrupted("INT", true);
 }
 
 fn assert_user_error(out: &Output, needles: &[&str]) {
@@ -485,4 +507,295 @@ fn unknown_sim_preset_gives_one_specific_hint() {
     assert_user_error(&r, &["unknown preset `nope`", "client-7op"]);
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(stderr.matches("hint:").count(), 1, "{stderr}");
+}
+
+/// Runs `args` in the background, waits for its run state, shrinks the loop device's
+/// image to 1 MiB (I/O past it then fails with EIO) and returns what it printed.
+fn run_while_the_device_shrinks(
+    lo: &storbench_testkit::LoopDevice,
+    out: &Path,
+    args: &[&str],
+) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn storbench");
+    storbench_testkit::wait_until(Duration::from_secs(30), "the run to start", || {
+        out.join("state.json").exists()
+    });
+    let img = lo.dir().join("loop.img");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&img)
+        .and_then(|f| f.set_len(1 << 20))
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Regression (issue 19): `run` and `replay` exited 0 when 81-87% of their I/Os failed
+/// (a device shrunk mid-run); the first error was only in result.json.
+#[test]
+fn failed_ios_are_printed_counted_and_exit_1_with_the_results_kept() {
+    let lo = match storbench_testkit::LoopDevice::new(16 << 20, &[]) {
+        Ok(lo) => lo,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = run_while_the_device_shrinks(
+        &lo,
+        &out,
+        &[
+            "run",
+            "--target",
+            lo.path_str(),
+            "--rw",
+            "randread",
+            "--time",
+            "3s",
+            "-q",
+            "-o",
+            path_str(&out),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let r = result(&out);
+    let p = &r["phases"][0];
+    let errors = u(&p["metrics"]["errors"]);
+    assert!(errors > 0, "{p}");
+    let first = p["first_error"].as_str().unwrap();
+    assert!(first.starts_with("read at offset "), "{first}");
+    assert!(first.contains("Input/output error"), "{first}");
+    assert!(
+        stderr.contains(&format!("{errors} I/Os failed")),
+        "{stderr}"
+    );
+    assert!(stderr.contains(first), "{stderr}");
+    assert!(stderr.contains("results kept"), "{stderr}");
+
+    // The same for a replay (timed, 3 s of reads over the whole device).
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(lo.dir().join("loop.img"))
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    let rows: Vec<(u64, u64, u64, &str)> = (0..3000u64)
+        .map(|i| (i * 1_000_000, (i * 37 % 4096) * 4096, 4096, "read"))
+        .collect();
+    let trace = make_trace(tmp.path(), "reads", &rows);
+    let out = tmp.path().join("replay");
+    let lo2 = storbench_testkit::LoopDevice::new(16 << 20, &[]).unwrap();
+    let o = run_while_the_device_shrinks(
+        &lo2,
+        &out,
+        &[
+            "replay",
+            path_str(&trace),
+            "--target",
+            lo2.path_str(),
+            "--mode",
+            "timed",
+            "-q",
+            "-o",
+            path_str(&out),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let r = result(&out);
+    assert!(u(&metrics(&r)["errors"]) > 0);
+    assert_eq!(
+        u(&r["phases"][0]["ios_issued"]),
+        3000,
+        "it went on to the end"
+    );
+    assert!(
+        stderr.contains("I/Os failed; the first: read at offset"),
+        "{stderr}"
+    );
+}
+
+/// Regression (issue 19): two runs into one `-o` both exited 0 and one's results were
+/// lost; a later run left an old ios.parquet beside a new result.json.
+#[test]
+fn a_result_directory_holds_one_run_unless_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("res");
+    let sim = "sim:client-7op,capacity=256m";
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--target",
+            sim,
+            "--bytes",
+            "16m",
+            "-q",
+            "-o",
+            path_str(&out),
+        ];
+        a.extend_from_slice(extra);
+        storbench(&a)
+    };
+    ok(&run(&["--log-ios"]));
+    assert!(out.join("ios.parquet").is_file());
+    let first = std::fs::read(out.join("result.json")).unwrap();
+    // A second run is refused, and the first's results are untouched.
+    let o = run(&[]);
+    assert_user_error(&o, &["already holds a run", "--replace"]);
+    assert_eq!(std::fs::read(out.join("result.json")).unwrap(), first);
+    // So is a replay, or a procedure, into it.
+    let o = storbench(&[
+        "consistency",
+        "--quick",
+        "--target",
+        sim,
+        "-q",
+        "-o",
+        path_str(&out),
+    ]);
+    assert_user_error(&o, &["already holds a run (run)"]);
+    // --replace starts afresh: no ios.parquet of the old run beside the new result.
+    ok(&run(&["--replace", "--seed", "2"]));
+    assert!(!out.join("ios.parquet").exists(), "stale ios.parquet");
+    assert_ne!(std::fs::read(out.join("result.json")).unwrap(), first);
+
+    // Results of an older storbench (no run state) count as a run too.
+    let old = tmp.path().join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("result.json"), r#"{"procedure":"replay"}"#).unwrap();
+    let o = storbench(&[
+        "run",
+        "--target",
+        sim,
+        "--bytes",
+        "1m",
+        "-q",
+        "-o",
+        path_str(&old),
+    ]);
+    assert_user_error(&o, &["already holds a run (replay)"]);
+
+    // Two at once: the second finds the first's lock.
+    let busy = tmp.path().join("busy");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args([
+            "run",
+            "--target",
+            "test:delay=1ms,capacity=1g",
+            "--time",
+            "60s",
+            "-q",
+            "-o",
+            path_str(&busy),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    storbench_testkit::wait_until(Duration::from_secs(30), "the first run to start", || {
+        busy.join("state.json").exists()
+    });
+    let o = storbench(&[
+        "run",
+        "--target",
+        sim,
+        "--bytes",
+        "1m",
+        "--replace",
+        "-q",
+        "-o",
+        path_str(&busy),
+    ]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_user_error(&o, &["another storbench process is running"]);
+}
+
+/// Regression (issue 19): `--time 0` and `--bytes 0` ran, did nothing and exited 0.
+#[test]
+fn zero_work_runs_are_user_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("res");
+    let sim = "sim:client-7op,capacity=256m";
+    for extra in [&["--time", "0"][..], &["--bytes", "0"], &["--time", "0s"]] {
+        let mut a = vec!["run", "--target", sim, "-o", path_str(&out)];
+        a.extend_from_slice(extra);
+        let o = storbench(&a);
+        assert_user_error(&o, &[extra[0], "does no work", "hint:"]);
+    }
+    let trace = make_trace(tmp.path(), "t", &[(0, 0, 4096, "read")]);
+    let o = storbench(&[
+        "replay",
+        path_str(&trace),
+        "--target",
+        sim,
+        "--time",
+        "0",
+        "-o",
+        path_str(&out),
+    ]);
+    assert_user_error(&o, &["--time 0", "does no work"]);
+    assert!(!out.exists(), "nothing started");
+}
+
+/// Regression (issue 22): SIGINT made `run` exit 0 and `consistency` exit 130. Every
+/// command that drives a target stops at the next whole second and exits 130.
+#[test]
+fn sigint_exits_130_in_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = make_trace(
+        tmp.path(),
+        "slow",
+        &(0..5000u64)
+            .map(|i| (i * 10_000_000, i * 4096 % (1 << 30), 4096, "read"))
+            .collect::<Vec<_>>(),
+    );
+    let target = "test:delay=1ms,capacity=1g";
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["run", "--target", target, "--time", "60s"],
+        vec![
+            "replay",
+            path_str(&trace),
+            "--target",
+            target,
+            "--mode",
+            "timed",
+        ],
+        vec![
+            "consistency",
+            "--target",
+            "sim:client-7op,capacity=4g",
+            "--duration",
+            "2000s",
+        ],
+    ];
+    for (i, cmd) in commands.iter().enumerate() {
+        let out = tmp.path().join(format!("out{i}"));
+        let child = Command::new(env!("CARGO_BIN_EXE_storbench"))
+            .args(cmd)
+            .args(["-q", "-o", path_str(&out)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        storbench_testkit::wait_until(Duration::from_secs(60), "the run to start", || {
+            out.join("state.json").exists()
+        });
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(130),
+            "{}: {}",
+            cmd[0],
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(result(&out)["complete"], false, "{}", cmd[0]);
+    }
 }

@@ -414,3 +414,73 @@ fn idle_lets_virtual_time_pass() {
     idle(&mut t, 5_000_000_000).unwrap();
     assert_eq!(t.now_ns(), 5_000_000_000);
 }
+
+/// Keeps what each whole second showed, and stops at `stop_at_s` if set.
+struct Marks {
+    marks: Vec<(
+        u64,
+        storbench_engine::PhaseOutcome,
+        Vec<storbench_engine::InFlightIo>,
+    )>,
+    stop_at_s: Option<u64>,
+}
+
+impl Observer for Marks {
+    fn on_second(&mut self, m: &storbench_engine::SecondMark<'_>) -> storbench_engine::Flow {
+        let o = m.outcome();
+        assert_eq!(m.submitted_ios(), o.submitted_ios);
+        assert_eq!(m.series().len() as u64, m.elapsed_ns / 1_000_000_000);
+        self.marks.push((m.elapsed_ns, o, m.in_flight()));
+        if self.stop_at_s == Some(m.elapsed_ns / 1_000_000_000) {
+            storbench_engine::Flow::Stop
+        } else {
+            storbench_engine::Flow::Continue
+        }
+    }
+}
+
+#[test]
+fn second_marks_see_the_run_at_each_whole_second_and_change_nothing() {
+    // 150 µs per I/O at QD32 over 3.5 s.
+    let run = |obs: &mut dyn Observer| {
+        let mut g = Generator::new(GenSpec::rand_write_4k_qd32(0, GIB, 4)).unwrap();
+        let mut t = DelayTarget::new(GIB, 150_000, 64);
+        let mut opts = RunOptions::new(Pacing::QueueDepth { default_qd: 1 });
+        opts.time_limit_ns = Some(3_500_000_000);
+        run_phase(&mut t, &mut g, &opts, obs).unwrap()
+    };
+    let plain = run(&mut NoObserver);
+    let mut marks = Marks {
+        marks: Vec::new(),
+        stop_at_s: None,
+    };
+    let watched = run(&mut marks);
+    assert_eq!(plain, watched, "watching at each second changed the run");
+    let secs: Vec<u64> = marks.marks.iter().map(|m| m.0).collect();
+    assert_eq!(secs, [1_000_000_000, 2_000_000_000, 3_000_000_000]);
+    for (t, o, flying) in &marks.marks {
+        let n = (t / 1_000_000_000) as usize;
+        // The metrics at the mark are the whole run's first n seconds.
+        assert_eq!(o.metrics.series, plain.metrics.series[..n]);
+        assert_eq!(o.metrics.elapsed_ns, *t);
+        let rows: u64 = plain.metrics.series[..n].iter().map(|s| s.write_ios).sum();
+        assert_eq!(o.metrics.write_ios, rows);
+        // What was submitted before the mark either completed before it or was in
+        // flight at it.
+        assert_eq!(o.submitted_ios, o.metrics.write_ios + flying.len() as u64);
+        assert_eq!(flying.len(), 32);
+        assert!(flying.windows(2).all(|w| w[0].issue_ns <= w[1].issue_ns));
+        assert!(flying.iter().all(|f| f.issue_ns + 150_000 >= *t));
+    }
+
+    // Stop at a mark: nothing more is submitted, what flies drains.
+    let mut stop = Marks {
+        marks: Vec::new(),
+        stop_at_s: Some(2),
+    };
+    let stopped = run(&mut stop);
+    assert!(!stopped.complete);
+    let at_2 = &stop.marks[1].1;
+    assert_eq!(stopped.submitted_ios, at_2.submitted_ios);
+    assert_eq!(stopped.metrics.write_ios, stopped.submitted_ios);
+}

@@ -82,6 +82,11 @@ impl Recorder {
         self.outstanding
     }
 
+    /// Failed I/Os so far.
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
     /// Finished 1-second windows so far (live progress, checkpoints).
     pub fn series(&self) -> &[SecondSample] {
         &self.series
@@ -227,6 +232,19 @@ impl Recorder {
         };
         self.series.push(s);
         self.window_end_ns += NS_PER_S;
+    }
+
+    /// Move the clock to `t_ns` without an event (every event before it already fed),
+    /// closing each window that ends on the way. Splitting time there changes no figure:
+    /// a checkpoint at a second boundary leaves the run exactly as it was.
+    pub fn close_to(&mut self, t_ns: u64) {
+        self.advance_to(t_ns);
+    }
+
+    /// The phase's metrics as if it ended at `end_ns` (>= the last event); the
+    /// recorder goes on. A checkpoint's partial result.
+    pub fn snapshot(&self, end_ns: u64) -> PhaseMetrics {
+        self.clone().finish(end_ns)
     }
 
     /// End the phase at `end_ns` (>= the last event) and compute the aggregates. The

@@ -3,10 +3,11 @@
 //! - `result.json`: the whole result, a section per phase (written atomically);
 //! - `<phase>_iops.1.log`, `<phase>_bw.1.log`, `<phase>_lat.1.log`: fio-style CSV logs
 //!   (`time_ms,value,ddir,bs,offset`; see `storbench_report::csvlog`), so fio's
-//!   plotting tools read them; `time_ms` is the end of each window, exact across chunks;
+//!   plotting tools read them; `time_ms` is the end of each window;
 //! - `series.parquet`: every phase's per-second series in one file (a `phase` column);
-//! - `series/<phase>.parquet`: the same per phase with each window's exact start
-//!   (`t_ms`) first, as a run checkpointed in chunks has a short window at each chunk end.
+//! - `series/<phase>.parquet`: the same per phase with each window's start (`t_ms`)
+//!   first. Windows are whole seconds of the phase (`t_s` is `t_ms / 1000`); only a
+//!   phase's last window may be shorter.
 
 use crate::phase::{Runner, SeriesRow, SuiteError};
 use crate::procedure::SuiteResult;
@@ -15,6 +16,57 @@ use storbench_metrics::SecondSample;
 
 pub const RESULT_FILE: &str = "result.json";
 
+/// Files and directories a run writes into its directory, besides `state.json` and
+/// its lock: what `--replace` removes.
+const RUN_FILES: &[&str] = &[
+    RESULT_FILE,
+    storbench_report::SERIES_FILE,
+    storbench_report::IOS_FILE,
+    crate::state::STATE_FILE,
+];
+const RUN_DIRS: &[&str] = &[SERIES_DIR, crate::state::JOURNAL_DIR];
+
+/// The procedure whose results `dir` holds without a run state (results of an older
+/// `run` or `replay`), if any.
+pub fn results_in(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(RESULT_FILE)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    Some(
+        v.get("procedure")
+            .and_then(|p| p.as_str())
+            .unwrap_or("results of another run")
+            .to_owned(),
+    )
+}
+
+/// Remove an earlier run's state and result files from `dir` (`--replace`): the
+/// files a run writes, by name, and nothing else the directory holds.
+pub fn remove_run(dir: &Path) -> std::io::Result<()> {
+    let gone = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    };
+    for f in RUN_FILES {
+        gone(std::fs::remove_file(dir.join(f)))?;
+    }
+    for d in RUN_DIRS {
+        gone(std::fs::remove_dir_all(dir.join(d)))?;
+    }
+    // fio-style logs: PHASE_{iops,bw,lat}.1.log
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if ["_iops.1.log", "_bw.1.log", "_lat.1.log"]
+            .iter()
+            .any(|s| name.ends_with(s))
+        {
+            gone(std::fs::remove_file(e.path()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Directory of the per-phase series files.
 pub const SERIES_DIR: &str = "series";
 
@@ -22,15 +74,14 @@ fn report_err(e: storbench_report::ReportError) -> SuiteError {
     SuiteError::Invalid(e.to_string())
 }
 
-/// The samples (numbered 0, 1, 2, ... as series.parquet wants them) and each window's
-/// exact start in ms.
+/// The samples (`t_s` the whole seconds of the window's start) and each window's
+/// start in ms.
 fn split(rows: &[SeriesRow]) -> (Vec<SecondSample>, Vec<u64>) {
     rows.iter()
-        .enumerate()
-        .map(|(i, r)| {
+        .map(|r| {
             (
                 SecondSample {
-                    t_s: i as u64,
+                    t_s: r.t_ms / 1000,
                     ..r.s
                 },
                 r.t_ms,
@@ -43,7 +94,7 @@ fn split(rows: &[SeriesRow]) -> (Vec<SecondSample>, Vec<u64>) {
 pub fn write_all(dir: &Path, result: &SuiteResult, runner: &Runner<'_>) -> Result<(), SuiteError> {
     let mut all: Vec<(String, Vec<SecondSample>)> = Vec::new();
     for rec in &result.phases {
-        if rec.purge.is_some() || matches!(rec.work, crate::phase::Work::Idle { .. }) {
+        if !rec.work.has_io() {
             continue;
         }
         let rows = runner.series(&rec.name)?;

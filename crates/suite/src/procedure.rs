@@ -28,6 +28,10 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn prepare(&self, _dir: &Path, _info: &TargetInfo) -> Result<(), SuiteError> {
         Ok(())
     }
+    /// The trace the procedure replays, for result.json's `trace`.
+    fn trace(&self) -> Option<crate::replay::TraceSummary> {
+        None
+    }
     /// The procedure's own section of result.json, from the finished phases.
     fn summarize(
         &self,
@@ -60,6 +64,9 @@ pub struct SuiteResult {
     pub phases: Vec<PhaseRecord>,
     /// The procedure's own figures (scores, tables).
     pub summary: serde_json::Value,
+    /// The replayed trace (`replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::replay::TraceSummary>,
     pub health_before: HealthSnapshot,
     pub health_after: HealthSnapshot,
     pub health_delta: HealthDelta,
@@ -156,6 +163,7 @@ fn phase_needs(w: &crate::phase::Work) -> (usize, u64) {
         Work::GeneratedImage { qd, .. } | Work::FileImage { qd, .. } => {
             (*qd as usize, crate::image::RESTORE_IO_BYTES)
         }
+        Work::Generate { spec } => (spec.qd as usize, spec.block_bytes),
         Work::Replay { default_qd, .. } => (*default_qd as usize, 0),
         Work::Purge | Work::Idle { .. } => (0, 0),
     }
@@ -204,16 +212,26 @@ fn buffer_plan(
     Ok(Some(plan))
 }
 
-/// Run-state key of the checkpoint interval (ns) a simulated run chunks by.
-pub const SIM_CHUNK_KEY: &str = "checkpoint_interval_ns";
+impl SuiteResult {
+    /// The first phase with failed I/Os: (phase, failures, the first one).
+    pub fn failed_ios(&self) -> Option<(&str, u64, &str)> {
+        self.phases.iter().find(|p| p.metrics.errors > 0).map(|p| {
+            (
+                p.name.as_str(),
+                p.metrics.errors,
+                p.first_error.as_deref().unwrap_or("(no detail)"),
+            )
+        })
+    }
+}
 
-/// Run a procedure in `dir` to the end (or until interrupted).
-pub fn execute<P: Procedure>(
+/// Open the run: a new one in `dir` (its configuration stored) or the one there.
+fn open_run<P: Procedure>(
     dir: &Path,
     start: Start<P>,
     ctl: &Control,
-) -> Result<SuiteResult, SuiteError> {
-    let (mut rd, cfg, mut target) = match start {
+) -> Result<(RunDir, P, SuiteTarget), SuiteError> {
+    match start {
         Start::New(cfg) => {
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;
             let plans = cfg.plans(dir, target.info())?;
@@ -226,7 +244,7 @@ pub fn execute<P: Procedure>(
                 serde_json::to_value(&cfg).expect("config serializes"),
                 &names,
             );
-            let mut rd = RunDir::create(dir, state)?;
+            let mut rd = RunDir::create_in(dir, state, ctl.replace)?;
             let before = target.health();
             rd.state.extra.insert(
                 "health_before".into(),
@@ -243,7 +261,7 @@ pub fn execute<P: Procedure>(
                 );
             }
             rd.save()?;
-            (rd, cfg, target)
+            Ok((rd, cfg, target))
         }
         Start::Resume => {
             let rd = RunDir::resume(dir, P::NAME)?;
@@ -274,20 +292,21 @@ pub fn execute<P: Procedure>(
             // consent stored with the run is for that device, not for whatever now has
             // its name.
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), recorded.as_ref())?;
-            (rd, cfg, target)
+            Ok((rd, cfg, target))
         }
-    };
-    rd.set_checkpoint_interval(ctl.checkpoint_interval);
-    // On a simulated drive the checkpoint interval decides where chunks end (on the
-    // drive's clock), and so where the engine drains: part of the run, like its seeds.
-    // A run keeps the interval it started with, whatever a resume is given.
-    if !rd.state.extra.contains_key(SIM_CHUNK_KEY) {
-        rd.state.extra.insert(
-            SIM_CHUNK_KEY.into(),
-            serde_json::json!(ctl.checkpoint_interval.as_nanos() as u64),
-        );
-        rd.save()?;
     }
+}
+
+/// Run a procedure in `dir` to the end. A run that stops early (a signal, or a failed
+/// I/O in a phase that stops on one) writes what it measured, marked incomplete, and
+/// returns the error; an interrupted run continues with [`Start::Resume`].
+pub fn execute<P: Procedure>(
+    dir: &Path,
+    start: Start<P>,
+    ctl: &Control,
+) -> Result<SuiteResult, SuiteError> {
+    let (mut rd, cfg, mut target) = open_run(dir, start, ctl)?;
+    rd.set_checkpoint_interval(ctl.checkpoint_interval);
     let plans = cfg.plans(dir, target.info())?;
     let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
     let stored: Vec<&str> = rd.state.phases.iter().map(|p| p.name.as_str()).collect();
@@ -322,30 +341,49 @@ pub fn execute<P: Procedure>(
             )?;
         }
     }
-    let mut runner = Runner {
-        rd: &mut rd,
-        target: &mut target,
-        ctl,
-    };
+    let mut runner = Runner::new(&mut rd, &mut target, ctl);
     let rebuilt = runner.rebuild(&plans)?;
     if rebuilt > 0 && ctl.verbose {
         eprintln!("simulated drive state rebuilt ({rebuilt} I/Os re-simulated)");
     }
     let mut records = Vec::with_capacity(plans.len());
+    let mut stopped = None;
     for plan in &plans {
-        records.push(runner.run(plan)?);
+        match runner.run(plan) {
+            Ok(r) => records.push(r),
+            Err(e @ (SuiteError::Interrupted { .. } | SuiteError::IoErrors { .. })) => {
+                stopped = Some(e);
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
-    let summary = cfg.summarize(dir, &runner, &records)?;
-    let before: HealthSnapshot = runner
-        .rd
-        .state
-        .extra
-        .get("health_before")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_else(|| HealthSnapshot::unavailable("state", "not recorded"));
-    let after = runner.target.health();
-    let delta = health::delta(&before, &after);
+    let summary = match &stopped {
+        None => cfg.summarize(dir, &runner, &records)?,
+        Some(_) => serde_json::Value::Null,
+    };
+    records.extend(runner.unfinished.take());
     let mut notes = input_notes;
+    notes.extend(run_notes(&runner, &records));
+    if let Some(e) = &stopped {
+        notes.insert(
+            0,
+            format!("incomplete: {e}; the results cover what ran up to there"),
+        );
+    }
+    let mut result = assemble::<P>(&runner, ctl, records, summary, notes, stopped.is_none());
+    result.trace = cfg.trace();
+    output::write_all(dir, &result, &runner)?;
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    rd.finish_run()?;
+    Ok(result)
+}
+
+/// Notes every result carries: resumes, folded I/Os, what a purge did instead.
+fn run_notes(runner: &Runner<'_>, records: &[PhaseRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
     if runner.rd.state.resumes > 0 {
         notes.push(format!(
             "the run was interrupted and resumed {} time(s); finished phases were kept",
@@ -357,11 +395,17 @@ pub fn execute<P: Procedure>(
             );
         }
     }
-    for r in &records {
+    for r in records {
         if r.folded_ios > 0 {
             notes.push(format!(
                 "phase {}: {} I/Os lay beyond the tested span and were folded onto it",
                 r.name, r.folded_ios
+            ));
+        }
+        if r.aligned_ios > 0 {
+            notes.push(format!(
+                "phase {}: {} I/Os were not aligned to the target's logical block and were widened to whole blocks",
+                r.name, r.aligned_ios
             ));
         }
         if let Some(p) = &r.purge {
@@ -370,6 +414,27 @@ pub fn execute<P: Procedure>(
             }
         }
     }
+    notes
+}
+
+/// The result of the run from its records.
+fn assemble<P: Procedure>(
+    runner: &Runner<'_>,
+    ctl: &Control,
+    phases: Vec<PhaseRecord>,
+    summary: serde_json::Value,
+    notes: Vec<String>,
+    complete: bool,
+) -> SuiteResult {
+    let before: HealthSnapshot = runner
+        .rd
+        .state
+        .extra
+        .get("health_before")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_else(|| HealthSnapshot::unavailable("state", "not recorded"));
+    let after = runner.target.health();
+    let delta = health::delta(&before, &after);
     let options = match &runner.rd.state.config {
         serde_json::Value::Object(m) => m
             .iter()
@@ -383,18 +448,19 @@ pub fn execute<P: Procedure>(
             .collect(),
         _ => Default::default(),
     };
-    let result = SuiteResult {
+    SuiteResult {
         format: RESULT_FORMAT.into(),
         schema_version: storbench_report::SCHEMA_VERSION,
         command_line: ctl.command_line.clone(),
         options,
-        complete: true,
+        complete,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         procedure: P::NAME.into(),
         target: runner.target.info().clone(),
         config: runner.rd.state.config.clone(),
-        phases: records,
+        phases,
         summary,
+        trace: None,
         health_before: before,
         health_after: after,
         health_delta: delta,
@@ -402,10 +468,7 @@ pub fn execute<P: Procedure>(
         notes,
         created_unix_ms: runner.rd.state.created_unix_ms,
         finished_unix_ms: crate::state::unix_ms(),
-    };
-    output::write_all(dir, &result, &runner)?;
-    rd.finish_run()?;
-    Ok(result)
+    }
 }
 
 /// Read a finished run's result.json.

@@ -36,7 +36,7 @@ pub enum StateError {
     },
     #[error("{path}: not a storbench run state: {message}")]
     Corrupt { path: PathBuf, message: String },
-    #[error("{dir}: already holds a run ({procedure}); hint: continue it with `--resume {dir}` or choose another directory")]
+    #[error("{dir}: already holds a run ({procedure}); hint: continue an unfinished one with `--resume {dir}`, choose another directory, or pass --replace to discard it")]
     Exists { dir: PathBuf, procedure: String },
     #[error("{dir}: holds no run state ({STATE_FILE} missing); hint: start a run there first, without --resume")]
     Missing { dir: PathBuf },
@@ -265,17 +265,30 @@ impl RunDir {
 
     /// Start a new run in `dir` (created if missing). Fails if `dir` holds a run.
     pub fn create(dir: &Path, state: RunState) -> Result<RunDir, StateError> {
+        RunDir::create_in(dir, state, false)
+    }
+
+    /// Start a new run in `dir` (created if missing). A directory holding another run,
+    /// finished or not, or another run's results is refused unless `replace`: then,
+    /// under the lock, that run's state and result files are removed first (no old
+    /// file is left beside the new results).
+    pub fn create_in(dir: &Path, state: RunState, replace: bool) -> Result<RunDir, StateError> {
         fs::create_dir_all(dir).map_err(io_err(dir, "creating the run directory"))?;
         let lock = lock_dir(dir)?;
-        match read_state(dir) {
-            Ok(s) => {
+        let held = match read_state(dir) {
+            Ok(s) => Some(s.procedure),
+            Err(StateError::Missing { .. }) => crate::output::results_in(dir),
+            Err(e) if replace => Some(format!("unreadable state: {e}")),
+            Err(e) => return Err(e),
+        };
+        if let Some(procedure) = held {
+            if !replace {
                 return Err(StateError::Exists {
                     dir: dir.to_owned(),
-                    procedure: s.procedure,
-                })
+                    procedure,
+                });
             }
-            Err(StateError::Missing { .. }) => {}
-            Err(e) => return Err(e),
+            crate::output::remove_run(dir).map_err(io_err(dir, "removing the earlier run"))?;
         }
         RunDir::open(dir, state, lock)
     }

@@ -13,8 +13,12 @@ use storbench_sim::SimSsd;
 pub enum TargetOpenError {
     #[error("simulated drive `{spec}`: {message}")]
     Sim { spec: String, message: String },
-    #[error("target `{spec}`: {message}")]
-    Real { spec: String, message: String },
+    #[error("target `{spec}`: {source}")]
+    Real {
+        spec: String,
+        #[source]
+        source: storbench_engine::TargetError,
+    },
 }
 
 /// A procedure's target.
@@ -163,7 +167,7 @@ impl SuiteTarget {
 
 /// How to open a real target (files and block devices); ignored for simulated drives.
 /// Stored with the procedure's configuration, so a resume opens the same way.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RealOpen {
     /// Files: create or extend to this size.
     pub size_bytes: Option<u64>,
@@ -175,10 +179,48 @@ pub struct RealOpen {
     /// `storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES`).
     #[serde(default)]
     pub buffer_memory_bytes: Option<u64>,
+    /// The run writes or trims; a run that only reads needs no consent to open a
+    /// block device (`run --rw randread`, a read-only trace).
+    #[serde(default = "yes")]
+    pub write: bool,
+    /// Most I/Os in flight (`None`: the engine's default).
+    #[serde(default)]
+    pub max_in_flight: Option<usize>,
+    /// Size of each in-flight I/O's buffer: the largest I/O (`None`: the default).
+    #[serde(default)]
+    pub buffer_bytes: Option<usize>,
+    /// I/O backend: `auto`, `io_uring`, `io_uring-async` or `threads`.
+    #[serde(default)]
+    pub backend: Option<String>,
+    /// Files: buffered I/O (no O_DIRECT).
+    #[serde(default)]
+    pub buffered: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for RealOpen {
+    /// What the drive procedures use: a target opened for writing.
+    fn default() -> Self {
+        RealOpen {
+            size_bytes: None,
+            overwrite: false,
+            destroy_data: None,
+            write: true,
+            max_in_flight: None,
+            buffer_bytes: None,
+            backend: None,
+            buffered: false,
+            buffer_memory_bytes: None,
+        }
+    }
 }
 
 /// Real targets (files, block devices) through the engine's spec parser and safety
-/// guard. Procedures write, so the target is opened for writing.
+/// guard; `recorded`: the identity a resumed run must find; `buffers`: slots sized
+/// from the traces the run replays.
 fn open_real(
     spec: &str,
     o: &RealOpen,
@@ -186,20 +228,35 @@ fn open_real(
     buffers: Option<storbench_engine::BufferPlan>,
 ) -> Result<SuiteTarget, TargetOpenError> {
     use storbench_engine::spec::{open_real_as, OpenOptions, TargetSpec};
+    use storbench_engine::BackendChoice;
     let err = |e: storbench_engine::TargetError| TargetOpenError::Real {
         spec: spec.to_owned(),
-        message: e.to_string(),
+        source: e,
     };
     let parsed = TargetSpec::parse(spec).map_err(err)?;
-    if let Some(t) = parsed.open_test(32) {
+    let defaults = OpenOptions::default();
+    let max_in_flight = o.max_in_flight.unwrap_or(defaults.max_in_flight);
+    if let Some(t) = parsed.open_test(o.max_in_flight.unwrap_or(32)) {
         return Ok(SuiteTarget::Real(Box::new(t)));
     }
+    let backend = match o.backend.as_deref() {
+        None => BackendChoice::Auto,
+        Some(b) => BackendChoice::parse(b).ok_or_else(|| {
+            err(storbench_engine::TargetError::Refused {
+                message: format!("unknown I/O backend `{b}`"),
+                hint: "use auto, io_uring, io_uring-async or threads".into(),
+            })
+        })?,
+    };
     let mut opts = OpenOptions {
-        write: true,
+        write: o.write,
         size_bytes: o.size_bytes,
         overwrite: o.overwrite,
         destroy_data: o.destroy_data.clone(),
-        ..OpenOptions::default()
+        max_in_flight,
+        buffer_bytes: o.buffer_bytes.unwrap_or(defaults.buffer_bytes),
+        backend,
+        direct: !o.buffered,
     };
     if let Some(b) = buffers {
         opts.max_in_flight = b.slots;

@@ -402,6 +402,9 @@ pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row
         verbose: false,
         // Recorded in result.json: the same on every machine.
         command_line: vec!["storbench-sweep".into(), run.id()],
+        // The point's directory is the sweep's own: an unfinished result left there
+        // (a point that failed) is replaced by the new run of that point.
+        replace: true,
     };
     let fail = PointError::Failed;
     let result = match run.procedure.as_str() {

@@ -10,10 +10,12 @@
 use crate::source::{NextIo, Source, SourceError};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
 use storbench_trace::Op;
 
 /// Offset pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Pattern {
     /// Each I/O starts where the previous one ended, wrapping at the end of the span.
     Sequential,
@@ -22,7 +24,8 @@ pub enum Pattern {
 }
 
 /// What the generator issues.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Mix {
     /// Reads with probability `read_pct`/100, writes otherwise (0 = all writes, 100 = all reads).
     ReadWrite { read_pct: u8 },
@@ -31,7 +34,8 @@ pub enum Mix {
 }
 
 /// Where on the target a generator works: a length in bytes or a share of capacity.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SpanSpec {
     Bytes(u64),
     /// Percent of capacity, in (0, 100].
@@ -112,7 +116,8 @@ pub fn parse_size(s: &str) -> Result<u64, SourceError> {
 }
 
 /// When a generator stops by itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Limit {
     /// Never (the engine's time limit or a stop flag ends the run).
     None,
@@ -122,8 +127,8 @@ pub enum Limit {
     Ios(u64),
 }
 
-/// A generator's full description.
-#[derive(Clone, Debug, PartialEq)]
+/// A generator's full description (stored with a run, so a resume rebuilds it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GenSpec {
     pub pattern: Pattern,
     pub mix: Mix,

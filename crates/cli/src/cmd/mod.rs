@@ -3,6 +3,7 @@
 pub mod characterize;
 pub mod db;
 pub mod demo;
+pub mod drive;
 pub mod export;
 pub mod import;
 pub mod procedures;

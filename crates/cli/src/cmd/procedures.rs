@@ -2,42 +2,36 @@
 //! Each writes DIR/result.json, per-second series (Parquet) and fio-style logs, and can
 //! be continued after an interruption (Ctrl-C or kill -9) with `--resume DIR`.
 
+use super::drive::{absolute, absolute_spec, drive, print_footer, DriveArgs};
 use super::UserError;
 use anyhow::Context;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Duration;
 use storbench_suite::bench::{BenchConfig, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
 use storbench_suite::units::{parse_duration_ns, parse_fraction, parse_size};
-use storbench_suite::{execute, Control, Procedure, Start, SuiteError, SuiteResult};
+use storbench_suite::{Procedure, SuiteResult};
 
 /// Options every procedure takes.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Common {
     /// Target: `sim:PRESET[,key=value...]` (simulated SSD), a file, or a block device
-    #[arg(long, short = 't', required_unless_present = "resume")]
+    #[arg(
+        long,
+        short = 't',
+        required_unless_present = "resume",
+        conflicts_with = "resume"
+    )]
     pub target: Option<String>,
     /// Result directory (created; must not hold another run)
-    #[arg(long, short = 'o', value_name = "DIR")]
+    #[arg(long, short = 'o', value_name = "DIR", conflicts_with = "resume")]
     pub out: Option<PathBuf>,
-    /// Continue the interrupted run in DIR (its stored options are used)
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["target", "out"])]
-    pub resume: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: DriveArgs,
     /// Short parameters that finish in seconds on a small simulated drive
     #[arg(long)]
     pub quick: bool,
-    /// Time between checkpoints inside long phases (at most 60s): wall time on a real
-    /// target; on a simulated drive its own clock, in whole seconds, kept by a resume
-    #[arg(long, default_value = "60s", value_name = "TIME")]
-    pub checkpoint_every: String,
-    /// No progress bars or phase lines
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     /// File targets: create or extend the file to this size (e.g. 4g)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
@@ -69,6 +63,7 @@ impl Common {
                 Some(s) => Some(quantity(parse_size("--buffer-memory", s))?),
                 None => None,
             },
+            ..Default::default()
         })
     }
 }
@@ -88,143 +83,23 @@ fn quantity<T>(r: Result<T, storbench_suite::units::QuantityError>) -> anyhow::R
     r.map_err(|e| user(e.to_string(), ""))
 }
 
-fn control(c: &Common) -> anyhow::Result<Control> {
-    let every = quantity(parse_duration_ns("--checkpoint-every", &c.checkpoint_every))?;
-    if every == 0 || every > 60_000_000_000 {
-        return Err(user(
-            format!(
-                "--checkpoint-every {}: must be more than 0 and at most 60s",
-                c.checkpoint_every
-            ),
-            "checkpoints are taken at least every minute",
-        ));
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    // Ctrl-C stops at the next checkpoint with everything saved; a second Ctrl-C
-    // (signal-hook's conditional shutdown) exits at once.
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
-            .context("installing the signal handler")?;
-        signal_hook::flag::register(sig, stop.clone()).context("installing the signal handler")?;
-    }
-    let tty = std::io::stderr().is_terminal();
-    Ok(Control {
-        stop,
-        progress: tty && !c.quiet,
-        checkpoint_interval: Duration::from_nanos(every),
-        verbose: !c.quiet,
-        command_line: std::env::args().collect(),
-    })
-}
-
-/// A path made absolute against the current directory, so `--resume` from another
-/// directory opens the same file.
-fn absolute(field: &str, p: &Path) -> anyhow::Result<PathBuf> {
-    std::path::absolute(p).with_context(|| format!("{field} {}: making it absolute", p.display()))
-}
-
-/// The target spec with a file or device path made absolute (the run state stores the
-/// spec and `--resume` reopens it, possibly from another directory; a relative file
-/// would then be a different, new file). Simulated and test targets are kept as given.
-fn absolute_spec(spec: &str) -> anyhow::Result<String> {
-    let (prefix, path) = match spec.strip_prefix("file:") {
-        Some(p) => ("file:", p),
-        None if storbench_suite::targets::is_sim_spec(spec) || spec.starts_with("test:") => {
-            return Ok(spec.to_owned())
-        }
-        None => ("", spec),
-    };
-    let abs = absolute("--target", Path::new(path))?;
-    let text = abs
-        .to_str()
-        .with_context(|| format!("--target {}: not UTF-8", abs.display()))?;
-    Ok(format!("{prefix}{text}"))
-}
-
-fn out_dir(c: &Common, procedure: &str) -> PathBuf {
-    c.out.clone().unwrap_or_else(|| {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        PathBuf::from(format!("storbench-{procedure}-{secs}"))
-    })
-}
-
 fn run_proc<P: Procedure>(
     c: &Common,
     make: impl FnOnce(&str) -> anyhow::Result<P>,
 ) -> anyhow::Result<(PathBuf, SuiteResult)> {
-    let ctl = control(c)?;
-    let (dir, start) = match &c.resume {
-        Some(d) => (d.clone(), Start::Resume),
-        None => {
-            let target = c
-                .target
-                .as_deref()
-                .expect("clap requires --target without --resume");
-            (
-                out_dir(c, P::NAME),
-                Start::New(make(&absolute_spec(target)?)?),
-            )
-        }
-    };
-    if ctl.verbose {
-        eprintln!(
-            "{} {} in {}",
-            if c.resume.is_some() {
-                "resuming"
-            } else {
-                "running"
-            },
-            P::NAME,
-            dir.display()
-        );
-    }
-    match execute::<P>(&dir, start, &ctl) {
-        Ok(r) => Ok((dir, r)),
-        Err(e @ SuiteError::Interrupted { .. }) => {
-            eprintln!("{e}");
-            std::process::exit(130);
-        }
-        Err(e @ (SuiteError::Invalid(_) | SuiteError::Target(_))) => {
-            let message = e.to_string();
-            // A target error may carry its own, more specific hint.
-            let hint = if message.contains("hint:") {
-                ""
-            } else {
-                "check the options; `storbench sim` lists the simulated presets"
-            };
-            Err(user(message, hint))
-        }
-        Err(SuiteError::State(e)) => Err(user(e.to_string(), "")),
-        Err(e) => Err(anyhow::Error::new(e).context(format!("{} in {}", P::NAME, dir.display()))),
-    }
-}
-
-fn print_footer(dir: &Path, r: &SuiteResult) {
-    let d = &r.health_delta;
-    if d.available {
-        let gb = |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2} GB", b as f64 / 1e9));
-        println!(
-            "drive health: host writes {}, NAND writes {}, WA {}",
-            gb(d.host_write_bytes),
-            gb(d.nand_write_bytes),
-            d.write_amplification
-                .map_or("-".into(), |w| format!("{w:.2}"))
-        );
-    } else if let Some(n) = &d.note {
-        println!("drive health: not available ({n})");
-    }
-    for n in &r.notes {
-        println!("note: {n}");
-    }
-    println!("results: {}", dir.join("result.json").display());
+    drive::<P>(&c.drive, c.out.clone(), || {
+        let target = c
+            .target
+            .as_deref()
+            .expect("clap requires --target without --resume");
+        make(&absolute_spec(target)?)
+    })
 }
 
 // ---------------------------------------------------------------- consistency
 
 #[derive(clap::Args)]
+#[command(after_help = super::drive::EXIT_CODES)]
 pub struct ConsistencyArgs {
     #[command(flatten)]
     pub common: Common,
@@ -310,6 +185,7 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
 // ---------------------------------------------------------------- season
 
 #[derive(clap::Args)]
+#[command(after_help = super::drive::EXIT_CODES)]
 pub struct SeasonArgs {
     #[command(flatten)]
     pub common: Common,
@@ -370,6 +246,7 @@ pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
 // ---------------------------------------------------------------- trim-check
 
 #[derive(clap::Args)]
+#[command(after_help = super::drive::EXIT_CODES)]
 pub struct TrimCheckArgs {
     #[command(flatten)]
     pub common: Common,
@@ -426,6 +303,7 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
 // ---------------------------------------------------------------- bench
 
 #[derive(clap::Args)]
+#[command(after_help = super::drive::EXIT_CODES)]
 pub struct BenchArgs {
     /// A Parquet trace, or a profile name to synthesize (heavy-2011, light-2011, ...)
     #[arg(required_unless_present = "resume")]

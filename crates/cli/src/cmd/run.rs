@@ -1,35 +1,33 @@
-//! `storbench run`: a generator on a target, fio-style. Also holds what `run` and
-//! `replay` share: opening targets, the Ctrl-C flag, progress, result files, summary.
+//! `storbench run`: a generator on a target, fio-style. Argument parsing and printing
+//! only: the run is a procedure of one phase on the suite's runner
+//! (`storbench_suite::run`), as `replay` and the drive procedures are. Also holds
+//! what `run` and `replay` share: target options, value parsers, the summary.
 
+use super::drive::{absolute, absolute_spec, drive, failed_ios, print_footer, DriveArgs};
 use super::UserError;
-use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use storbench_engine::{
-    open_real, run_phase, BackendChoice, DataKind, EngineError, Observer, OpenOptions, Pacing,
-    PhaseOutcome, RunOptions, Target, TargetError, TargetSpec,
-};
-use storbench_metrics::SecondSample;
-use storbench_report::{IoLogWriter, PhaseResult, RunResult};
-use storbench_trace::{IoRecord, TraceMeta};
-use storbench_workload::generator::{
-    parse_size, GenSpec, Generator, Limit, Mix, Pattern, SpanSpec,
-};
-use storbench_workload::Source;
+use storbench_engine::{DataKind, TargetError};
+use storbench_suite::run::RunConfig;
+use storbench_suite::targets::RealOpen;
+use storbench_suite::{PhaseRecord, SuiteResult};
+use storbench_workload::generator::{parse_size, Mix, Pattern, SpanSpec};
 
 /// Options shared by `run` and `replay`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CommonArgs {
     /// Target: a block device path, `file:PATH`, a regular file path, or `sim:PRESET,...`
-    #[arg(long)]
-    pub target: String,
+    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    pub target: Option<String>,
     /// Result directory (result.json, series.parquet, ios.parquet)
-    #[arg(short = 'o', long = "output")]
-    pub output: PathBuf,
+    #[arg(
+        short = 'o',
+        long = "output",
+        required_unless_present = "resume",
+        conflicts_with = "resume"
+    )]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub drive: DriveArgs,
     /// Size of a file target (created and preallocated if missing), e.g. 1g
     #[arg(long)]
     pub size: Option<String>,
@@ -54,24 +52,80 @@ pub struct CommonArgs {
     /// Buffered I/O on file targets (no O_DIRECT)
     #[arg(long = "no-direct")]
     pub no_direct: bool,
+    /// Cap on I/O buffer memory for a trace's large or many I/Os: past it, fewer I/Os
+    /// in flight (noted); an I/O larger than the cap is refused [default: 512m]
+    #[arg(long, value_name = "SIZE")]
+    pub buffer_memory: Option<String>,
 }
 
-fn user(message: impl Into<String>, hint: Option<&str>) -> anyhow::Error {
+impl CommonArgs {
+    /// The target spec (absolute path for files and devices).
+    pub(crate) fn target(&self) -> anyhow::Result<String> {
+        absolute_spec(
+            self.target
+                .as_deref()
+                .expect("clap requires --target without --resume"),
+        )
+    }
+
+    /// How to open a real target for a run that `writes` (or not), with `slots` I/Os
+    /// in flight of at most `buffer_bytes` each.
+    pub(crate) fn real_open(
+        &self,
+        writes: bool,
+        slots: usize,
+        buffer_bytes: usize,
+    ) -> anyhow::Result<RealOpen> {
+        if storbench_engine::BackendChoice::parse(&self.backend).is_none() {
+            return Err(user(
+                format!("--backend {}: unknown", self.backend),
+                Some("use auto, io_uring, io_uring-async or threads"),
+            ));
+        }
+        Ok(RealOpen {
+            size_bytes: self
+                .size
+                .as_deref()
+                .map(|s| size_arg("--size", s))
+                .transpose()?,
+            overwrite: self.overwrite,
+            destroy_data: self
+                .destroy_data
+                .as_deref()
+                .map(|d| absolute("--destroy-data", d))
+                .transpose()?,
+            write: writes,
+            max_in_flight: Some(slots),
+            buffer_bytes: Some(buffer_bytes),
+            backend: Some(self.backend.clone()),
+            buffered: self.no_direct,
+            buffer_memory_bytes: Some(self.buffer_memory_bytes()?),
+        })
+    }
+
+    /// `--buffer-memory` in bytes (default `DEFAULT_BUFFER_MEMORY_BYTES`).
+    pub(crate) fn buffer_memory_bytes(&self) -> anyhow::Result<u64> {
+        match self.buffer_memory.as_deref() {
+            None => Ok(storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES),
+            Some(s) => match size_arg("--buffer-memory", s)? {
+                0 => Err(user(
+                    "--buffer-memory 0: no I/O fits in no memory",
+                    Some("give a size, e.g. --buffer-memory 1g"),
+                )),
+                n => Ok(n),
+            },
+        }
+    }
+}
+
+pub(crate) fn user(message: impl Into<String>, hint: Option<&str>) -> anyhow::Error {
     anyhow::Error::new(UserError {
         message: message.into(),
         hint: hint.map(str::to_string),
     })
 }
 
-/// Typed errors of the engine become user errors where the user can fix them.
-pub(crate) fn engine_err(e: EngineError) -> anyhow::Error {
-    match e {
-        EngineError::Target(t) => target_err(t),
-        EngineError::Invalid(m) => user(m, None),
-        EngineError::Source(s) => anyhow::Error::new(s),
-    }
-}
-
+/// Typed errors of a target become user errors where the user can fix them.
 pub(crate) fn target_err(e: TargetError) -> anyhow::Error {
     match e {
         TargetError::Refused { message, hint } => user(message, Some(&hint)),
@@ -161,250 +215,28 @@ pub(crate) fn parse_duration_ns(flag: &str, s: &str) -> anyhow::Result<u64> {
     Ok((v * mult) as u64)
 }
 
-/// Open the target of `common`. `write`: the workload writes or trims.
-pub(crate) fn open_target(
-    common: &CommonArgs,
-    write: bool,
-    max_in_flight: usize,
-    buffer_bytes: usize,
-) -> anyhow::Result<Box<dyn Target>> {
-    let spec = TargetSpec::parse(&common.target).map_err(target_err)?;
-    if let TargetSpec::Sim(s) = &spec {
-        let ssd = storbench_sim::open_spec(s).map_err(|e| {
-            user(
-                format!("--target {s}: {e}"),
-                Some("see `storbench sim` for presets"),
-            )
-        })?;
-        return Ok(Box::new(ssd));
-    }
-    if let Some(t) = spec.open_test(max_in_flight) {
-        return Ok(Box::new(t));
-    }
-    let backend = BackendChoice::parse(&common.backend).ok_or_else(|| {
-        user(
-            format!("--backend {}: unknown", common.backend),
-            Some("use auto, io_uring, io_uring-async or threads"),
-        )
-    })?;
-    let size_bytes = common
-        .size
-        .as_deref()
-        .map(|s| size_arg("--size", s))
-        .transpose()?;
-    let o = OpenOptions {
-        write,
-        size_bytes,
-        overwrite: common.overwrite,
-        destroy_data: common.destroy_data.clone(),
-        max_in_flight,
-        buffer_bytes,
-        backend,
-        direct: !common.no_direct,
+/// What `run` and `replay` print: the phase's figures, then the common footer.
+pub(crate) fn print_summary(r: &SuiteResult, dir: &Path) {
+    let Some(p) = r.phases.first() else {
+        return;
     };
-    let t = open_real(&spec, &o).map_err(target_err)?;
-    Ok(Box::new(t))
+    print_phase(r, p);
+    let ios = dir.join(storbench_report::IOS_FILE);
+    if ios.is_file() {
+        println!("every I/O: {}", ios.display());
+    }
+    print_footer(dir, r);
 }
 
-/// Progress bar (on a terminal) and ios.parquet writer.
-pub(crate) struct CliObserver {
-    bar: Option<ProgressBar>,
-    by_time_ns: Option<u64>,
-    total_ios: Option<u64>,
-    ios: Option<IoLogWriter>,
-    io_error: Option<anyhow::Error>,
-}
-
-impl CliObserver {
-    pub(crate) fn new(
-        total_ios: Option<u64>,
-        time_limit_ns: Option<u64>,
-        ios: Option<IoLogWriter>,
-    ) -> CliObserver {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let (len, style) = match (time_limit_ns, total_ios) {
-                (Some(t), _) => (
-                    t / 1_000_000,
-                    "{spinner} [{elapsed_precise}] {wide_bar} {percent}% {msg} ETA {eta}",
-                ),
-                (None, Some(n)) => (
-                    n,
-                    "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} I/Os {msg} ETA {eta}",
-                ),
-                (None, None) => (0, "{spinner} [{elapsed_precise}] {pos} I/Os {msg}"),
-            };
-            let b = if len > 0 {
-                ProgressBar::new(len)
-            } else {
-                ProgressBar::no_length()
-            };
-            b.set_style(
-                ProgressStyle::with_template(style)
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            b
-        });
-        CliObserver {
-            bar,
-            by_time_ns: time_limit_ns,
-            total_ios,
-            ios,
-            io_error: None,
-        }
-    }
-
-    fn finish(mut self) -> anyhow::Result<Option<u64>> {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-        if let Some(e) = self.io_error.take() {
-            return Err(e);
-        }
-        match self.ios.take() {
-            Some(w) => Ok(Some(w.finish().context("finishing ios.parquet")?)),
-            None => Ok(None),
-        }
-    }
-}
-
-impl Observer for CliObserver {
-    fn on_io(&mut self, io: &IoRecord) {
-        if self.io_error.is_some() {
-            return;
-        }
-        if let Some(w) = self.ios.as_mut() {
-            let r = match io.complete_ns {
-                Some(_) => w.write(io, true),
-                None => w.write(
-                    &IoRecord {
-                        complete_ns: Some(io.issue_ns),
-                        ..*io
-                    },
-                    false,
-                ),
-            };
-            if let Err(e) = r {
-                self.io_error = Some(anyhow::Error::new(e).context("writing ios.parquet"));
-            }
-        }
-    }
-
-    fn on_tick(&mut self, elapsed_ns: u64, done_ios: u64, series: &[SecondSample]) {
-        if let Some(b) = &self.bar {
-            match (self.by_time_ns, self.total_ios) {
-                (Some(t), _) => b.set_position((elapsed_ns / 1_000_000).min(t / 1_000_000)),
-                _ => b.set_position(done_ios),
-            }
-            if let Some(s) = series.last() {
-                b.set_message(format!("{:.0} IOPS", s.iops()));
-            }
-        }
-    }
-}
-
-/// Ctrl-C / SIGTERM set this flag (nothing else runs in the handler).
-pub(crate) fn stop_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&flag))
-            .context("installing the signal handler")?;
-    }
-    Ok(flag)
-}
-
-/// Everything a run or replay needs besides the target and source.
-pub(crate) struct Job<'a> {
-    pub procedure: &'a str,
-    pub phase: &'a str,
-    pub common: &'a CommonArgs,
-    pub opts: RunOptions,
-    pub options: BTreeMap<String, String>,
-    pub trace: Option<serde_json::Value>,
-    pub ios_meta: TraceMeta,
-}
-
-/// Run one phase and write the result files; print a summary.
-pub(crate) fn execute(
-    job: Job<'_>,
-    target: &mut dyn Target,
-    source: &mut dyn Source,
-) -> anyhow::Result<()> {
-    let mut opts = job.opts;
-    opts.stop = Some(stop_flag()?);
-    opts.log_ios = job.common.log_ios;
-    let dir = &job.common.output;
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("creating result directory {}", dir.display()))?;
-    let ios = if job.common.log_ios {
-        Some(IoLogWriter::create(dir, &job.ios_meta).context("creating ios.parquet")?)
-    } else {
-        None
-    };
-    let mut obs = CliObserver::new(source.total_ios(), opts.time_limit_ns, ios);
-    let outcome = run_phase(target, source, &opts, &mut obs);
-    let logged = obs.finish()?;
-    let outcome = outcome.map_err(engine_err)?;
-
-    let mut r = RunResult::new(
-        job.procedure,
-        target.info().clone(),
-        std::env::args().collect(),
-    );
-    r.options = job.options;
-    r.trace = job.trace;
-    r.complete = outcome.complete;
-    r.phases.push(phase_result(job.phase, &outcome));
-    if !outcome.complete {
-        r.notes.push("interrupted: stopped submitting, drained in-flight I/O; results cover the part that ran".into());
-    }
-    if let Some(e) = &outcome.first_error {
-        r.notes.push(format!(
-            "{} I/Os failed; first: {e}",
-            outcome.metrics.errors
-        ));
-    }
-    storbench_report::write_result(dir, &r).context("writing result files")?;
-    print_summary(&r, &outcome, dir, logged);
-    Ok(())
-}
-
-pub(crate) fn phase_result(name: &str, o: &PhaseOutcome) -> PhaseResult {
-    let mut info = BTreeMap::new();
-    info.insert(
-        "fidelity".to_string(),
-        serde_json::to_value(&o.fidelity).unwrap_or_default(),
-    );
-    info.insert("folded_ios".into(), o.folded_ios.into());
-    info.insert("aligned_ios".into(), o.aligned_ios.into());
-    info.insert("submitted_ios".into(), o.submitted_ios.into());
-    info.insert("backend".into(), o.backend.clone().into());
-    info.insert("complete".into(), o.complete.into());
-    if let Some(e) = &o.first_error {
-        info.insert("first_error".into(), e.clone().into());
-    }
-    PhaseResult {
-        name: name.to_string(),
-        metrics: o.metrics.clone(),
-        scores: BTreeMap::new(),
-        info,
-    }
-}
-
-fn print_summary(r: &RunResult, o: &PhaseOutcome, dir: &Path, logged: Option<u64>) {
-    let m = &o.metrics;
-    let secs = m.elapsed_ns as f64 / 1e9;
+fn print_phase(r: &SuiteResult, p: &PhaseRecord) {
+    let m = &p.metrics;
     println!(
-        "{} on {} ({}, {}): {:.2} s{}",
+        "{} on {} ({}, {}): {:.2} s",
         r.procedure,
         r.target.name,
-        r.target.kind_str(),
-        o.backend,
-        secs,
-        if o.complete {
-            ""
-        } else {
-            "  [INTERRUPTED: results marked incomplete]"
-        }
+        kind_str(&r.target),
+        r.target.backend,
+        m.elapsed_ns as f64 / 1e9,
     );
     println!(
         "  I/Os: {} read, {} write, {} trim, {} flush, {} errors",
@@ -426,7 +258,9 @@ fn print_summary(r: &RunResult, o: &PhaseOutcome, dir: &Path, logged: Option<u64
             s.mean_us, s.stddev_us, s.min_us, s.p50_us, s.p99_us, s.p99_9_us, s.max_us
         );
     }
-    let f = &o.fidelity;
+    let Some(f) = &p.fidelity else {
+        return;
+    };
     match f.mode.as_str() {
         "timed" => {
             if let (Some(p50), Some(p99)) = (f.issue_error_ns_p50, f.issue_error_ns_p99) {
@@ -444,34 +278,19 @@ fn print_summary(r: &RunResult, o: &PhaseOutcome, dir: &Path, logged: Option<u64
             }
         }
     }
-    if o.folded_ios > 0 || o.aligned_ios > 0 {
-        println!(
-            "  folded {} I/Os past the end, aligned {} unaligned I/Os",
-            o.folded_ios, o.aligned_ios
-        );
-    }
-    print!("  results: {}", dir.join("result.json").display());
-    if let Some(n) = logged {
-        print!(", {} ({n} I/Os)", dir.join("ios.parquet").display());
-    }
-    println!();
 }
 
-trait KindStr {
-    fn kind_str(&self) -> &'static str;
-}
-impl KindStr for storbench_engine::TargetInfo {
-    fn kind_str(&self) -> &'static str {
-        match self.kind {
-            storbench_engine::TargetKind::File => "file",
-            storbench_engine::TargetKind::BlockDevice => "block device",
-            storbench_engine::TargetKind::Sim => "simulated",
-            storbench_engine::TargetKind::Test => "test",
-        }
+fn kind_str(t: &storbench_engine::TargetInfo) -> &'static str {
+    match t.kind {
+        storbench_engine::TargetKind::File => "file",
+        storbench_engine::TargetKind::BlockDevice => "block device",
+        storbench_engine::TargetKind::Sim => "simulated",
+        storbench_engine::TargetKind::Test => "test",
     }
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::drive::EXIT_CODES)]
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -537,114 +356,75 @@ fn parse_rw(s: &str) -> anyhow::Result<(Pattern, Mix)> {
     Ok(r)
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// The run's configuration from the command line.
+fn config(args: &Args) -> anyhow::Result<RunConfig> {
     let (pattern, mix) = parse_rw(&args.rw)?;
     let bs = size_arg("--bs", &args.bs)?;
-    if bs == 0 || bs > (64 << 20) {
+    if bs == 0 || bs > storbench_suite::run::MAX_BLOCK_BYTES {
         return Err(user(
             format!("--bs {}: must be between 1 byte and 64m", args.bs),
             None,
         ));
     }
-    if args.qd == 0 || args.qd > 4096 {
+    if args.qd == 0 || args.qd > storbench_suite::run::MAX_QD {
         return Err(user(
             format!("--qd {}: must be between 1 and 4096", args.qd),
             None,
         ));
     }
-    let writes = !matches!(mix, Mix::ReadWrite { read_pct: 100 });
     let time_limit_ns = args
         .time
         .as_deref()
         .map(|t| parse_duration_ns("--time", t))
         .transpose()?;
-    let mut target = open_target(&args.common, writes, args.qd as usize, bs as usize)?;
-    let info = target.info().clone();
-    let lbs = u64::from(info.logical_block_bytes.max(1));
-    if !bs.is_multiple_of(lbs) {
+    if time_limit_ns == Some(0) {
         return Err(user(
-            format!(
-                "--bs {}: not a multiple of the target's logical block size ({lbs} bytes)",
-                args.bs
-            ),
-            None,
+            "--time 0: a run of no time does no work",
+            Some("give a duration, e.g. --time 10s"),
         ));
     }
-    let offset = size_arg("--offset", &args.offset)?;
-    if !offset.is_multiple_of(lbs) || offset >= info.capacity_bytes {
+    let bytes_limit = args
+        .bytes
+        .as_deref()
+        .map(|b| size_arg("--bytes", b))
+        .transpose()?;
+    if bytes_limit == Some(0) {
         return Err(user(
-            format!(
-                "--offset {}: must be block-aligned and inside the target",
-                args.offset
-            ),
-            None,
+            "--bytes 0: a run of no bytes does no work",
+            Some("give a size, e.g. --bytes 1g, or leave it out for one pass over the span"),
         ));
     }
-    let avail = info.capacity_bytes - offset;
-    let span = match args.span.as_deref() {
-        None => avail / bs * bs,
-        Some(s) => {
-            let spec = SpanSpec::parse(s).map_err(|e| user(format!("--span: {e}"), None))?;
-            let spec = match spec {
-                SpanSpec::Percent(p) => {
-                    SpanSpec::Bytes((info.capacity_bytes as f64 * p / 100.0) as u64)
-                }
-                b => b,
-            };
-            spec.resolve(avail, bs)
-                .map_err(|e| user(format!("--span {s}: {e}"), None))?
-        }
-    };
-    let limit = match (&args.bytes, time_limit_ns) {
-        (Some(b), _) => Limit::Bytes(size_arg("--bytes", b)?),
-        (None, Some(_)) => Limit::None,
-        (None, None) => Limit::Bytes(span),
-    };
-    let spec = GenSpec {
-        pattern,
-        mix,
-        block_bytes: bs,
-        qd: args.qd,
-        span_start_bytes: offset,
-        span_bytes: span,
-        limit,
-        seed: args.common.seed,
-    };
-    let mut generator = Generator::new(spec).map_err(|e| user(e.to_string(), None))?;
-    let mut opts = RunOptions::new(Pacing::QueueDepth {
-        default_qd: args.qd,
-    });
-    opts.data = parse_data(&args.common.data)?;
-    opts.seed = args.common.seed;
-    opts.time_limit_ns = time_limit_ns;
-    let mut options = BTreeMap::new();
-    options.insert("rw".into(), args.rw.clone());
-    options.insert("bs".into(), args.bs.clone());
-    options.insert("qd".into(), args.qd.to_string());
-    options.insert("span_bytes".into(), span.to_string());
-    options.insert("offset_bytes".into(), offset.to_string());
-    options.insert("data".into(), args.common.data.clone());
-    options.insert("seed".into(), args.common.seed.to_string());
-    if let Some(t) = &args.time {
-        options.insert("time".into(), t.clone());
-    }
-    if let Some(b) = &args.bytes {
-        options.insert("bytes".into(), b.clone());
-    }
-    let job = Job {
-        procedure: "run",
-        phase: "run",
-        common: &args.common,
-        opts,
-        options,
-        trace: None,
-        ios_meta: TraceMeta {
-            capacity_bytes: Some(info.capacity_bytes),
-            logical_block_bytes: Some(info.logical_block_bytes),
-            ..TraceMeta::default()
-        },
-    };
-    execute(job, target.as_mut(), &mut generator)
+    let span = args
+        .span
+        .as_deref()
+        .map(|s| SpanSpec::parse(s).map_err(|e| user(format!("--span: {e}"), None)))
+        .transpose()?;
+    let c = &args.common;
+    let mut cfg = RunConfig::new(&c.target()?);
+    cfg.open = c.real_open(
+        !matches!(mix, Mix::ReadWrite { read_pct: 100 }),
+        args.qd as usize,
+        bs as usize,
+    )?;
+    cfg.pattern = pattern;
+    cfg.mix = mix;
+    cfg.block_bytes = bs;
+    cfg.qd = args.qd;
+    cfg.offset_bytes = size_arg("--offset", &args.offset)?;
+    cfg.span = span;
+    cfg.time_limit_ns = time_limit_ns;
+    cfg.bytes_limit = bytes_limit;
+    cfg.seed = c.seed;
+    cfg.data = parse_data(&c.data)?;
+    cfg.log_ios = c.log_ios;
+    Ok(cfg)
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let c = &args.common;
+    let (dir, r) = drive::<RunConfig>(&c.drive, c.output.clone(), || config(&args))?;
+    print_summary(&r, &dir);
+    failed_ios(&r, &dir)
 }
 
 #[cfg(test)]
