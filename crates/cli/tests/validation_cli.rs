@@ -219,3 +219,49 @@ fn bench_sizes_buffers_from_the_trace_within_the_cap() {
     refused(&o, "--buffer-memory");
     refused(&o, "row 0");
 }
+
+/// Issue 19: `replay` took 256 buffers of the largest I/O (16 MiB reads: 4.2 GB of
+/// RSS). Buffers now follow what the trace keeps in flight, within --buffer-memory:
+/// past the cap the replay keeps fewer in flight and says so; an I/O larger than the
+/// cap is refused naming its row, before the target is opened.
+#[test]
+fn replay_of_16mib_reads_sizes_buffers_within_the_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, before) = filled_target(tmp.path());
+    let tr = tmp.path().join("16m-reads.parquet");
+    write_trace(
+        &tr,
+        (0..8u64).map(|i| IoRecord::new(Op::Read, (i % 2) * (16 << 20), 16 << 20, i * 1000)),
+    );
+    let replay = |cap: &str, out: &str| {
+        storbench(&[
+            "replay",
+            s(&tr),
+            "--target",
+            s(&target),
+            "--buffer-memory",
+            cap,
+            "-q",
+            "-o",
+            s(&tmp.path().join(out)),
+        ])
+    };
+    let o = replay("64m", "capped");
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let r: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("capped/result.json")).unwrap(),
+    )
+    .unwrap();
+    let note = r["notes"].to_string();
+    assert!(
+        note.contains("up to 32 I/Os") && note.contains("only 4 of 16777216 bytes"),
+        "{note}"
+    );
+    let m = &r["phases"][0]["metrics"];
+    assert_eq!(m["read_ios"].as_u64(), Some(8), "{m}");
+    assert_eq!(m["qd"]["max"].as_u64(), Some(4), "{m}");
+    let o = replay("8m", "refused");
+    refused(&o, "--buffer-memory");
+    refused(&o, "row 0");
+    assert_eq!(hash(&target), before);
+}
