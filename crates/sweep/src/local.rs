@@ -4,13 +4,11 @@
 //! counter, run it to its end in its own directory and record it; each point holds one
 //! simulated drive, so memory is bounded by `jobs` drives.
 //!
-//! A stop request (Ctrl-C) starts no new point and lets the running ones finish. It is
-//! not passed into the points: the suite ends a stopped chunk where the stop finds it,
-//! so the simulated drive would drain at another moment of its clock than in an
-//! unstopped run, and the point's figures would differ from the same point run
-//! anywhere else. A point killed outright (a second Ctrl-C, kill -9, power loss)
-//! continues from its last checkpoint, which lies on the drive's clock: it ends as if
-//! never stopped. Running the sweep again skips the finished points.
+//! A stop request (Ctrl-C) starts no new point and stops the running ones at their next
+//! whole second, checkpointed there (the suite's checkpoints change nothing: a point
+//! continued later ends with the figures of a point never stopped). A point killed
+//! outright (a second Ctrl-C, kill -9, power loss) continues from its last checkpoint.
+//! Running the sweep again skips the finished points and continues the stopped ones.
 
 use crate::plan::{Plan, Point};
 use crate::point::{self, PointError};
@@ -90,7 +88,8 @@ fn bar(total: usize, done: usize, show: bool) -> ProgressBar {
     b
 }
 
-/// A stop flag nobody raises (see the module doc).
+/// A stop flag nobody raises: a detached point runs to its end (its directory is
+/// temporary, so there is nothing to continue).
 fn never_stop() -> Arc<AtomicBool> {
     Arc::new(AtomicBool::new(false))
 }
@@ -122,7 +121,7 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = pending.get(i) else { break };
                 let t0 = Instant::now();
-                match point::run_point(&p.run, &sd.point_dir(p), never_stop()) {
+                match point::run_point(&p.run, &sd.point_dir(p), o.stop.clone()) {
                     Ok(row) => match sd.record(p, row, t0.elapsed().as_millis() as u64, "local") {
                         Ok(_) => {
                             ran.fetch_add(1, Ordering::Relaxed);
@@ -173,7 +172,6 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
 
 /// Run one point in a private temporary directory and return its row and every file
 /// it wrote (for a runner on another machine, which ships them back).
-/// Like a local point, it runs to its end (see the module doc).
 pub fn run_detached(p: &Point) -> Result<(point::Row, crate::store::Files, u64), SweepError> {
     let tmp = tempfile::Builder::new()
         .prefix("storbench-point-")
