@@ -79,6 +79,11 @@ pub struct RunOptions {
     pub fold_span_bytes: Option<u64>,
     /// Interval of [`Observer::on_tick`] on the target's clock.
     pub tick_ns: u64,
+    /// [`Pacing::QueueDepth`] only: keep idle time instead of cutting it all. An I/O
+    /// the trace issued with none other in flight waits, once none is in flight in
+    /// the replay either, for its gap since the trace's previous I/O, capped at this
+    /// (`bench --max-idle`). Busy time does not count the wait. `None`: all idle cut.
+    pub max_idle_ns: Option<u64>,
 }
 
 impl RunOptions {
@@ -92,6 +97,7 @@ impl RunOptions {
             log_ios: false,
             fold_span_bytes: None,
             tick_ns: DEFAULT_TICK_NS,
+            max_idle_ns: None,
         }
     }
 }

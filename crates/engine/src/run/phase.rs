@@ -36,8 +36,12 @@ struct Pending {
     len_bytes: u64,
     trace_qd: Option<u32>,
     at_ns: Option<u64>,
-    /// Timed: scheduled submission time on the target clock.
+    /// Timed: scheduled submission time on the target clock. Queue-depth with
+    /// [`RunOptions::max_idle_ns`]: the end of the idle time it waits for (0 until set).
     due_ns: u64,
+    /// Queue-depth with `max_idle_ns`: idle time to leave before it once none is in
+    /// flight (its gap in the trace, capped).
+    idle_ns: u64,
     /// Folded onto the span / aligned to the block size: counted when it is issued, so
     /// an I/O taken but not issued when the phase stops is not counted.
     folded: bool,
@@ -129,6 +133,8 @@ pub(super) struct PhaseRun<'a> {
     recorder: Recorder,
     filler: DataFiller,
     pending: Option<Pending>,
+    /// Trace time of the latest I/O taken (queue-depth idle gaps).
+    prev_at_ns: Option<u64>,
     schedule: Option<Schedule>,
     issue_errors: Option<IssueErrors>,
     counts: Counts,
@@ -186,6 +192,7 @@ impl<'a> PhaseRun<'a> {
             recorder: Recorder::new(start_ns),
             filler: DataFiller::new(opts.seed),
             pending: None,
+            prev_at_ns: None,
             schedule,
             issue_errors,
             counts: Counts::default(),
@@ -256,7 +263,7 @@ impl<'a> PhaseRun<'a> {
             }
             let go = match self.opts.pacing {
                 Pacing::QueueDepth { default_qd } => {
-                    n < p.trace_qd.unwrap_or(default_qd).max(1) as usize
+                    n < p.trace_qd.unwrap_or(default_qd).max(1) as usize && self.idle_over(n, now)
                 }
                 Pacing::FixedQd(_) => true,
                 Pacing::Timed { .. } => p.due_ns <= now,
@@ -266,6 +273,21 @@ impl<'a> PhaseRun<'a> {
             }
             self.issue(p, now)?;
         }
+    }
+
+    /// Queue-depth with `max_idle_ns`: whether the pending I/O's idle time (counted
+    /// from the moment none is in flight) is over at `now`.
+    fn idle_over(&mut self, in_flight: usize, now: u64) -> bool {
+        let Some(p) = self.pending.as_mut() else {
+            return true;
+        };
+        if p.idle_ns == 0 || in_flight > 0 {
+            return true;
+        }
+        if p.due_ns == 0 {
+            p.due_ns = self.clock.last_event_ns + p.idle_ns;
+        }
+        now >= p.due_ns
     }
 
     /// The I/O to issue next: the one held back, or a new one from the source (folded,
@@ -295,7 +317,18 @@ impl<'a> PhaseRun<'a> {
                         .into(),
                 )),
             };
+        let idle_ns = match (self.opts.max_idle_ns, self.opts.pacing, io.at_ns) {
+            (Some(cap), Pacing::QueueDepth { .. }, Some(at)) if io.trace_qd.unwrap_or(1) <= 1 => {
+                let gap = self.prev_at_ns.map_or(0, |p| at.saturating_sub(p));
+                gap.min(cap)
+            }
+            _ => 0,
+        };
+        if let Some(at) = io.at_ns {
+            self.prev_at_ns = Some(self.prev_at_ns.map_or(at, |p| p.max(at)));
+        }
         self.pending = Some(Pending {
+            idle_ns,
             op: io.op,
             offset_bytes,
             len_bytes,
@@ -402,6 +435,10 @@ impl<'a> PhaseRun<'a> {
             match self.pending {
                 // Timed: wait for the next I/O's time, reaping as we go.
                 Some(p) if self.schedule.is_some() => {
+                    (0, min_opt(min_opt(Some(p.due_ns), limit), tick))
+                }
+                // Queue-depth: the trace's idle gap (capped), none in flight.
+                Some(p) if p.due_ns > now && self.slots.busy() == 0 => {
                     (0, min_opt(min_opt(Some(p.due_ns), limit), tick))
                 }
                 // Queue-depth: wait for a completion to make room.
