@@ -176,6 +176,7 @@ fn engine_options(plan: &PhasePlan, time_limit_ns: Option<u64>) -> RunOptions {
     opts.time_limit_ns = time_limit_ns;
     opts.fold_span_bytes = plan.fold_span_bytes;
     opts.log_ios = plan.log_ios;
+    opts.max_idle_ns = plan.max_idle_ns;
     opts
 }
 
