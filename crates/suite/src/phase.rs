@@ -336,6 +336,9 @@ pub struct PhaseRecord {
     pub ios_issued: u64,
     pub folded_ios: u64,
     pub aligned_ios: u64,
+    /// Bytes the aligned I/Os moved beyond what they asked for.
+    #[serde(default)]
+    pub aligned_extra_bytes: u64,
     /// Why the phase ended: `source-done`, `time-limit`, `steady-state`, or (in the
     /// result of a run that did not finish) `interrupted` or `io-errors`.
     pub ended: String,
@@ -367,6 +370,7 @@ impl PhaseRecord {
             ios_issued: 0,
             folded_ios: 0,
             aligned_ios: 0,
+            aligned_extra_bytes: 0,
             ended: "source-done".into(),
             segments,
             fidelity: None,

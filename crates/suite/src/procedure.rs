@@ -412,8 +412,8 @@ fn run_notes(runner: &Runner<'_>, records: &[PhaseRecord]) -> Vec<String> {
         }
         if r.aligned_ios > 0 {
             notes.push(format!(
-                "phase {}: {} I/Os were not aligned to the target's logical block and were widened to whole blocks",
-                r.name, r.aligned_ios
+                "phase {}: {} I/Os were not aligned to the target's logical block ({} bytes) and were widened to whole blocks: {} bytes moved beyond what they asked for",
+                r.name, r.aligned_ios, runner.target.info().logical_block_bytes, r.aligned_extra_bytes
             ));
         }
         if let Some(p) = &r.purge {

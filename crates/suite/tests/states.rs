@@ -292,3 +292,37 @@ fn data_kind_reaches_every_phase_and_the_summary() {
     assert_eq!(s.data, "zeros");
     assert_eq!(r.config["data"]["kind"], "zeros");
 }
+
+#[test]
+fn io_widened_to_whole_sectors_is_counted_with_its_extra_bytes_in_notes() {
+    // Issue 21: where a target still has to align an I/O, the count and the extra
+    // bytes go in notes (and so on the terminal).
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("odd.parquet");
+    let mut w = TraceWriter::create(&trace, &TraceMeta::default()).unwrap();
+    for i in 0..10u64 {
+        // 1000 bytes: two 512-byte sectors, 24 bytes more.
+        w.write(&IoRecord::new(Op::Write, i * 4096, 1000, i * 1000))
+            .unwrap();
+        w.write(&IoRecord::new(
+            Op::Write,
+            i * 4096 + 8192 * 16,
+            4096,
+            i * 1000 + 1,
+        ))
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let (r, s) = bench(
+        &tmp.path().join("b"),
+        BenchConfig::new(SIM, Workload::Trace { path: trace }),
+    );
+    let p = phase(&r, "replay");
+    assert_eq!((p.aligned_ios, p.aligned_extra_bytes), (10, 240));
+    assert_eq!(s.bytes_written, 10 * 1024 + 10 * 4096);
+    let note = r.notes.iter().find(|n| n.contains("widened")).unwrap();
+    assert!(
+        note.contains("10 I/Os") && note.contains("(512 bytes)") && note.contains("240 bytes"),
+        "{note}"
+    );
+}

@@ -191,6 +191,9 @@ pub struct PhaseOutcome {
     pub folded_ios: u64,
     /// Issued I/Os whose offset or length was not a multiple of the logical block size.
     pub aligned_ios: u64,
+    /// Bytes those I/Os moved beyond what they asked for (the widening).
+    #[serde(default)]
+    pub aligned_extra_bytes: u64,
     pub fidelity: Fidelity,
     /// The target's I/O backend (`io_uring`, `threads`, `virtual`).
     pub backend: String,

@@ -46,6 +46,8 @@ struct Pending {
     /// an I/O taken but not issued when the phase stops is not counted.
     folded: bool,
     aligned: bool,
+    /// Bytes alignment added to the I/O (widened to whole logical blocks).
+    aligned_extra_bytes: u64,
 }
 
 /// Why `fill` stopped adding I/Os to the batch.
@@ -111,6 +113,7 @@ impl Slots {
 struct Counts {
     folded: u64,
     aligned: u64,
+    aligned_extra_bytes: u64,
     qd_capped: u64,
     slot_starved: u64,
     submitted: u64,
@@ -308,6 +311,11 @@ impl<'a> PhaseRun<'a> {
         } else {
             fold_align(io.offset_bytes, io.len_bytes, self.span, self.lbs)
         };
+        let aligned_extra_bytes = if aligned {
+            len_bytes.saturating_sub(io.len_bytes)
+        } else {
+            0
+        };
         let due_ns =
             match (self.schedule.as_mut(), io.at_ns) {
                 (None, _) => 0,
@@ -337,6 +345,7 @@ impl<'a> PhaseRun<'a> {
             due_ns,
             folded,
             aligned,
+            aligned_extra_bytes,
         });
         Ok(self.pending)
     }
@@ -345,6 +354,7 @@ impl<'a> PhaseRun<'a> {
     fn issue(&mut self, p: Pending, now: u64) -> Result<(), EngineError> {
         self.counts.folded += u64::from(p.folded);
         self.counts.aligned += u64::from(p.aligned);
+        self.counts.aligned_extra_bytes += p.aligned_extra_bytes;
         if let Pacing::QueueDepth { default_qd } = self.opts.pacing {
             if p.trace_qd.unwrap_or(default_qd) as usize > self.max_in_flight {
                 self.counts.qd_capped += 1;
@@ -613,6 +623,7 @@ impl Report<'_> {
             complete,
             folded_ios: self.counts.folded,
             aligned_ios: self.counts.aligned,
+            aligned_extra_bytes: self.counts.aligned_extra_bytes,
             fidelity,
             backend: self.backend.to_owned(),
             submitted_ios: self.counts.submitted,
