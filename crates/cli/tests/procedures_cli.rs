@@ -462,3 +462,91 @@ fn command_line_options_reach_the_procedures() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--dirty-for"));
     assert!(!bad.exists(), "nothing started");
 }
+
+/// Issue 21 on the command line: `trim-check --qd` (seed 001 at the requested QD),
+/// `--data` on a procedure, `bench --state`, `--no-trim` (seed 004) and `--max-idle`.
+#[test]
+fn trim_check_qd_data_and_bench_states_reach_the_procedures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sim = "sim:client-7op,capacity=256m,seed=3";
+    let out = tmp.path().join("trim");
+    ok(&storbench(&[
+        "trim-check",
+        "--target",
+        sim,
+        "--dirty-for",
+        "3s",
+        "--qd",
+        "4",
+        "--data",
+        "zeros",
+        "-q",
+        "-o",
+        s(&out),
+    ]));
+    let r = result(&out);
+    let dirty = &r["phases"][3];
+    assert_eq!(dirty["name"], "dirty");
+    assert_eq!(dirty["work"]["qd"], 4, "the phase runs at the requested QD");
+    let qd = dirty["metrics"]["qd"]["mean_over_busy"].as_f64().unwrap();
+    assert!((3.5..=4.0).contains(&qd), "measured QD {qd}");
+    assert_eq!(dirty["metrics"]["qd"]["max"], 4);
+    assert_eq!(r["config"]["data"]["kind"], "zeros");
+
+    // A trace with TRIMs, benched fresh without them, idle kept up to 100 ms.
+    use storbench_trace::{IoRecord, Op, TraceMeta, TraceWriter};
+    let tr = tmp.path().join("t.parquet");
+    let mut w = TraceWriter::create(&tr, &TraceMeta::default()).unwrap();
+    for i in 0..300u64 {
+        let op = match i % 3 {
+            0 => Op::Read,
+            1 => Op::Write,
+            _ => Op::Trim,
+        };
+        w.write(&IoRecord::new(op, i * 65536, 16384, i * 10_000_000))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let out = tmp.path().join("bench");
+    let stdout = ok(&storbench(&[
+        "bench",
+        s(&tr),
+        "--target",
+        sim,
+        "--state",
+        "fresh",
+        "--no-trim",
+        "--max-idle",
+        "100ms",
+        "-q",
+        "-o",
+        s(&out),
+    ]));
+    assert!(stdout.contains("fresh drive"), "{stdout}");
+    assert!(
+        stdout.contains("the trace's 100 TRIMs were not replayed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("replay alone: host writes"), "{stdout}");
+    let r = check_outputs(&out, &["purge", "image", "replay"]);
+    assert_eq!(r["phases"][2]["metrics"]["trim_ios"], 0);
+    assert_eq!(r["summary"]["state"], "fresh");
+    assert_eq!(r["config"]["state"], "fresh");
+    assert_eq!(r["summary"]["trims_skipped"], 100);
+    // The 100 reads find the image: 100 x 16 KiB restored.
+    assert_eq!(r["summary"]["image_bytes"], 100 * 16384);
+    assert_eq!(r["summary"]["max_idle_s"], 0.1);
+    let o = storbench(&[
+        "bench",
+        s(&tr),
+        "--target",
+        sim,
+        "--state",
+        "fresh",
+        "--season",
+        "-q",
+        "-o",
+        s(&tmp.path().join("both")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}

@@ -34,6 +34,9 @@ pub struct ConsistencyConfig {
     /// Scores over the last this many seconds.
     pub score_last_s: usize,
     pub seed: u64,
+    /// Content of every write (`--data`).
+    #[serde(default = "crate::phase::random_data")]
+    pub data: storbench_engine::DataKind,
 }
 
 impl ConsistencyConfig {
@@ -54,6 +57,7 @@ impl ConsistencyConfig {
             stop_at_steady_state: false,
             score_last_s: storbench_metrics::steady::CONSISTENCY_LAST_S,
             seed: 1,
+            data: storbench_engine::DataKind::Random,
         }
     }
 
@@ -161,21 +165,24 @@ impl Procedure for ConsistencyConfig {
                 window_rounds: self.window_rounds,
             });
         }
-        Ok(vec![
-            PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
-            PhasePlan::new(
-                "precondition",
-                "fill the span sequentially with 128 KB writes",
-                Work::SeqWrite {
-                    start_bytes: 0,
-                    len_bytes: span,
-                    block_bytes: self.precondition_block_bytes,
-                    qd: self.qd,
-                    passes: self.precondition_passes,
-                },
-            ),
-            rand,
-        ])
+        Ok(crate::phase::with_data(
+            vec![
+                PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
+                PhasePlan::new(
+                    "precondition",
+                    "fill the span sequentially with 128 KB writes",
+                    Work::SeqWrite {
+                        start_bytes: 0,
+                        len_bytes: span,
+                        block_bytes: self.precondition_block_bytes,
+                        qd: self.qd,
+                        passes: self.precondition_passes,
+                    },
+                ),
+                rand,
+            ],
+            self.data,
+        ))
     }
 
     fn summarize(

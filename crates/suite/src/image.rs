@@ -378,6 +378,157 @@ impl Source for FileImage {
     }
 }
 
+/// Sector size the trace image tracks writes in (bytes): the smallest logical block.
+const SECTOR_BYTES: u64 = 512;
+/// 4 KiB blocks per lazily allocated chunk of the trace image's maps (1 GiB of span).
+const CHUNK_BLOCKS: u64 = 1 << 18;
+
+/// One byte per 4 KiB block of the span, in chunks allocated when first touched, so
+/// memory follows the trace's footprint, not the drive's size.
+#[derive(Default)]
+struct BlockMap {
+    chunks: Vec<Option<Box<[u8]>>>,
+}
+
+impl BlockMap {
+    fn get(&self, block: u64) -> u8 {
+        let (c, i) = (
+            (block / CHUNK_BLOCKS) as usize,
+            (block % CHUNK_BLOCKS) as usize,
+        );
+        self.chunks
+            .get(c)
+            .and_then(|x| x.as_ref())
+            .map_or(0, |x| x[i])
+    }
+    fn or(&mut self, block: u64, bits: u8) {
+        let (c, i) = (
+            (block / CHUNK_BLOCKS) as usize,
+            (block % CHUNK_BLOCKS) as usize,
+        );
+        if self.chunks.len() <= c {
+            self.chunks.resize_with(c + 1, || None);
+        }
+        self.chunks[c]
+            .get_or_insert_with(|| vec![0u8; CHUNK_BLOCKS as usize].into_boxed_slice())[i] |= bits;
+    }
+}
+
+/// Fold `[offset, offset+len)` onto `[0, span)` in whole sectors, as the engine folds a
+/// replay (`storbench_engine::run`), so the image lands where the replay will read.
+fn fold_sectors(offset: u64, len: u64, span: u64) -> (u64, u64) {
+    let mut start = offset / SECTOR_BYTES * SECTOR_BYTES;
+    let end = offset.saturating_add(len).div_ceil(SECTOR_BYTES) * SECTOR_BYTES;
+    let l = (end - start).min(span);
+    if start + l > span {
+        start %= span;
+        if start + l > span {
+            start = span - l;
+        }
+    }
+    (start, l)
+}
+
+/// Sector mask of the part of `[s, e)` inside 4 KiB block `b`.
+fn sector_mask(b: u64, s: u64, e: u64) -> u8 {
+    let lo = s.max(b * IMAGE_BLOCK_BYTES);
+    let hi = e.min((b + 1) * IMAGE_BLOCK_BYTES);
+    let first = (lo - b * IMAGE_BLOCK_BYTES) / SECTOR_BYTES;
+    let last = (hi - b * IMAGE_BLOCK_BYTES).div_ceil(SECTOR_BYTES);
+    (first..last).fold(0u8, |m, i| m | (1 << i))
+}
+
+/// The trace's pre-existing data (2009 article: the image the workload expects to
+/// find): every 4 KiB block a read of the trace touches in a sector the trace has not
+/// written before, restored in address order in writes of up to 128 KiB. With it in
+/// place no read of the replay finds a never-written sector. Offsets are folded onto
+/// the span as the replay folds them.
+pub struct TraceImage {
+    runs: Vec<(u64, u64)>,
+    next: usize,
+    total_bytes: u64,
+}
+
+impl TraceImage {
+    /// Scan the trace at `path` (one pass, no I/O on the target). `skip_ios`: I/Os
+    /// already issued by an earlier run (resume).
+    pub fn open(path: &Path, span_bytes: u64, skip_ios: u64) -> Result<TraceImage, SourceError> {
+        let span = span_bytes / IMAGE_BLOCK_BYTES * IMAGE_BLOCK_BYTES;
+        if span == 0 {
+            return Err(SourceError::Invalid(format!(
+                "{}: the image's span of {span_bytes} bytes holds no 4 KiB block",
+                path.display()
+            )));
+        }
+        let mut src = storbench_workload::replay::ReplaySource::open(path)?;
+        let mut written = BlockMap::default();
+        let mut image = BlockMap::default();
+        while let Some(io) = src.next_io() {
+            let io = io?;
+            if !matches!(io.op, Op::Read | Op::Write) || io.len_bytes == 0 {
+                continue;
+            }
+            let (s, l) = fold_sectors(io.offset_bytes, io.len_bytes, span);
+            let e = s + l;
+            for b in s / IMAGE_BLOCK_BYTES..e.div_ceil(IMAGE_BLOCK_BYTES) {
+                let m = sector_mask(b, s, e);
+                if io.op == Op::Write {
+                    written.or(b, m);
+                } else if m & !written.get(b) != 0 {
+                    image.or(b, 1);
+                }
+            }
+        }
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for (c, chunk) in image.chunks.iter().enumerate() {
+            let Some(chunk) = chunk else { continue };
+            for (i, &f) in chunk.iter().enumerate() {
+                if f == 0 {
+                    continue;
+                }
+                let off = (c as u64 * CHUNK_BLOCKS + i as u64) * IMAGE_BLOCK_BYTES;
+                match runs.last_mut() {
+                    Some((s, l)) if *s + *l == off && *l < RESTORE_IO_BYTES => {
+                        *l += IMAGE_BLOCK_BYTES
+                    }
+                    _ => runs.push((off, IMAGE_BLOCK_BYTES)),
+                }
+            }
+        }
+        let total_bytes = runs.iter().map(|r| r.1).sum();
+        Ok(TraceImage {
+            next: (skip_ios as usize).min(runs.len()),
+            runs,
+            total_bytes,
+        })
+    }
+
+    /// The image's writes: (offset, length), in address order.
+    pub fn runs(&self) -> &[(u64, u64)] {
+        &self.runs
+    }
+}
+
+impl Source for TraceImage {
+    fn next_io(&mut self) -> Option<Result<NextIo, SourceError>> {
+        let &(off, len) = self.runs.get(self.next)?;
+        self.next += 1;
+        Some(Ok(NextIo {
+            op: Op::Write,
+            offset_bytes: off,
+            len_bytes: len,
+            at_ns: None,
+            trace_qd: None,
+        }))
+    }
+    fn total_ios(&self) -> Option<u64> {
+        Some(self.runs.len() as u64)
+    }
+    fn total_bytes(&self) -> Option<u64> {
+        Some(self.total_bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,5 +621,58 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("nope.img"));
+    }
+
+    #[test]
+    fn trace_image_holds_what_the_trace_reads_before_writing_it_in_address_order() {
+        use storbench_trace::{IoRecord, TraceMeta, TraceWriter};
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.parquet");
+        let mut w = TraceWriter::create(&p, &TraceMeta::default()).unwrap();
+        let k = 4096u64;
+        let ios = [
+            (Op::Write, 10 * k, 2 * k),    // written first: never imaged
+            (Op::Read, 10 * k, 2 * k),     // reads its own writes
+            (Op::Read, 50 * k, 3 * k),     // pre-existing data: 50..53
+            (Op::Write, 60 * k, 512),      // one sector of block 60
+            (Op::Read, 60 * k + 512, 512), // another sector of it: imaged
+            (Op::Read, 60 * k, 512),       // the written sector: not imaged again
+            (Op::Read, 2 * k + 100, 10),   // unaligned: its whole block
+            (Op::Trim, 80 * k, k),         // trims are not data
+            (Op::Read, 80 * k, k),         // read after a trim, never written: imaged
+            (Op::Read, 1000 * k, 2 * k),   // beyond a 512-block span: folded to 488
+            (Op::Read, 51 * k, k),         // read twice: once in the image
+        ];
+        for (i, (op, o, l)) in ios.iter().enumerate() {
+            w.write(&IoRecord::new(*op, *o, *l, i as u64 * 1000))
+                .unwrap();
+        }
+        w.finish().unwrap();
+        let mut img = TraceImage::open(&p, 512 * k, 0).unwrap();
+        let want = vec![
+            (2 * k, k),
+            (50 * k, 3 * k),
+            (60 * k, k),
+            (80 * k, k),
+            (488 * k, 2 * k),
+        ];
+        assert_eq!(img.runs(), want.as_slice());
+        assert_eq!(img.total_bytes(), Some(8 * k));
+        assert_eq!(collect(&mut img), want);
+        let mut resumed = TraceImage::open(&p, 512 * k, 2).unwrap();
+        assert_eq!(collect(&mut resumed), want[2..]);
+    }
+
+    #[test]
+    fn trace_image_runs_stop_at_128k() {
+        use storbench_trace::{IoRecord, TraceMeta, TraceWriter};
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("t.parquet");
+        let mut w = TraceWriter::create(&p, &TraceMeta::default()).unwrap();
+        w.write(&IoRecord::new(Op::Read, 0, 1 << 20, 0)).unwrap();
+        w.finish().unwrap();
+        let img = TraceImage::open(&p, 64 << 20, 0).unwrap();
+        assert_eq!(img.runs().len(), 8);
+        assert!(img.runs().iter().all(|r| r.1 == RESTORE_IO_BYTES));
     }
 }

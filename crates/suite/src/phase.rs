@@ -15,8 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_engine::{DataKind, EngineError, Fidelity, Pacing};
 use storbench_metrics::{PhaseMetrics, SecondSample};
+use storbench_trace::Op;
 use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern};
-use storbench_workload::{Source, SourceError};
+use storbench_workload::{NextIo, Source, SourceError};
 
 pub use crate::runner::{journal_path, Runner};
 
@@ -60,8 +61,20 @@ pub enum Work {
         span_bytes: u64,
         qd: u32,
     },
-    /// Replay a Parquet trace, queue-depth pacing (idle time cut).
-    Replay { path: PathBuf, default_qd: u32 },
+    /// Restore a trace's pre-existing data (see [`crate::image::TraceImage`]).
+    TraceImage {
+        path: PathBuf,
+        span_bytes: u64,
+        qd: u32,
+    },
+    /// Replay a Parquet trace, queue-depth pacing (idle time cut). `skip_trims`: the
+    /// trace's TRIMs are not replayed (Tom's Hardware's bench, seed 004).
+    Replay {
+        path: PathBuf,
+        default_qd: u32,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        skip_trims: bool,
+    },
     /// Leave the drive idle (no I/O) so it can do its background work.
     Idle { duration_ns: u64 },
     /// A fio-style generator (`storbench run`).
@@ -76,6 +89,7 @@ impl Work {
             | Work::RandWrite { qd, .. }
             | Work::Trim { qd, .. }
             | Work::GeneratedImage { qd, .. }
+            | Work::TraceImage { qd, .. }
             | Work::FileImage { qd, .. } => *qd,
             Work::Replay { default_qd, .. } => *default_qd,
             Work::Generate { spec } => spec.qd,
@@ -158,29 +172,70 @@ impl Work {
             Work::FileImage {
                 path, span_bytes, ..
             } => Ok(Box::new(FileImage::open(path, *span_bytes, skip)?)),
+            Work::TraceImage {
+                path, span_bytes, ..
+            } => Ok(Box::new(crate::image::TraceImage::open(
+                path,
+                *span_bytes,
+                skip,
+            )?)),
             Work::Generate { spec } => gen(spec.clone()),
-            Work::Replay { path, .. } => {
-                let mut r = storbench_workload::replay::ReplaySource::open(path)?;
-                for _ in 0..skip {
-                    match r.next_io() {
-                        Some(x) => {
-                            x?;
-                        }
-                        None => break,
-                    }
+            Work::Replay {
+                path, skip_trims, ..
+            } => {
+                let r = storbench_workload::replay::ReplaySource::open(path)?;
+                if *skip_trims {
+                    prefetched(NoTrims(r), skip, path)
+                } else {
+                    prefetched(r, skip, path)
                 }
-                // Decode the trace on a helper thread, as `storbench replay` does: a
-                // Parquet batch decode on the engine thread (a few ms) made every
-                // timed I/O due meanwhile late.
-                let p = storbench_engine::Prefetch::new(r).map_err(|e| {
-                    SourceError::Invalid(format!(
-                        "{}: starting the trace read-ahead thread: {e}",
-                        path.display()
-                    ))
-                })?;
-                Ok(Box::new(p))
             }
         }
+    }
+}
+
+/// `source` after `skip` I/Os, decoded on a helper thread, as `storbench replay` does:
+/// a Parquet batch decode on the engine thread (a few ms) made every timed I/O due
+/// meanwhile late.
+fn prefetched<S: Source + Send + 'static>(
+    mut r: S,
+    skip: u64,
+    path: &std::path::Path,
+) -> Result<Box<dyn Source>, SourceError> {
+    for _ in 0..skip {
+        match r.next_io() {
+            Some(x) => {
+                x?;
+            }
+            None => break,
+        }
+    }
+    let p = storbench_engine::Prefetch::new(r).map_err(|e| {
+        SourceError::Invalid(format!(
+            "{}: starting the trace read-ahead thread: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(Box::new(p))
+}
+
+/// A trace without its TRIMs (`bench --no-trim`): the rest in the trace's order.
+struct NoTrims<S>(S);
+
+impl<S: Source> Source for NoTrims<S> {
+    fn next_io(&mut self) -> Option<Result<NextIo, SourceError>> {
+        loop {
+            match self.0.next_io()? {
+                Ok(io) if io.op == Op::Trim => continue,
+                r => return Some(r),
+            }
+        }
+    }
+    fn total_bytes(&self) -> Option<u64> {
+        self.0.total_bytes()
+    }
+    fn trace_avg_qd(&self) -> Option<f64> {
+        self.0.trace_avg_qd()
     }
 }
 
@@ -206,6 +261,9 @@ pub struct PhasePlan {
     /// How I/Os are paced; `None`: queue-depth at the work's QD.
     #[serde(default)]
     pub pacing: Option<Pacing>,
+    /// Queue-depth replay: the trace's idle gaps kept up to this long (`None`: cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_idle_ns: Option<u64>,
     /// Content of written data.
     #[serde(default = "random_data")]
     pub data: DataKind,
@@ -221,8 +279,16 @@ pub struct PhasePlan {
     pub stop_on_error: bool,
 }
 
-fn random_data() -> DataKind {
+pub(crate) fn random_data() -> DataKind {
     DataKind::Random
+}
+
+/// `plans` with every write carrying `data` (`--data` of a procedure).
+pub(crate) fn with_data(mut plans: Vec<PhasePlan>, data: DataKind) -> Vec<PhasePlan> {
+    for p in &mut plans {
+        p.data = data;
+    }
+    plans
 }
 
 fn yes() -> bool {
@@ -239,6 +305,7 @@ impl PhasePlan {
             fold_span_bytes: None,
             steady_stop: None,
             pacing: None,
+            max_idle_ns: None,
             data: DataKind::Random,
             seed: 0,
             log_ios: false,
@@ -269,6 +336,9 @@ pub struct PhaseRecord {
     pub ios_issued: u64,
     pub folded_ios: u64,
     pub aligned_ios: u64,
+    /// Bytes the aligned I/Os moved beyond what they asked for.
+    #[serde(default)]
+    pub aligned_extra_bytes: u64,
     /// Why the phase ended: `source-done`, `time-limit`, `steady-state`, or (in the
     /// result of a run that did not finish) `interrupted` or `io-errors`.
     pub ended: String,
@@ -300,6 +370,7 @@ impl PhaseRecord {
             ios_issued: 0,
             folded_ios: 0,
             aligned_ios: 0,
+            aligned_extra_bytes: 0,
             ended: "source-done".into(),
             segments,
             fidelity: None,

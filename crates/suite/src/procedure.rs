@@ -32,6 +32,11 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn trace(&self) -> Option<crate::replay::TraceSummary> {
         None
     }
+    /// Notes of the procedure's own for result.json and the terminal (what it left out
+    /// or changed), from the finished phases.
+    fn notes(&self, _dir: &Path, _records: &[PhaseRecord]) -> Vec<String> {
+        Vec::new()
+    }
     /// The procedure's own section of result.json, from the finished phases.
     fn summarize(
         &self,
@@ -160,9 +165,9 @@ fn phase_needs(w: &crate::phase::Work) -> (usize, u64) {
             qd, block_bytes, ..
         } => (*qd as usize, *block_bytes),
         Work::Trim { qd, .. } => (*qd as usize, 0),
-        Work::GeneratedImage { qd, .. } | Work::FileImage { qd, .. } => {
-            (*qd as usize, crate::image::RESTORE_IO_BYTES)
-        }
+        Work::GeneratedImage { qd, .. }
+        | Work::FileImage { qd, .. }
+        | Work::TraceImage { qd, .. } => (*qd as usize, crate::image::RESTORE_IO_BYTES),
         Work::Generate { spec } => (spec.qd as usize, spec.block_bytes),
         Work::Replay { default_qd, .. } => (*default_qd as usize, 0),
         Work::Purge | Work::Idle { .. } => (0, 0),
@@ -365,6 +370,9 @@ pub fn execute<P: Procedure>(
     records.extend(runner.unfinished.take());
     let mut notes = input_notes;
     notes.extend(run_notes(&runner, &records));
+    if stopped.is_none() {
+        notes.extend(cfg.notes(dir, &records));
+    }
     if let Some(e) = &stopped {
         notes.insert(
             0,
@@ -404,8 +412,8 @@ fn run_notes(runner: &Runner<'_>, records: &[PhaseRecord]) -> Vec<String> {
         }
         if r.aligned_ios > 0 {
             notes.push(format!(
-                "phase {}: {} I/Os were not aligned to the target's logical block and were widened to whole blocks",
-                r.name, r.aligned_ios
+                "phase {}: {} I/Os were not aligned to the target's logical block ({} bytes) and were widened to whole blocks: {} bytes moved beyond what they asked for",
+                r.name, r.aligned_ios, runner.target.info().logical_block_bytes, r.aligned_extra_bytes
             ));
         }
         if let Some(p) = &r.purge {

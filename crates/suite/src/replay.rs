@@ -143,6 +143,7 @@ impl Procedure for ReplayConfig {
             Work::Replay {
                 path: self.path(),
                 default_qd: self.default_qd(),
+                skip_trims: false,
             },
         );
         p.pacing = Some(self.pacing);

@@ -49,6 +49,8 @@ struct Tally {
     metrics: Option<PhaseMetrics>,
     folded_ios: u64,
     aligned_ios: u64,
+    #[serde(default)]
+    aligned_extra_bytes: u64,
     fidelity: Option<Fidelity>,
     first_error: Option<String>,
     wall_ms: u64,
@@ -82,6 +84,7 @@ impl Tally {
             metrics: Some(metrics),
             folded_ios: self.folded_ios + seg.folded_ios,
             aligned_ios: self.aligned_ios + seg.aligned_ios,
+            aligned_extra_bytes: self.aligned_extra_bytes + seg.aligned_extra_bytes,
             fidelity: Some(fidelity),
             first_error: self.first_error.clone().or(seg.first_error.clone()),
             wall_ms: self.wall_ms + wall_ms,
@@ -100,6 +103,7 @@ impl Tally {
             ios_issued,
             folded_ios: self.folded_ios,
             aligned_ios: self.aligned_ios,
+            aligned_extra_bytes: self.aligned_extra_bytes,
             ended: ended.into(),
             segments,
             fidelity: self.fidelity,
@@ -176,6 +180,7 @@ fn engine_options(plan: &PhasePlan, time_limit_ns: Option<u64>) -> RunOptions {
     opts.time_limit_ns = time_limit_ns;
     opts.fold_span_bytes = plan.fold_span_bytes;
     opts.log_ios = plan.log_ios;
+    opts.max_idle_ns = plan.max_idle_ns;
     opts
 }
 
@@ -809,6 +814,7 @@ mod tests {
             complete: true,
             folded_ios: 2,
             aligned_ios: 0,
+            aligned_extra_bytes: 0,
             backend: "virtual".into(),
             submitted_ios: n,
             first_error: None,

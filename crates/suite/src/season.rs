@@ -27,6 +27,9 @@ pub struct SeasonConfig {
     pub image_seed: u64,
     pub passes: u32,
     pub qd: u32,
+    /// Content of every write (`--data`).
+    #[serde(default = "crate::phase::random_data")]
+    pub data: storbench_engine::DataKind,
 }
 
 impl SeasonConfig {
@@ -39,6 +42,7 @@ impl SeasonConfig {
             image_seed: 2009,
             passes: 1,
             qd: 32,
+            data: storbench_engine::DataKind::Random,
         }
     }
 }
@@ -155,7 +159,10 @@ impl Procedure for SeasonConfig {
                 )));
             }
         }
-        Ok(season_plans(self, info.capacity_bytes, ""))
+        Ok(crate::phase::with_data(
+            season_plans(self, info.capacity_bytes, ""),
+            self.data,
+        ))
     }
 
     fn summarize(

@@ -32,6 +32,9 @@ pub struct TrimCheckConfig {
     #[serde(default)]
     pub settle_ns: u64,
     pub seed: u64,
+    /// Content of every write (`--data`).
+    #[serde(default = "crate::phase::random_data")]
+    pub data: storbench_engine::DataKind,
 }
 
 impl TrimCheckConfig {
@@ -46,6 +49,7 @@ impl TrimCheckConfig {
             measure_qd: 32,
             settle_ns: 10 * NS_PER_S,
             seed: 3,
+            data: storbench_engine::DataKind::Random,
         }
     }
 
@@ -137,55 +141,58 @@ impl Procedure for TrimCheckConfig {
             },
         );
         dirty.time_limit_ns = Some(self.dirty_for_ns);
-        Ok(vec![
-            PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
-            measure(
-                "clean",
-                "sequential write throughput, clean drive",
-                mbytes,
-                self.measure_qd,
-            ),
-            PhasePlan::new(
-                "fill",
-                "fill the span sequentially with 128 KB writes",
-                Work::SeqWrite {
-                    start_bytes: 0,
-                    len_bytes: span,
-                    block_bytes: 128 * 1024,
-                    qd: self.qd,
-                    passes: 1,
-                },
-            ),
-            dirty,
-            measure(
-                "dirty-seq",
-                "sequential write throughput, dirty drive",
-                mbytes,
-                self.measure_qd,
-            ),
-            PhasePlan::new(
-                "trim",
-                "one TRIM pass over the span",
-                Work::Trim {
-                    span_bytes: span,
-                    chunk_bytes: (span / 64).clamp(1 << 20, 1 << 30) / 4096 * 4096,
-                    qd: 1,
-                },
-            ),
-            PhasePlan::new(
-                "settle",
-                "idle after the TRIM pass (background erase)",
-                Work::Idle {
-                    duration_ns: self.settle_ns,
-                },
-            ),
-            measure(
-                "after-trim",
-                "sequential write throughput after TRIM",
-                mbytes,
-                self.measure_qd,
-            ),
-        ])
+        Ok(crate::phase::with_data(
+            vec![
+                PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
+                measure(
+                    "clean",
+                    "sequential write throughput, clean drive",
+                    mbytes,
+                    self.measure_qd,
+                ),
+                PhasePlan::new(
+                    "fill",
+                    "fill the span sequentially with 128 KB writes",
+                    Work::SeqWrite {
+                        start_bytes: 0,
+                        len_bytes: span,
+                        block_bytes: 128 * 1024,
+                        qd: self.qd,
+                        passes: 1,
+                    },
+                ),
+                dirty,
+                measure(
+                    "dirty-seq",
+                    "sequential write throughput, dirty drive",
+                    mbytes,
+                    self.measure_qd,
+                ),
+                PhasePlan::new(
+                    "trim",
+                    "one TRIM pass over the span",
+                    Work::Trim {
+                        span_bytes: span,
+                        chunk_bytes: (span / 64).clamp(1 << 20, 1 << 30) / 4096 * 4096,
+                        qd: 1,
+                    },
+                ),
+                PhasePlan::new(
+                    "settle",
+                    "idle after the TRIM pass (background erase)",
+                    Work::Idle {
+                        duration_ns: self.settle_ns,
+                    },
+                ),
+                measure(
+                    "after-trim",
+                    "sequential write throughput after TRIM",
+                    mbytes,
+                    self.measure_qd,
+                ),
+            ],
+            self.data,
+        ))
     }
 
     fn summarize(

@@ -160,6 +160,16 @@ pub fn check_duration(field: &str, ns: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The name `--data` takes for a kind of written data (`random`, `zeros`,
+/// `compressible:R`), as results carry it.
+pub fn data_name(d: storbench_engine::DataKind) -> String {
+    match d {
+        storbench_engine::DataKind::Random => "random".into(),
+        storbench_engine::DataKind::Zeros => "zeros".into(),
+        storbench_engine::DataKind::Compressible(r) => format!("compressible:{r}"),
+    }
+}
+
 /// Print a byte count with a binary unit (`4 KiB`, `1.5 GiB`).
 pub fn fmt_bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -6,7 +6,7 @@ use super::drive::{absolute, absolute_spec, drive, print_footer, DriveArgs};
 use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
-use storbench_suite::bench::{BenchConfig, Workload};
+use storbench_suite::bench::{BenchConfig, DriveState, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
@@ -45,9 +45,16 @@ pub struct Common {
     /// in flight (noted); an I/O larger than the cap is refused [default: 512m]
     #[arg(long, value_name = "SIZE")]
     pub buffer_memory: Option<String>,
+    /// Written data: random (incompressible, default), zeros, compressible:RATIO
+    #[arg(long, default_value = "random")]
+    pub data: String,
 }
 
 impl Common {
+    fn data(&self) -> anyhow::Result<storbench_engine::DataKind> {
+        super::run::parse_data(&self.data)
+    }
+
     fn real_open(&self) -> anyhow::Result<storbench_suite::targets::RealOpen> {
         Ok(storbench_suite::targets::RealOpen {
             size_bytes: match &self.size {
@@ -148,6 +155,7 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
         c.precondition_passes = a.precondition_passes;
         c.stop_at_steady_state = a.stop_at_steady_state;
         c.seed = a.seed;
+        c.data = a.common.data()?;
         c.open = a.common.real_open()?;
         Ok(c)
     })?;
@@ -226,6 +234,7 @@ fn season_config(
 pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
     let (dir, r) = run_proc::<SeasonConfig>(&a.common, |t| {
         let mut c = season_config(t, &a.image, &a.image_fill, a.seed, a.passes)?;
+        c.data = a.common.data()?;
         c.open = a.common.real_open()?;
         Ok(c)
     })?;
@@ -258,6 +267,9 @@ pub struct TrimCheckArgs {
     pub measure: String,
     #[arg(long, default_value = "100%")]
     pub span: String,
+    /// Queue depth of the 4 KB random writes that dirty the drive (seed 001: 32)
+    #[arg(long, default_value_t = 32)]
+    pub qd: u32,
     /// Idle time after the TRIM pass, before measuring (background erase)
     #[arg(long, default_value = "10s")]
     pub settle: String,
@@ -279,6 +291,8 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
         c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
         c.settle_ns = quantity(parse_duration_ns("--settle", &a.settle))?;
         c.seed = a.seed;
+        c.qd = a.qd;
+        c.data = a.common.data()?;
         c.open = a.common.real_open()?;
         Ok(c)
     })?;
@@ -310,9 +324,24 @@ pub struct BenchArgs {
     pub workload: Option<String>,
     #[command(flatten)]
     pub common: Common,
-    /// Season the drive first (purge, sequential pass, image restore)
-    #[arg(long)]
+    /// Season the drive first (purge, sequential pass, a generated image's restore)
+    #[arg(long, conflicts_with = "state")]
     pub season: bool,
+    /// Drive state before the measured replay (2009 article): fresh (purge, the trace's
+    /// image), seasoned (purge, 128 KB sequential pass, the image), used (seasoned,
+    /// then the trace replayed --used-passes times), as-is (no preparation)
+    #[arg(long, default_value = "as-is", value_parser = ["as-is", "fresh", "seasoned", "used"])]
+    pub state: String,
+    /// --state used: replays of the trace before the measured one
+    #[arg(long, value_name = "N", default_value_t = storbench_suite::bench::DEFAULT_USED_PASSES)]
+    pub used_passes: u32,
+    /// Keep the trace's idle gaps up to this long (e.g. 1s) instead of cutting them all,
+    /// so the drive can collect garbage; busy time still excludes them
+    #[arg(long, value_name = "DURATION")]
+    pub max_idle: Option<String>,
+    /// Do not replay the trace's TRIMs (Tom's Hardware's bench; a note counts them)
+    #[arg(long)]
+    pub no_trim: bool,
     /// Image for --season (default: a generated one)
     #[arg(long, value_name = "FILE", requires = "season")]
     pub image: Option<PathBuf>,
@@ -353,12 +382,24 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
         c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
         if a.season {
             c.season = Some(season_config(t, &a.image, "40%", 2009, 1)?);
+            c.state = DriveState::Seasoned;
+        } else {
+            c.state = DriveState::parse(&a.state).expect("clap checks the state");
         }
+        c.used_passes = a.used_passes;
+        if let Some(d) = &a.max_idle {
+            c.max_idle_ns = Some(quantity(parse_duration_ns("--max-idle", d))?);
+        }
+        c.no_trim = a.no_trim;
+        c.data = a.common.data()?;
         c.open = a.common.real_open()?;
         Ok(c)
     })?;
     let s: storbench_suite::bench::BenchSummary = serde_json::from_value(r.summary.clone())?;
-    println!("trace bench on {}: {}", r.target.name, s.trace);
+    println!(
+        "trace bench on {} ({} drive, {} data): {}",
+        r.target.name, s.state, s.data, s.trace
+    );
     println!(
         "  data rate {:.1} MB/s (read {:.1}, write {:.1}); busy {:.2} s",
         s.data_rate_mb_per_s, s.read_rate_mb_per_s, s.write_rate_mb_per_s, s.busy_s
@@ -378,6 +419,17 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
         s.writes,
         s.bytes_written as f64 / 1e9
     );
+    if let Some(c) = &s.replay_counters {
+        if let (Some(h), Some(n)) = (c.host_write_bytes, c.nand_write_bytes) {
+            println!(
+                "  replay alone: host writes {:.2} GB, NAND writes {:.2} GB, WA {}",
+                h as f64 / 1e9,
+                n as f64 / 1e9,
+                c.write_amplification
+                    .map_or("-".into(), |w| format!("{w:.2}"))
+            );
+        }
+    }
     print_footer(&dir, &r);
     Ok(())
 }

@@ -79,6 +79,11 @@ pub struct RunOptions {
     pub fold_span_bytes: Option<u64>,
     /// Interval of [`Observer::on_tick`] on the target's clock.
     pub tick_ns: u64,
+    /// [`Pacing::QueueDepth`] only: keep idle time instead of cutting it all. An I/O
+    /// the trace issued with none other in flight waits, once none is in flight in
+    /// the replay either, for its gap since the trace's previous I/O, capped at this
+    /// (`bench --max-idle`). Busy time does not count the wait. `None`: all idle cut.
+    pub max_idle_ns: Option<u64>,
 }
 
 impl RunOptions {
@@ -92,6 +97,7 @@ impl RunOptions {
             log_ios: false,
             fold_span_bytes: None,
             tick_ns: DEFAULT_TICK_NS,
+            max_idle_ns: None,
         }
     }
 }
@@ -185,6 +191,9 @@ pub struct PhaseOutcome {
     pub folded_ios: u64,
     /// Issued I/Os whose offset or length was not a multiple of the logical block size.
     pub aligned_ios: u64,
+    /// Bytes those I/Os moved beyond what they asked for (the widening).
+    #[serde(default)]
+    pub aligned_extra_bytes: u64,
     pub fidelity: Fidelity,
     /// The target's I/O backend (`io_uring`, `threads`, `virtual`).
     pub backend: String,

@@ -36,12 +36,18 @@ struct Pending {
     len_bytes: u64,
     trace_qd: Option<u32>,
     at_ns: Option<u64>,
-    /// Timed: scheduled submission time on the target clock.
+    /// Timed: scheduled submission time on the target clock. Queue-depth with
+    /// [`RunOptions::max_idle_ns`]: the end of the idle time it waits for (0 until set).
     due_ns: u64,
+    /// Queue-depth with `max_idle_ns`: idle time to leave before it once none is in
+    /// flight (its gap in the trace, capped).
+    idle_ns: u64,
     /// Folded onto the span / aligned to the block size: counted when it is issued, so
     /// an I/O taken but not issued when the phase stops is not counted.
     folded: bool,
     aligned: bool,
+    /// Bytes alignment added to the I/O (widened to whole logical blocks).
+    aligned_extra_bytes: u64,
 }
 
 /// Why `fill` stopped adding I/Os to the batch.
@@ -107,6 +113,7 @@ impl Slots {
 struct Counts {
     folded: u64,
     aligned: u64,
+    aligned_extra_bytes: u64,
     qd_capped: u64,
     slot_starved: u64,
     submitted: u64,
@@ -129,6 +136,8 @@ pub(super) struct PhaseRun<'a> {
     recorder: Recorder,
     filler: DataFiller,
     pending: Option<Pending>,
+    /// Trace time of the latest I/O taken (queue-depth idle gaps).
+    prev_at_ns: Option<u64>,
     schedule: Option<Schedule>,
     issue_errors: Option<IssueErrors>,
     counts: Counts,
@@ -186,6 +195,7 @@ impl<'a> PhaseRun<'a> {
             recorder: Recorder::new(start_ns),
             filler: DataFiller::new(opts.seed),
             pending: None,
+            prev_at_ns: None,
             schedule,
             issue_errors,
             counts: Counts::default(),
@@ -256,7 +266,7 @@ impl<'a> PhaseRun<'a> {
             }
             let go = match self.opts.pacing {
                 Pacing::QueueDepth { default_qd } => {
-                    n < p.trace_qd.unwrap_or(default_qd).max(1) as usize
+                    n < p.trace_qd.unwrap_or(default_qd).max(1) as usize && self.idle_over(n, now)
                 }
                 Pacing::FixedQd(_) => true,
                 Pacing::Timed { .. } => p.due_ns <= now,
@@ -266,6 +276,21 @@ impl<'a> PhaseRun<'a> {
             }
             self.issue(p, now)?;
         }
+    }
+
+    /// Queue-depth with `max_idle_ns`: whether the pending I/O's idle time (counted
+    /// from the moment none is in flight) is over at `now`.
+    fn idle_over(&mut self, in_flight: usize, now: u64) -> bool {
+        let Some(p) = self.pending.as_mut() else {
+            return true;
+        };
+        if p.idle_ns == 0 || in_flight > 0 {
+            return true;
+        }
+        if p.due_ns == 0 {
+            p.due_ns = self.clock.last_event_ns + p.idle_ns;
+        }
+        now >= p.due_ns
     }
 
     /// The I/O to issue next: the one held back, or a new one from the source (folded,
@@ -286,6 +311,11 @@ impl<'a> PhaseRun<'a> {
         } else {
             fold_align(io.offset_bytes, io.len_bytes, self.span, self.lbs)
         };
+        let aligned_extra_bytes = if aligned {
+            len_bytes.saturating_sub(io.len_bytes)
+        } else {
+            0
+        };
         let due_ns =
             match (self.schedule.as_mut(), io.at_ns) {
                 (None, _) => 0,
@@ -295,7 +325,18 @@ impl<'a> PhaseRun<'a> {
                         .into(),
                 )),
             };
+        let idle_ns = match (self.opts.max_idle_ns, self.opts.pacing, io.at_ns) {
+            (Some(cap), Pacing::QueueDepth { .. }, Some(at)) if io.trace_qd.unwrap_or(1) <= 1 => {
+                let gap = self.prev_at_ns.map_or(0, |p| at.saturating_sub(p));
+                gap.min(cap)
+            }
+            _ => 0,
+        };
+        if let Some(at) = io.at_ns {
+            self.prev_at_ns = Some(self.prev_at_ns.map_or(at, |p| p.max(at)));
+        }
         self.pending = Some(Pending {
+            idle_ns,
             op: io.op,
             offset_bytes,
             len_bytes,
@@ -304,6 +345,7 @@ impl<'a> PhaseRun<'a> {
             due_ns,
             folded,
             aligned,
+            aligned_extra_bytes,
         });
         Ok(self.pending)
     }
@@ -312,6 +354,7 @@ impl<'a> PhaseRun<'a> {
     fn issue(&mut self, p: Pending, now: u64) -> Result<(), EngineError> {
         self.counts.folded += u64::from(p.folded);
         self.counts.aligned += u64::from(p.aligned);
+        self.counts.aligned_extra_bytes += p.aligned_extra_bytes;
         if let Pacing::QueueDepth { default_qd } = self.opts.pacing {
             if p.trace_qd.unwrap_or(default_qd) as usize > self.max_in_flight {
                 self.counts.qd_capped += 1;
@@ -402,6 +445,10 @@ impl<'a> PhaseRun<'a> {
             match self.pending {
                 // Timed: wait for the next I/O's time, reaping as we go.
                 Some(p) if self.schedule.is_some() => {
+                    (0, min_opt(min_opt(Some(p.due_ns), limit), tick))
+                }
+                // Queue-depth: the trace's idle gap (capped), none in flight.
+                Some(p) if p.due_ns > now && self.slots.busy() == 0 => {
                     (0, min_opt(min_opt(Some(p.due_ns), limit), tick))
                 }
                 // Queue-depth: wait for a completion to make room.
@@ -576,6 +623,7 @@ impl Report<'_> {
             complete,
             folded_ios: self.counts.folded,
             aligned_ios: self.counts.aligned,
+            aligned_extra_bytes: self.counts.aligned_extra_bytes,
             fidelity,
             backend: self.backend.to_owned(),
             submitted_ios: self.counts.submitted,
