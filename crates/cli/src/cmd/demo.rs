@@ -33,9 +33,9 @@ pub struct Args {
         value_delimiter = ','
     )]
     pub presets: Vec<String>,
-    /// Capacity of each simulated drive
-    #[arg(long, default_value = "1g")]
-    pub capacity: String,
+    /// Capacity of each simulated drive (512m, 1g, 4g)
+    #[arg(long, default_value = "1g", value_name = "SIZE", value_parser = super::values::size)]
+    pub capacity: u64,
     /// Scale of the Heavy 2011 trace (1 = the published 3.95 million I/Os)
     #[arg(long, default_value_t = 0.005)]
     pub scale: f64,
@@ -86,11 +86,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ..Control::default()
     };
     let step = |what: &str| eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64());
-    let capacity =
-        storbench_suite::units::parse_size("--capacity", &a.capacity).map_err(|e| UserError {
-            message: e.to_string(),
-            hint: None,
-        })?;
+    let capacity = a.capacity;
 
     // One trace for every drive: Heavy 2011, scaled, sized for the drives.
     step(&format!("synthesizing Heavy 2011 at scale {}", a.scale));
@@ -185,7 +181,7 @@ mod tests {
         Args {
             out: out.to_owned(),
             presets: vec!["client-7op".into(), "enterprise-28op".into()],
-            capacity: "512m".into(),
+            capacity: 512 << 20,
             scale: 0.002,
             consistency_s: 8,
         }

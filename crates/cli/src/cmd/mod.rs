@@ -14,6 +14,7 @@ pub mod run;
 pub mod sim;
 pub mod sweep;
 pub mod synth;
+pub mod values;
 
 /// Exit status: 2 for user mistakes (bad arguments, bad input), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> i32 {

@@ -3,7 +3,9 @@
 //! runner (`storbench_suite::replay`).
 
 use super::drive::{drive, failed_ios, DriveArgs};
-use super::run::{parse_data, parse_duration_ns, print_summary, user, CommonArgs};
+use super::run::{parse_data, print_summary, user, CommonArgs};
+use super::values;
+use std::time::Duration;
 use std::path::PathBuf;
 use storbench_engine::{BufferPlan, Pacing};
 use storbench_suite::replay::{ReplayConfig, TraceSummary};
@@ -27,15 +29,16 @@ pub struct Args {
     /// timed: replay speed factor (2 = twice as fast)
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
-    /// timed: cut idle gaps longer than this (default 1s), or `none`
-    #[arg(long = "max-idle", default_value = "1s")]
-    pub max_idle: String,
-    /// Stop after this long (10s, 2m)
-    #[arg(long)]
-    pub time: Option<String>,
+    /// timed: cut idle gaps longer than this (250ms, 1s, 2min), or `none`
+    #[arg(long = "max-idle", default_value = "1s", value_name = "TIME|none",
+        value_parser = values::max_idle)]
+    pub max_idle: values::MaxIdle,
+    /// Stop after this long (250us, 10s, 2min, 1h; a bare number is seconds)
+    #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = values::duration)]
+    pub time: Option<Duration>,
     /// Fold the trace onto the first BYTES (or PERCENT%) of the target
-    #[arg(long)]
-    pub span: Option<String>,
+    #[arg(long, value_name = "SIZE|PCT%", value_parser = values::span)]
+    pub span: Option<SpanSpec>,
 }
 
 fn pacing(args: &Args) -> anyhow::Result<Pacing> {
@@ -51,10 +54,7 @@ fn pacing(args: &Args) -> anyhow::Result<Pacing> {
                     None,
                 ));
             }
-            let max_idle_ns = match args.max_idle.as_str() {
-                "none" => None,
-                s => Some(parse_duration_ns("--max-idle", s)?),
-            };
+            let max_idle_ns = args.max_idle.0.map(values::ns);
             Pacing::Timed {
                 speed: args.speed,
                 max_idle_ns,
@@ -88,22 +88,14 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
         ));
     }
     let pacing = pacing(args)?;
-    let time_limit_ns = args
-        .time
-        .as_deref()
-        .map(|t| parse_duration_ns("--time", t))
-        .transpose()?;
+    let time_limit_ns = args.time.map(values::ns);
     if time_limit_ns == Some(0) {
         return Err(user(
             "--time 0: a replay of no time does no work",
             Some("give a duration, e.g. --time 10s, or leave it out to replay the whole trace"),
         ));
     }
-    let span = args
-        .span
-        .as_deref()
-        .map(|s| SpanSpec::parse(s).map_err(|e| user(format!("--span: {e}"), None)))
-        .transpose()?;
+    let span = args.span;
     let path = std::fs::canonicalize(trace).map_err(|e| {
         user(
             format!("trace {}: {e}", trace.display()),
