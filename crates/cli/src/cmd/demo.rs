@@ -20,8 +20,9 @@ const MARKER: &str = ".storbench-demo";
 pub struct Args {
     /// Directory for the results and report.html (replaced if an earlier demo made it)
     #[arg(
-        long,
+        long = "output",
         short = 'o',
+        visible_alias = "out",
         default_value = "storbench-demo",
         value_name = "DIR"
     )]
@@ -42,6 +43,9 @@ pub struct Args {
     /// Seconds of random writes in each consistency run
     #[arg(long, default_value_t = 60)]
     pub consistency_s: u64,
+    /// No step lines
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 fn prepare_out(out: &Path) -> anyhow::Result<()> {
@@ -85,7 +89,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         command_line: std::env::args().collect(),
         ..Control::default()
     };
-    let step = |what: &str| eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64());
+    let step = |what: &str| {
+        if !a.quiet {
+            eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64())
+        }
+    };
     let capacity = a.capacity;
 
     // One trace for every drive: Heavy 2011, scaled, sized for the drives.
@@ -184,6 +192,7 @@ mod tests {
             capacity: 512 << 20,
             scale: 0.002,
             consistency_s: 8,
+            quiet: true,
         }
     }
 

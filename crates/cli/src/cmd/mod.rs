@@ -11,6 +11,7 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod shell;
 pub mod sim;
 pub mod sweep;
 pub mod synth;

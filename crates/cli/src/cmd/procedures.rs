@@ -26,7 +26,8 @@ pub struct Common {
     )]
     pub target: Option<String>,
     /// Result directory (created; must not hold another run)
-    #[arg(long, short = 'o', value_name = "DIR", conflicts_with = "resume")]
+    #[arg(long = "output", short = 'o', visible_alias = "out", value_name = "DIR",
+        conflicts_with = "resume")]
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub drive: DriveArgs,

@@ -39,6 +39,9 @@ pub struct Args {
     /// recording does this itself when it starts, and says so
     #[arg(long, conflicts_with_all = ["device", "output", "time"])]
     pub cleanup: bool,
+    /// No progress bar
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 /// A recording length: a positive duration.
@@ -89,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (Some(device_path), Some(output)) = (args.device.clone(), args.output.clone()) else {
         unreachable!("clap requires --device and --output without --cleanup");
     };
+    let quiet = args.quiet;
     let args = Resolved {
         device: device_path,
         output,
@@ -133,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut sink = TraceSink::new(writer, &device, recorder.start_mono_ns());
 
-    let bar = if std::io::stderr().is_terminal() {
+    let bar = if std::io::stderr().is_terminal() && !quiet {
         let b = match args.duration {
             Some(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
                 ProgressStyle::with_template("recording {wide_bar} {pos}/{len}s, ETA {eta}  {msg}")

@@ -3,7 +3,7 @@
 //! runner (`storbench_suite::replay`).
 
 use super::drive::{drive, failed_ios, DriveArgs};
-use super::run::{parse_data, print_summary, user, CommonArgs};
+use super::run::{print_summary, user, CommonArgs};
 use super::values;
 use std::time::Duration;
 use std::path::PathBuf;
@@ -20,9 +20,9 @@ pub struct Args {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub common: CommonArgs,
-    /// queue-depth (default: the trace's in-flight count), timed (trace times), fixed-qd
-    #[arg(long, default_value = "queue-depth")]
-    pub mode: String,
+    /// How I/Os are paced
+    #[arg(long, value_enum, default_value = "queue-depth")]
+    pub mode: values::Mode,
     /// Queue depth: fixed-qd's N, and queue-depth's QD for I/Os without completion times
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
@@ -42,12 +42,12 @@ pub struct Args {
 }
 
 fn pacing(args: &Args) -> anyhow::Result<Pacing> {
-    Ok(match args.mode.as_str() {
-        "queue-depth" | "qd" => Pacing::QueueDepth {
+    Ok(match args.mode {
+        values::Mode::QueueDepth => Pacing::QueueDepth {
             default_qd: args.qd,
         },
-        "fixed-qd" => Pacing::FixedQd(args.qd),
-        "timed" => {
+        values::Mode::FixedQd => Pacing::FixedQd(args.qd),
+        values::Mode::Timed => {
             if !(args.speed > 0.0 && args.speed.is_finite()) {
                 return Err(user(
                     format!("--speed {}: must be a positive number", args.speed),
@@ -59,12 +59,6 @@ fn pacing(args: &Args) -> anyhow::Result<Pacing> {
                 speed: args.speed,
                 max_idle_ns,
             }
-        }
-        m => {
-            return Err(user(
-                format!("--mode {m}: unknown replay mode"),
-                Some("use queue-depth, timed or fixed-qd"),
-            ))
         }
     })
 }
@@ -128,7 +122,7 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
         time_limit_ns,
         span,
         seed: c.seed,
-        data: parse_data(&c.data)?,
+        data: c.data,
         log_ios: c.log_ios,
     })
 }

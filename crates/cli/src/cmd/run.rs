@@ -12,7 +12,7 @@ use storbench_suite::targets::RealOpen;
 use storbench_suite::{PhaseRecord, SuiteResult};
 use super::values;
 use std::time::Duration;
-use storbench_workload::generator::{Mix, Pattern, SpanSpec};
+use storbench_workload::generator::{Mix, SpanSpec};
 use storbench_workload::units::fmt_bytes;
 
 /// Options shared by `run` and `replay`.
@@ -41,14 +41,14 @@ pub struct CommonArgs {
     #[arg(long = "destroy-data", value_name = "/dev/EXACT")]
     pub destroy_data: Option<PathBuf>,
     /// Written data: random (incompressible, default), zeros, compressible:RATIO
-    #[arg(long, default_value = "random")]
-    pub data: String,
-    /// Seed of generators and written data
+    #[arg(long, default_value = "random", value_name = "KIND", value_parser = values::data)]
+    pub data: DataKind,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// I/O backend for real targets: auto, io_uring, io_uring-async, threads
-    #[arg(long, default_value = "auto")]
-    pub backend: String,
+    /// I/O backend for real targets
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: values::Backend,
     /// Log every I/O to DIR/ios.parquet
     #[arg(long = "log-ios")]
     pub log_ios: bool,
@@ -79,12 +79,6 @@ impl CommonArgs {
         slots: usize,
         buffer_bytes: usize,
     ) -> anyhow::Result<RealOpen> {
-        if storbench_engine::BackendChoice::parse(&self.backend).is_none() {
-            return Err(user(
-                format!("--backend {}: unknown", self.backend),
-                Some("use auto, io_uring, io_uring-async or threads"),
-            ));
-        }
         Ok(RealOpen {
             size_bytes: self.size,
             overwrite: self.overwrite,
@@ -96,7 +90,7 @@ impl CommonArgs {
             write: writes,
             max_in_flight: Some(slots),
             buffer_bytes: Some(buffer_bytes),
-            backend: Some(self.backend.clone()),
+            backend: Some(self.backend.name()),
             buffered: self.no_direct,
             buffer_memory_bytes: Some(self.buffer_memory_bytes()?),
         })
@@ -254,9 +248,10 @@ fn kind_str(t: &storbench_engine::TargetInfo) -> &'static str {
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// read|write|randread|randwrite|randrw[:READ_PCT]|trim
-    #[arg(long, default_value = "randread")]
-    pub rw: String,
+    /// I/O pattern; rw and randrw take :READ_PCT (randrw:70 = 70% reads)
+    #[arg(long, default_value = "randread", value_name = "PATTERN[:READ_PCT]",
+        value_parser = values::RwParser)]
+    pub rw: values::Rw,
     /// Block size of every I/O (4k, 128k, 1m; a multiple of the target's logical block)
     #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = values::size)]
     pub bs: u64,
@@ -278,48 +273,9 @@ pub struct Args {
     pub bytes: Option<u64>,
 }
 
-fn parse_rw(s: &str) -> anyhow::Result<(Pattern, Mix)> {
-    let hint = Some("use read, write, randread, randwrite, randrw[:READ_PCT] or trim");
-    let (name, pct) = match s.split_once(':') {
-        Some((n, p)) => (n, Some(p)),
-        None => (s, None),
-    };
-    let r = match name {
-        "read" => (Pattern::Sequential, Mix::ReadWrite { read_pct: 100 }),
-        "write" => (Pattern::Sequential, Mix::ReadWrite { read_pct: 0 }),
-        "randread" => (Pattern::Random, Mix::ReadWrite { read_pct: 100 }),
-        "randwrite" => (Pattern::Random, Mix::ReadWrite { read_pct: 0 }),
-        "rw" | "readwrite" | "randrw" => {
-            let pat = if name == "randrw" {
-                Pattern::Random
-            } else {
-                Pattern::Sequential
-            };
-            let p = match pct {
-                None => 50,
-                Some(p) => p
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|v| *v <= 100)
-                    .ok_or_else(|| user(format!("--rw {s}: READ_PCT must be 0..100"), hint))?,
-            };
-            (pat, Mix::ReadWrite { read_pct: p })
-        }
-        "trim" => (Pattern::Sequential, Mix::Trim),
-        _ => return Err(user(format!("--rw {s}: unknown pattern"), hint)),
-    };
-    if pct.is_some() && !matches!(name, "rw" | "readwrite" | "randrw") {
-        return Err(user(
-            format!("--rw {s}: only randrw and rw take :READ_PCT"),
-            hint,
-        ));
-    }
-    Ok(r)
-}
-
 /// The run's configuration from the command line.
 fn config(args: &Args) -> anyhow::Result<RunConfig> {
-    let (pattern, mix) = parse_rw(&args.rw)?;
+    let values::Rw { pattern, mix } = args.rw;
     let bs = args.bs;
     if bs == 0 || bs > storbench_suite::run::MAX_BLOCK_BYTES {
         return Err(user(
@@ -364,7 +320,7 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
     cfg.time_limit_ns = time_limit_ns;
     cfg.bytes_limit = bytes_limit;
     cfg.seed = c.seed;
-    cfg.data = parse_data(&c.data)?;
+    cfg.data = c.data;
     cfg.log_ios = c.log_ios;
     Ok(cfg)
 }
@@ -381,18 +337,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_rw_and_data() {
-        assert!(matches!(
-            parse_rw("randrw:70").unwrap(),
-            (Pattern::Random, Mix::ReadWrite { read_pct: 70 })
-        ));
-        assert!(matches!(
-            parse_rw("read").unwrap(),
-            (Pattern::Sequential, Mix::ReadWrite { read_pct: 100 })
-        ));
-        assert!(parse_rw("randread:5").is_err());
-        assert!(parse_rw("randrw:101").is_err());
-        assert!(parse_rw("bogus").is_err());
+    fn parses_data() {
         assert!(
             matches!(parse_data("compressible:2").unwrap(), DataKind::Compressible(r) if r == 2.0)
         );

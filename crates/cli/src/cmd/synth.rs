@@ -30,6 +30,9 @@ pub struct Args {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
+    /// No progress bar
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -76,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let meta = synth::trace_meta(&profile, &opts);
     let mut writer = TraceWriter::create(&args.output, &meta)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
-    let bar = if std::io::stderr().is_terminal() {
+    let bar = if std::io::stderr().is_terminal() && !args.quiet {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
             indicatif::ProgressStyle::with_template(
