@@ -66,9 +66,8 @@ fn parse_test(rest: &str) -> Result<TargetSpec, TargetError> {
                     .map_err(|e| TargetError::Invalid(e.to_string()))?;
             }
             "capacity" => {
-                capacity_bytes =
-                    storbench_workload::units::parse_size("test target: capacity", v)
-                        .map_err(|e| TargetError::Invalid(e.to_string()))?;
+                capacity_bytes = storbench_workload::units::parse_size("test target: capacity", v)
+                    .map_err(|e| TargetError::Invalid(e.to_string()))?;
             }
             _ => {
                 return Err(TargetError::Invalid(format!(

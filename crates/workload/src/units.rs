@@ -189,7 +189,17 @@ mod tests {
             assert_eq!(parse_size("--bs", text), Ok(*want), "{text}");
         }
         for text in [
-            "", "k", "4q", "-4k", "1.3k", "0.1", "4kk", "1e3", "1..5k", ".", "99999999999999999999t",
+            "",
+            "k",
+            "4q",
+            "-4k",
+            "1.3k",
+            "0.1",
+            "4kk",
+            "1e3",
+            "1..5k",
+            ".",
+            "99999999999999999999t",
             "16777216t",
         ] {
             let e = parse_size("--bs", text).unwrap_err();
@@ -219,7 +229,16 @@ mod tests {
         for (text, want) in ok {
             assert_eq!(parse_duration_ns("--time", text), Ok(*want), "{text}");
         }
-        for text in ["", "soon", "10x", "-1s", "s", "1e3s", "10 years", "9999999999999h"] {
+        for text in [
+            "",
+            "soon",
+            "10x",
+            "-1s",
+            "s",
+            "1e3s",
+            "10 years",
+            "9999999999999h",
+        ] {
             let e = parse_duration_ns("--time", text).unwrap_err();
             assert_eq!(e.field, "--time", "{text}");
         }
@@ -243,7 +262,10 @@ mod tests {
     #[test]
     fn errors_name_the_field_and_say_what_is_accepted() {
         let e = parse_size("--bs", "4q").unwrap_err().to_string();
-        assert_eq!(e, format!("--bs: cannot read \"4q\"; expected {SIZE_EXPECTED}"));
+        assert_eq!(
+            e,
+            format!("--bs: cannot read \"4q\"; expected {SIZE_EXPECTED}")
+        );
     }
 
     #[test]

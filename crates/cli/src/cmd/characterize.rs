@@ -16,7 +16,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let bar = indicatif::ProgressBar::with_draw_target(None, super::values::draw_target(args.quiet));
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, super::values::draw_target(args.quiet));
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "characterizing {bar:40} {human_pos}/{human_len} I/Os ETA {eta}",

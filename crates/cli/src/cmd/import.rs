@@ -128,7 +128,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .sum(),
         )
     };
-    let bar = indicatif::ProgressBar::with_draw_target(total, super::values::draw_target(args.quiet));
+    let bar =
+        indicatif::ProgressBar::with_draw_target(total, super::values::draw_target(args.quiet));
     let template = if stdin {
         "importing stdin {spinner} {bytes} {bytes_per_sec}"
     } else {

@@ -3,15 +3,15 @@
 //! be continued after an interruption (Ctrl-C or kill -9) with `--resume DIR`.
 
 use super::drive::{absolute, absolute_spec, drive, print_footer, DriveArgs};
+use super::values;
 use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use storbench_suite::bench::{BenchConfig, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
-use super::values;
-use std::time::Duration;
 use storbench_suite::{Procedure, SuiteResult};
 
 /// Options every procedure takes.
@@ -26,8 +26,13 @@ pub struct Common {
     )]
     pub target: Option<String>,
     /// Result directory (created; must not hold another run)
-    #[arg(long = "output", short = 'o', visible_alias = "out", value_name = "DIR",
-        conflicts_with = "resume")]
+    #[arg(
+        long = "output",
+        short = 'o',
+        visible_alias = "out",
+        value_name = "DIR",
+        conflicts_with = "resume"
+    )]
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub drive: DriveArgs,
@@ -95,7 +100,7 @@ fn run_proc<P: Procedure>(
 pub struct ConsistencyArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Tested span: 100% (default) or e.g. 75% (= 25% spare area)
+    /// Tested span, e.g. 75% (= 25% spare area)
     #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = values::fraction)]
     pub span: f64,
     /// Length of the random-write phase (30s, 2min, 1h; a bare number is seconds)
@@ -253,7 +258,7 @@ pub struct TrimCheckArgs {
     /// Share of the span each throughput measurement writes
     #[arg(long, default_value = "25%", value_name = "PCT%", value_parser = values::fraction)]
     pub measure: f64,
-    /// Tested span: 100% (default) or e.g. 75% (= 25% spare area)
+    /// Tested span, e.g. 75% (= 25% spare area)
     #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = values::fraction)]
     pub span: f64,
     /// Idle time after the TRIM pass, before measuring (background erase)

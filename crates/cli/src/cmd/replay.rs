@@ -5,8 +5,8 @@
 use super::drive::{drive, failed_ios, DriveArgs};
 use super::run::{print_summary, user, CommonArgs};
 use super::values;
-use std::time::Duration;
 use std::path::PathBuf;
+use std::time::Duration;
 use storbench_engine::{BufferPlan, Pacing};
 use storbench_suite::replay::{ReplayConfig, TraceSummary};
 use storbench_workload::generator::SpanSpec;

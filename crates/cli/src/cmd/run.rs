@@ -4,14 +4,14 @@
 //! what `run` and `replay` share: target options, value parsers, the summary.
 
 use super::drive::{absolute, absolute_spec, drive, failed_ios, print_footer, DriveArgs};
+use super::values;
 use super::UserError;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use storbench_engine::{DataKind, TargetError};
 use storbench_suite::run::RunConfig;
 use storbench_suite::targets::RealOpen;
 use storbench_suite::{PhaseRecord, SuiteResult};
-use super::values;
-use std::time::Duration;
 use storbench_workload::generator::{Mix, SpanSpec};
 use storbench_workload::units::fmt_bytes;
 

@@ -54,7 +54,10 @@ fn write_tree(dir: &Path, cmd: &clap::Command, prefix: &str) -> anyhow::Result<u
     } else {
         format!("{prefix}-{}", cmd.get_name())
     };
-    let page = cmd.clone().name(name.clone()).bin_name(name.replace('-', " "));
+    let page = cmd
+        .clone()
+        .name(name.clone())
+        .bin_name(name.replace('-', " "));
     let path = dir.join(format!("{name}.1"));
     let mut file =
         std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;

@@ -214,7 +214,9 @@ mod tests {
         assert_eq!(span("75%"), Ok(SpanSpec::Percent(75.0)));
         assert_eq!(span("1g"), Ok(SpanSpec::Bytes(1 << 30)));
         assert!(size("1.3k").unwrap_err().starts_with("expected a size"));
-        assert!(duration("soon").unwrap_err().starts_with("expected a duration"));
+        assert!(duration("soon")
+            .unwrap_err()
+            .starts_with("expected a duration"));
     }
 
     #[test]
