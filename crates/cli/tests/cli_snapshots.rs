@@ -232,3 +232,57 @@ fn quantities_read_alike_in_every_command() {
     ]);
     assert_eq!(r["config"]["block_bytes"], 1536, "{}", r["config"]);
 }
+
+/// A block device carrying a filesystem, not named in --destroy-data: the refusal the
+/// user sees. Skips without root or loop devices.
+#[test]
+fn error_refused_device() {
+    let lo = match storbench_testkit::LoopDevice::new(32 << 20, &["mkfs.ext4"]) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    storbench_testkit::sh("mkfs.ext4", &["-q", "-U", "clear", lo.path_str()]).unwrap();
+    let out = lo.dir().join("out");
+    let o = storbench(&[
+        "run",
+        "--target",
+        lo.path_str(),
+        "--rw",
+        "write",
+        "--bytes",
+        "1m",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    // What blkid reports differs between its versions (and it may be missing).
+    let stderr: Vec<String> = text(&o.stderr)
+        .replace(lo.dir().to_str().unwrap(), "[TMP]")
+        .replace(lo.path_str(), "[DEV]")
+        .lines()
+        .map(|l| match l.find("; it carries what blkid") {
+            Some(i) => format!("{}; [BLKID]", &l[..i]),
+            None => l.to_owned(),
+        })
+        .collect();
+    let shown = format!("exit status: {:?}\n{}", o.status.code(), stderr.join("\n"));
+    insta::assert_snapshot!("error_refused_device", shown);
+}
+
+/// Completions come from the parser: they offer the enumerations' values.
+#[test]
+fn completions_offer_flags_and_values() {
+    let out = storbench(&["completions", "bash"]);
+    assert!(out.status.success());
+    let script = text(&out.stdout);
+    for needle in [
+        "--checkpoint-every",
+        "io_uring-async",
+        "fixed-qd",
+        "fio-iolog-v3",
+    ] {
+        assert!(script.contains(needle), "bash completions lack {needle}");
+    }
+    let bad = storbench(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
