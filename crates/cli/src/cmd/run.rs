@@ -19,12 +19,18 @@ use storbench_workload::units::fmt_bytes;
 #[derive(clap::Args, Clone, Debug)]
 pub struct CommonArgs {
     /// Target: a block device path, `file:PATH`, a regular file path, or `sim:PRESET,...`
-    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    #[arg(
+        long,
+        short = 't',
+        required_unless_present = "resume",
+        conflicts_with = "resume"
+    )]
     pub target: Option<String>,
     /// Result directory (result.json, series.parquet, ios.parquet)
     #[arg(
         short = 'o',
         long = "output",
+        value_name = "DIR",
         required_unless_present = "resume",
         conflicts_with = "resume"
     )]
