@@ -1,7 +1,7 @@
 //! `storbench`: a thin binary over the library crates. Each subcommand lives in its
 //! own module under `cmd/` with its clap `Args` and a `run` function.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 
@@ -51,6 +51,10 @@ enum Command {
     Db(cmd::db::Args),
     /// Record block I/O of a device through tracefs
     Record(cmd::record::Args),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) on stdout
+    Completions(cmd::shell::CompletionsArgs),
+    /// Write the man pages
+    Man(cmd::shell::ManArgs),
 }
 
 fn main() {
@@ -74,9 +78,55 @@ fn main() {
         Command::Compare(a) => cmd::report::run_compare(a),
         Command::Db(a) => cmd::db::run(a),
         Command::Record(a) => cmd::record::run(a),
+        Command::Completions(a) => cmd::shell::run_completions(a, Cli::command()),
+        Command::Man(a) => cmd::shell::run_man(a, Cli::command()),
     };
     if let Err(e) = result {
         eprintln!("error: {}", cmd::render(&e));
         std::process::exit(cmd::exit_code(&e));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every subcommand says what it does and every flag and argument has help (issue
+    /// 22: `--qd`, `--bs`, `--seed` had none).
+    #[test]
+    fn every_flag_and_subcommand_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let p = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() {
+                    missing.push(p.clone());
+                }
+                walk(sub, &p, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "storbench", &mut missing);
+        assert!(missing.is_empty(), "no help: {missing:?}");
+    }
+
+    #[test]
+    fn man_pages_for_every_command() {
+        let tmp = tempfile::tempdir().unwrap();
+        let n = cmd::shell::write_pages(tmp.path(), Cli::command()).unwrap();
+        let page = std::fs::read_to_string(tmp.path().join("storbench-consistency.1")).unwrap();
+        assert!(page.contains("checkpoint\\-every"), "{page}");
+        assert!(tmp.path().join("storbench-sim-presets.1").is_file());
+        assert_eq!(n, Cli::command().get_subcommands().count() + 1 + 1 + 5);
     }
 }

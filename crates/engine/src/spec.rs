@@ -19,7 +19,8 @@ pub enum TargetSpec {
     File(PathBuf),
     BlockDevice(PathBuf),
     /// `test:delay=20us,capacity=1g`: a virtual target completing every I/O after a
-    /// fixed delay (engine overhead and memory measurements; no device touched).
+    /// fixed delay (engine overhead and memory measurements; no device touched). The
+    /// delay and capacity follow `storbench_workload::units`: a bare delay is seconds.
     Test {
         delay_ns: u64,
         capacity_bytes: u64,
@@ -61,24 +62,12 @@ fn parse_test(rest: &str) -> Result<TargetSpec, TargetError> {
         })?;
         match k {
             "delay" => {
-                let (num, mult) = if let Some(n) = v.strip_suffix("ns") {
-                    (n, 1)
-                } else if let Some(n) = v.strip_suffix("us") {
-                    (n, 1_000)
-                } else if let Some(n) = v.strip_suffix("ms") {
-                    (n, 1_000_000)
-                } else {
-                    (v, 1)
-                };
-                delay_ns = num.parse::<u64>().map_err(|_| {
-                    TargetError::Invalid(format!(
-                        "test target: delay `{v}` is not a duration like 20us"
-                    ))
-                })? * mult;
+                delay_ns = storbench_workload::units::parse_duration_ns("test target: delay", v)
+                    .map_err(|e| TargetError::Invalid(e.to_string()))?;
             }
             "capacity" => {
-                capacity_bytes = storbench_workload::generator::parse_size(v)
-                    .map_err(|e| TargetError::Invalid(format!("test target: capacity: {e}")))?;
+                capacity_bytes = storbench_workload::units::parse_size("test target: capacity", v)
+                    .map_err(|e| TargetError::Invalid(e.to_string()))?;
             }
             _ => {
                 return Err(TargetError::Invalid(format!(
@@ -288,6 +277,21 @@ mod tests {
             }
         );
         assert!(TargetSpec::parse("test:speed=3").is_err());
+        assert!(TargetSpec::parse("test:delay=soon").is_err());
+    }
+
+    /// A bare number is seconds in every duration, `test:delay=` included (it was
+    /// nanoseconds here alone).
+    #[test]
+    fn test_delay_bare_number_is_seconds() {
+        let delay = |s: &str| match TargetSpec::parse(s).unwrap() {
+            TargetSpec::Test { delay_ns, .. } => delay_ns,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(delay("test:delay=2"), 2_000_000_000);
+        assert_eq!(delay("test:delay=0.5ms"), 500_000);
+        assert_eq!(delay("test:delay=250ns"), 250);
+        assert_eq!(delay("test:capacity=1.5g"), 20_000);
         if std::path::Path::new("/dev/loop0").exists() {
             assert_eq!(
                 TargetSpec::parse("/dev/loop0").unwrap(),

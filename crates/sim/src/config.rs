@@ -581,30 +581,6 @@ pub fn preset(name: &str) -> Option<Preset> {
         .find(|p| p.name == name || p.aliases.contains(&name))
 }
 
-/// Parse a size with fio suffixes (k, m, g, t = powers of 1024; optional `b`/`ib`).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim().to_ascii_lowercase();
-    let s = s
-        .strip_suffix("ib")
-        .or_else(|| s.strip_suffix('b'))
-        .unwrap_or(&s);
-    let (num, mult) = match s.chars().last()? {
-        'k' => (&s[..s.len() - 1], 1u64 << 10),
-        'm' => (&s[..s.len() - 1], 1 << 20),
-        'g' => (&s[..s.len() - 1], 1 << 30),
-        't' => (&s[..s.len() - 1], 1 << 40),
-        _ => (s, 1),
-    };
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult);
-    }
-    let f: f64 = num.parse().ok()?;
-    if !(f >= 0.0 && f.is_finite()) {
-        return None;
-    }
-    Some((f * mult as f64).round() as u64)
-}
-
 fn bad(key: &str, value: &str, hint: &str) -> SimError {
     SimError::BadValue {
         key: key.to_string(),
@@ -716,7 +692,8 @@ impl SimConfig {
     /// Set one parameter from its spec key.
     pub fn set(&mut self, k: &str, v: &str) -> Result<(), SimError> {
         let size = |k: &str, v: &str| {
-            parse_size(v).ok_or_else(|| bad(k, v, "expected a size like 512m, 4g, 16k"))
+            storbench_workload::units::parse_size(k, v)
+                .map_err(|_| bad(k, v, "expected a size like 512m, 4g, 16k"))
         };
         match k {
             "capacity" => self.capacity_bytes = size(k, v)?,

@@ -279,11 +279,10 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
         "season" => season(run).map(drop),
         "bench" => {
             if let Some(WorkloadSpec::Generator { bs, span, size, .. }) = &run.workload {
-                storbench_workload::generator::parse_size(bs).map_err(|e| format!("bs: {e}"))?;
+                q(parse_size("bs", bs))?;
                 storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.to_string())?;
                 if let Some(s) = size {
-                    storbench_workload::generator::parse_size(s)
-                        .map_err(|e| format!("size: {e}"))?;
+                    q(parse_size("size", s))?;
                 }
             }
             bench(run, Path::new(".")).map(drop)
@@ -297,9 +296,7 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
 /// Write a generator workload as a trace with no times (so the trace bench keeps `qd`
 /// in flight), sized for the point's drive. Idempotent: an existing file is kept.
 fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
-    use storbench_workload::generator::{
-        parse_size, GenSpec, Generator, Limit, Mix, Pattern, SpanSpec,
-    };
+    use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern, SpanSpec};
     let Some(WorkloadSpec::Generator {
         rw,
         bs,
@@ -317,7 +314,7 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     let cfg = storbench_sim::SimConfig::parse(&run.target).map_err(|e| e.to_string())?;
-    let block_bytes = parse_size(bs).map_err(|e| format!("bs: {e}"))?;
+    let block_bytes = q(parse_size("bs", bs))?;
     let span_bytes = SpanSpec::parse(span)
         .and_then(|s| s.resolve(cfg.capacity_bytes, block_bytes))
         .map_err(|e| e.to_string())?;
@@ -341,7 +338,7 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
         span_bytes,
         limit: match (ios, size) {
             (Some(n), _) => Limit::Ios(*n),
-            (_, Some(s)) => Limit::Bytes(parse_size(s).map_err(|e| format!("size: {e}"))?),
+            (_, Some(s)) => Limit::Bytes(q(parse_size("size", s))?),
             _ => return Err("a generator needs ios or size".into()),
         },
         seed: run.seed,

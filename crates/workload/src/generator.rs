@@ -58,7 +58,9 @@ impl SpanSpec {
             }
             return Ok(SpanSpec::Percent(v));
         }
-        parse_size(s).map(SpanSpec::Bytes)
+        crate::units::parse_size("span", s)
+            .map(SpanSpec::Bytes)
+            .map_err(|e| SourceError::Invalid(e.to_string()))
     }
 
     /// Span length in bytes on a target of `capacity_bytes`, rounded down to a multiple
@@ -82,37 +84,6 @@ impl SpanSpec {
         }
         Ok(span)
     }
-}
-
-/// Parse a size like fio: `4k`, `128K`, `1g`, `512` (bytes); k/m/g/t = 1024^n; an
-/// optional trailing `b`/`B` or `ib` is accepted (`4kib`, `1GB` = 1024^3).
-pub fn parse_size(s: &str) -> Result<u64, SourceError> {
-    let t = s.trim().to_ascii_lowercase();
-    let t = t
-        .strip_suffix("ib")
-        .or_else(|| t.strip_suffix('b'))
-        .unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1u64 << 20),
-        Some('g') => (&t[..t.len() - 1], 1u64 << 30),
-        Some('t') => (&t[..t.len() - 1], 1u64 << 40),
-        _ => (t, 1u64),
-    };
-    let bad = || {
-        SourceError::Invalid(format!(
-            "size `{s}`: expected a number with an optional k, m, g or t suffix (powers of 1024)"
-        ))
-    };
-    if num.contains('.') {
-        let v: f64 = num.parse().map_err(|_| bad())?;
-        if v.is_nan() || v < 0.0 {
-            return Err(bad());
-        }
-        return Ok((v * mult as f64) as u64);
-    }
-    let v: u64 = num.parse().map_err(|_| bad())?;
-    v.checked_mul(mult).ok_or_else(bad)
 }
 
 /// When a generator stops by itself.
@@ -349,15 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn parse_sizes_like_fio() {
-        assert_eq!(parse_size("4k").unwrap(), 4096);
-        assert_eq!(parse_size("128K").unwrap(), 131072);
-        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
-        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_size("512").unwrap(), 512);
-        assert_eq!(parse_size("1.5m").unwrap(), 3 << 19);
-        assert!(parse_size("4x").is_err());
-        assert!(parse_size("").is_err());
+    fn parses_spans() {
         assert_eq!(SpanSpec::parse("75%").unwrap(), SpanSpec::Percent(75.0));
         assert!(SpanSpec::parse("0%").is_err());
         assert!(SpanSpec::parse("101%").is_err());

@@ -5,5 +5,6 @@ pub mod generator;
 pub mod replay;
 pub mod source;
 pub mod synth;
+pub mod units;
 
 pub use source::{NextIo, Source, SourceError};

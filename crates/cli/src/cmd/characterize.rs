@@ -10,11 +10,14 @@ pub struct Args {
     /// Print JSON (with schema_version) instead of the table
     #[arg(long)]
     pub json: bool,
+    /// No progress bar
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let bar =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        indicatif::ProgressBar::with_draw_target(None, super::values::draw_target(args.quiet));
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "characterizing {bar:40} {human_pos}/{human_len} I/Os ETA {eta}",

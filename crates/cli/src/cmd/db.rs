@@ -17,6 +17,7 @@ pub struct Args {
 pub enum DbCommand {
     /// Add result directories (or directories of them) to the catalogue
     Add {
+        /// Result directories, or directories of them
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
     },
@@ -24,6 +25,7 @@ pub enum DbCommand {
     List,
     /// Show one entry: its comparison table and where it came from
     Show {
+        /// The entry's id (`storbench db list` shows them)
         id: i64,
         /// Print the stored result.json instead
         #[arg(long)]
@@ -31,7 +33,9 @@ pub enum DbCommand {
     },
     /// Write an HTML report of some entries (all when no ID is given)
     Report {
+        /// Entry ids (`storbench db list` shows them)
         ids: Vec<i64>,
+        /// Where to write the self-contained HTML report
         #[arg(short, long, default_value = "report.html", value_name = "FILE")]
         output: PathBuf,
         /// Also write charts as SVG and tables as Markdown and CSV here
@@ -39,7 +43,10 @@ pub enum DbCommand {
         images: Option<PathBuf>,
     },
     /// Remove an entry
-    Remove { id: i64 },
+    Remove {
+        /// The entry's id (`storbench db list` shows them)
+        id: i64,
+    },
 }
 
 fn open(db: Option<PathBuf>) -> anyhow::Result<Catalogue> {

@@ -20,8 +20,9 @@ const MARKER: &str = ".storbench-demo";
 pub struct Args {
     /// Directory for the results and report.html (replaced if an earlier demo made it)
     #[arg(
-        long,
+        long = "output",
         short = 'o',
+        visible_alias = "out",
         default_value = "storbench-demo",
         value_name = "DIR"
     )]
@@ -33,15 +34,18 @@ pub struct Args {
         value_delimiter = ','
     )]
     pub presets: Vec<String>,
-    /// Capacity of each simulated drive
-    #[arg(long, default_value = "1g")]
-    pub capacity: String,
+    /// Capacity of each simulated drive (512m, 1g, 4g)
+    #[arg(long, default_value = "1g", value_name = "SIZE", value_parser = super::values::size)]
+    pub capacity: u64,
     /// Scale of the Heavy 2011 trace (1 = the published 3.95 million I/Os)
     #[arg(long, default_value_t = 0.005)]
     pub scale: f64,
     /// Seconds of random writes in each consistency run
     #[arg(long, default_value_t = 60)]
     pub consistency_s: u64,
+    /// No step lines
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 fn prepare_out(out: &Path) -> anyhow::Result<()> {
@@ -85,12 +89,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         command_line: std::env::args().collect(),
         ..Control::default()
     };
-    let step = |what: &str| eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64());
-    let capacity =
-        storbench_suite::units::parse_size("--capacity", &a.capacity).map_err(|e| UserError {
-            message: e.to_string(),
-            hint: None,
-        })?;
+    let step = |what: &str| {
+        if !a.quiet {
+            eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64())
+        }
+    };
+    let capacity = a.capacity;
 
     // One trace for every drive: Heavy 2011, scaled, sized for the drives.
     step(&format!("synthesizing Heavy 2011 at scale {}", a.scale));
@@ -185,9 +189,10 @@ mod tests {
         Args {
             out: out.to_owned(),
             presets: vec!["client-7op".into(), "enterprise-28op".into()],
-            capacity: "512m".into(),
+            capacity: 512 << 20,
             scale: 0.002,
             consistency_s: 8,
+            quiet: true,
         }
     }
 

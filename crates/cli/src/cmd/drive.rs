@@ -11,7 +11,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_suite::targets::TargetOpenError;
-use storbench_suite::units::parse_duration_ns;
 use storbench_suite::{execute, Control, Procedure, Start, SuiteError, SuiteResult};
 
 /// Exit status of an interrupted run (128 + SIGINT), the same for every command.
@@ -39,8 +38,8 @@ pub struct DriveArgs {
     /// Time between checkpoints inside long phases (at most 60s): wall time on a real
     /// target, the simulated drive's own clock on `sim:`; taken at whole seconds of
     /// the phase, they change no figure
-    #[arg(long, default_value = "60s", value_name = "TIME")]
-    pub checkpoint_every: String,
+    #[arg(long, default_value = "60s", value_name = "TIME", value_parser = super::values::duration)]
+    pub checkpoint_every: Duration,
     /// No progress bars or phase lines
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -67,21 +66,17 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
 }
 
 fn control(d: &DriveArgs) -> anyhow::Result<Control> {
-    let every = parse_duration_ns("--checkpoint-every", &d.checkpoint_every)
-        .map_err(|e| user(e.to_string(), ""))?;
-    if every == 0 || every > 60_000_000_000 {
+    let every = d.checkpoint_every;
+    if every.is_zero() || every > Duration::from_secs(60) {
         return Err(user(
-            format!(
-                "--checkpoint-every {}: must be more than 0 and at most 60s",
-                d.checkpoint_every
-            ),
+            format!("--checkpoint-every {every:?}: must be more than 0 and at most 60s"),
             "checkpoints are taken at least every minute",
         ));
     }
     Ok(Control {
         stop: stop_on_signals()?,
         progress: std::io::stderr().is_terminal() && !d.quiet,
-        checkpoint_interval: Duration::from_nanos(every),
+        checkpoint_interval: every,
         verbose: !d.quiet,
         command_line: std::env::args().collect(),
         replace: d.replace,

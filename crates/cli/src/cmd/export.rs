@@ -9,9 +9,9 @@ use storbench_trace::formats::export::{export, ExportFormat, ExportOptions};
 pub struct Args {
     /// Parquet trace to export
     pub input: PathBuf,
-    /// fio-iolog-v3 or csv
-    #[arg(long)]
-    pub format: String,
+    /// Output format
+    #[arg(long, value_enum)]
+    pub format: FormatArg,
     /// File to write
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
@@ -20,38 +20,44 @@ pub struct Args {
     pub filename: Option<String>,
     /// Fold every I/O onto the first SIZE bytes (1g, 512m; k, m, g, t are powers of
     /// 1024) as replay --span does, so the log replays on a file of that size
-    #[arg(long, value_name = "SIZE")]
-    pub span: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = super::values::size)]
+    pub span: Option<u64>,
     /// With --span: align I/O to this block size, as replay aligns to the target's
     /// logical block (512, 4k)
-    #[arg(long, value_name = "BYTES", default_value = "512", requires = "span")]
-    pub align: String,
+    #[arg(long, value_name = "SIZE", default_value = "512", requires = "span",
+        value_parser = super::values::size)]
+    pub align: u64,
 }
 
-fn size(flag: &str, s: &str) -> anyhow::Result<u64> {
-    storbench_workload::generator::parse_size(s).map_err(|e| {
-        UserError {
-            message: format!("{flag}: {e}"),
-            hint: Some("e.g. 1g, 512m, 4k (powers of 1024)".into()),
+/// The export formats, as `--format` spells them.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// fio's iolog version 3 (replay with `fio --read_iolog`)
+    #[value(name = "fio-iolog-v3")]
+    FioIologV3,
+    /// storbench CSV (one row per I/O, `import --format csv` reads it back)
+    Csv,
+}
+
+impl From<FormatArg> for ExportFormat {
+    fn from(f: FormatArg) -> ExportFormat {
+        match f {
+            FormatArg::FioIologV3 => ExportFormat::FioIologV3,
+            FormatArg::Csv => ExportFormat::Csv,
         }
-        .into()
-    })
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let format = ExportFormat::parse(&args.format).ok_or_else(|| UserError {
-        message: format!("unknown export format {:?}", args.format),
-        hint: Some("one of: fio-iolog-v3, csv".into()),
-    })?;
-    let align_bytes = size("--align", &args.align)?;
-    let span_bytes = match &args.span {
+    let format = ExportFormat::from(args.format);
+    let align_bytes = args.align;
+    let span_bytes = match args.span {
         None => None,
-        Some(s) => {
-            let span = size("--span", s)?;
+        Some(span) => {
             if align_bytes == 0 || span < align_bytes || !span.is_multiple_of(align_bytes) {
                 return Err(UserError {
                     message: format!(
-                        "--span {s} is not a whole, non-zero number of {align_bytes}-byte blocks"
+                        "--span {span} is not a whole, non-zero number of {align_bytes}-byte blocks"
                     ),
                     hint: Some("give a span that is a multiple of --align".into()),
                 }

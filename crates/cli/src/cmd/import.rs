@@ -20,10 +20,9 @@ pub struct Args {
     /// Parquet trace to write
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
-    /// Input format (default: detected from content): fio-iolog-v2, fio-iolog-v3, ftrace,
-    /// blkparse, msr, alibaba, tencent, spc, csv
-    #[arg(long)]
-    pub format: Option<String>,
+    /// Input format [default: detected from content]
+    #[arg(long, value_parser = format_parser())]
+    pub format: Option<Format>,
     /// ftrace/blkparse: keep only this device, as MAJ,MIN (e.g. 8,16)
     #[arg(long, value_name = "MAJ,MIN")]
     pub device: Option<String>,
@@ -43,6 +42,9 @@ pub struct Args {
     /// Count and skip malformed lines instead of stopping at the first
     #[arg(long = "skip-bad-lines")]
     pub skip_bad_lines: bool,
+    /// No progress bar
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 /// Maps bad-input errors to user errors (exit status 2) with a hint.
@@ -71,14 +73,15 @@ pub fn trace_input_error(e: TraceError) -> anyhow::Error {
     })
 }
 
+/// `--format`: the trace crate's format names, listed for help and completions.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name))
+        .map(|name| Format::parse(&name).expect("a listed name"))
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let format = match &args.format {
-        None => None,
-        Some(f) => Some(Format::parse(f).ok_or_else(|| UserError {
-            message: format!("unknown trace format {f:?}"),
-            hint: Some(format!("one of: {}", Format::names())),
-        })?),
-    };
+    let format = args.format;
     let device = match &args.device {
         None => None,
         Some(d) => {
@@ -126,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )
     };
     let bar =
-        indicatif::ProgressBar::with_draw_target(total, indicatif::ProgressDrawTarget::stderr());
+        indicatif::ProgressBar::with_draw_target(total, super::values::draw_target(args.quiet));
     let template = if stdin {
         "importing stdin {spinner} {bytes} {bytes_per_sec}"
     } else {

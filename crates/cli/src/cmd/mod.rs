@@ -11,9 +11,11 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod shell;
 pub mod sim;
 pub mod sweep;
 pub mod synth;
+pub mod values;
 
 /// Exit status: 2 for user mistakes (bad arguments, bad input), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> i32 {

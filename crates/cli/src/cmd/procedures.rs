@@ -3,14 +3,15 @@
 //! be continued after an interruption (Ctrl-C or kill -9) with `--resume DIR`.
 
 use super::drive::{absolute, absolute_spec, drive, print_footer, DriveArgs};
+use super::values;
 use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use storbench_suite::bench::{BenchConfig, DriveState, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
-use storbench_suite::units::{parse_duration_ns, parse_fraction, parse_size};
 use storbench_suite::{Procedure, SuiteResult};
 
 /// Options every procedure takes.
@@ -25,7 +26,13 @@ pub struct Common {
     )]
     pub target: Option<String>,
     /// Result directory (created; must not hold another run)
-    #[arg(long, short = 'o', value_name = "DIR", conflicts_with = "resume")]
+    #[arg(
+        long = "output",
+        short = 'o',
+        visible_alias = "out",
+        value_name = "DIR",
+        conflicts_with = "resume"
+    )]
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub drive: DriveArgs,
@@ -33,8 +40,8 @@ pub struct Common {
     #[arg(long)]
     pub quick: bool,
     /// File targets: create or extend the file to this size (e.g. 4g)
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = values::size)]
+    pub size: Option<u64>,
     /// File targets: allow writing over an existing file storbench did not create
     #[arg(long)]
     pub overwrite: bool,
@@ -43,33 +50,27 @@ pub struct Common {
     pub destroy_data: Option<PathBuf>,
     /// Cap on I/O buffer memory for a trace's large or many I/Os: past it, fewer I/Os
     /// in flight (noted); an I/O larger than the cap is refused [default: 512m]
-    #[arg(long, value_name = "SIZE")]
-    pub buffer_memory: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = values::size)]
+    pub buffer_memory: Option<u64>,
     /// Written data: random (incompressible, default), zeros, compressible:RATIO
-    #[arg(long, default_value = "random")]
-    pub data: String,
+    #[arg(long, default_value = "random", value_name = "KIND", value_parser = values::data)]
+    pub data: storbench_engine::DataKind,
 }
 
 impl Common {
     fn data(&self) -> anyhow::Result<storbench_engine::DataKind> {
-        super::run::parse_data(&self.data)
+        Ok(self.data)
     }
 
     fn real_open(&self) -> anyhow::Result<storbench_suite::targets::RealOpen> {
         Ok(storbench_suite::targets::RealOpen {
-            size_bytes: match &self.size {
-                Some(s) => Some(quantity(parse_size("--size", s))?),
-                None => None,
-            },
+            size_bytes: self.size,
             overwrite: self.overwrite,
             destroy_data: match &self.destroy_data {
                 Some(d) => Some(absolute("--destroy-data", d)?),
                 None => None,
             },
-            buffer_memory_bytes: match &self.buffer_memory {
-                Some(s) => Some(quantity(parse_size("--buffer-memory", s))?),
-                None => None,
-            },
+            buffer_memory_bytes: self.buffer_memory,
             ..Default::default()
         })
     }
@@ -84,10 +85,6 @@ fn user(message: String, hint: &str) -> anyhow::Error {
             Some(hint.to_owned())
         },
     })
-}
-
-fn quantity<T>(r: Result<T, storbench_suite::units::QuantityError>) -> anyhow::Result<T> {
-    r.map_err(|e| user(e.to_string(), ""))
 }
 
 fn run_proc<P: Procedure>(
@@ -110,25 +107,29 @@ fn run_proc<P: Procedure>(
 pub struct ConsistencyArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Tested span: 100% (default) or e.g. 75% (= 25% spare area)
-    #[arg(long, default_value = "100%")]
-    pub span: String,
-    /// Length of the random-write phase [default: 2000s; --quick: 30s]
-    #[arg(long)]
-    pub duration: Option<String>,
+    /// Tested span, e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = values::fraction)]
+    pub span: f64,
+    /// Length of the random-write phase (30s, 2min, 1h; a bare number is seconds)
+    /// [default: 2000s; --quick: 30s]
+    #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = values::duration)]
+    pub time: Option<Duration>,
+    /// Queue depth of the random writes: I/Os kept in flight (1 to 4096)
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
-    #[arg(long, default_value = "4k")]
-    pub bs: String,
+    /// Block size of the random writes (4k, 8k, 1.5k; a multiple of the logical block)
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = values::size)]
+    pub bs: u64,
     /// Sequential fill passes before the random writes (2 = SNIA variant)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub precondition_passes: u32,
-    /// SNIA steady-state round length [default: 60s; --quick: 3s]
-    #[arg(long)]
-    pub round: Option<String>,
+    /// SNIA steady-state round length, at least 1s [default: 60s; --quick: 3s]
+    #[arg(long, value_name = "TIME", value_parser = values::duration)]
+    pub round: Option<Duration>,
     /// End the random writes once SNIA steady state is reached
     #[arg(long)]
     pub stop_at_steady_state: bool,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -140,18 +141,18 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
         } else {
             ConsistencyConfig::new(t)
         };
-        c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
-        if let Some(d) = &a.duration {
-            c.duration_ns = quantity(parse_duration_ns("--duration", d))?;
+        c.span_fraction = a.span;
+        if let Some(d) = a.time {
+            c.duration_ns = values::ns(d);
         }
-        if let Some(d) = &a.round {
-            c.round_ns = quantity(parse_duration_ns("--round", d))?;
+        if let Some(d) = a.round {
+            c.round_ns = values::ns(d);
             if c.round_ns < 1_000_000_000 {
-                return Err(user(format!("--round {d}: must be at least 1s"), ""));
+                return Err(user(format!("--round {d:?}: must be at least 1s"), ""));
             }
         }
         c.qd = a.qd;
-        c.block_bytes = quantity(parse_size("--bs", &a.bs))?;
+        c.block_bytes = a.bs;
         c.precondition_passes = a.precondition_passes;
         c.stop_at_steady_state = a.stop_at_steady_state;
         c.seed = a.seed;
@@ -200,9 +201,10 @@ pub struct SeasonArgs {
     /// Disk image to restore (default: a generated one)
     #[arg(long, value_name = "FILE")]
     pub image: Option<PathBuf>,
-    /// Share of the drive a generated image covers
-    #[arg(long, default_value = "40%")]
-    pub image_fill: String,
+    /// Share of the drive a generated image covers (below 100%)
+    #[arg(long, default_value = "40%", value_name = "PCT%", value_parser = values::fraction)]
+    pub image_fill: f64,
+    /// Seed of a generated image: the same seed, the same image
     #[arg(long, default_value_t = 2009)]
     pub seed: u64,
     /// Sequential passes (2 = SNIA variant)
@@ -213,7 +215,7 @@ pub struct SeasonArgs {
 fn season_config(
     t: &str,
     image: &Option<PathBuf>,
-    fill: &str,
+    fill: f64,
     seed: u64,
     passes: u32,
 ) -> anyhow::Result<SeasonConfig> {
@@ -222,7 +224,7 @@ fn season_config(
         Some(p) => Some(absolute("--image", p)?),
         None => None,
     };
-    c.image_fill = quantity(parse_fraction("--image-fill", fill))?;
+    c.image_fill = fill;
     if c.image_fill >= 1.0 {
         return Err(user("--image-fill must be below 100%".into(), ""));
     }
@@ -233,7 +235,7 @@ fn season_config(
 
 pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
     let (dir, r) = run_proc::<SeasonConfig>(&a.common, |t| {
-        let mut c = season_config(t, &a.image, &a.image_fill, a.seed, a.passes)?;
+        let mut c = season_config(t, &a.image, a.image_fill, a.seed, a.passes)?;
         c.data = a.common.data()?;
         c.open = a.common.real_open()?;
         Ok(c)
@@ -260,19 +262,21 @@ pub struct TrimCheckArgs {
     #[command(flatten)]
     pub common: Common,
     /// Time of 4 KB random writes that dirty the drive [default: 120m; --quick: 20s]
-    #[arg(long)]
-    pub dirty_for: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = values::duration)]
+    pub dirty_for: Option<Duration>,
     /// Share of the span each throughput measurement writes
-    #[arg(long, default_value = "25%")]
-    pub measure: String,
-    #[arg(long, default_value = "100%")]
-    pub span: String,
+    #[arg(long, default_value = "25%", value_name = "PCT%", value_parser = values::fraction)]
+    pub measure: f64,
+    /// Tested span, e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = values::fraction)]
+    pub span: f64,
     /// Queue depth of the 4 KB random writes that dirty the drive (seed 001: 32)
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
     /// Idle time after the TRIM pass, before measuring (background erase)
-    #[arg(long, default_value = "10s")]
-    pub settle: String,
+    #[arg(long, default_value = "10s", value_name = "TIME", value_parser = values::duration)]
+    pub settle: Duration,
+    /// Seed of the random writes and written data: the same seed, the same I/O
     #[arg(long, default_value_t = 3)]
     pub seed: u64,
 }
@@ -284,12 +288,12 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
         } else {
             TrimCheckConfig::new(t)
         };
-        if let Some(d) = &a.dirty_for {
-            c.dirty_for_ns = quantity(parse_duration_ns("--dirty-for", d))?;
+        if let Some(d) = a.dirty_for {
+            c.dirty_for_ns = values::ns(d);
         }
-        c.measure_fraction = quantity(parse_fraction("--measure", &a.measure))?;
-        c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
-        c.settle_ns = quantity(parse_duration_ns("--settle", &a.settle))?;
+        c.measure_fraction = a.measure;
+        c.span_fraction = a.span;
+        c.settle_ns = values::ns(a.settle);
         c.seed = a.seed;
         c.qd = a.qd;
         c.data = a.common.data()?;
@@ -337,8 +341,8 @@ pub struct BenchArgs {
     pub used_passes: u32,
     /// Keep the trace's idle gaps up to this long (e.g. 1s) instead of cutting them all,
     /// so the drive can collect garbage; busy time still excludes them
-    #[arg(long, value_name = "DURATION")]
-    pub max_idle: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = values::duration)]
+    pub max_idle: Option<Duration>,
     /// Do not replay the trace's TRIMs (Tom's Hardware's bench; a note counts them)
     #[arg(long)]
     pub no_trim: bool,
@@ -346,11 +350,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE", requires = "season")]
     pub image: Option<PathBuf>,
     /// Fold the trace onto this share of the drive (e.g. 75% = 25% spare area)
-    #[arg(long, default_value = "100%")]
-    pub span: String,
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = values::fraction)]
+    pub span: f64,
     /// Scale of a synthesized profile [default: 1; --quick: 0.002]
     #[arg(long)]
     pub scale: Option<f64>,
+    /// Seed of a synthesized profile: the same seed, the same trace
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -379,17 +384,15 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
             ));
         };
         let mut c = BenchConfig::new(t, workload);
-        c.span_fraction = quantity(parse_fraction("--span", &a.span))?;
+        c.span_fraction = a.span;
         if a.season {
-            c.season = Some(season_config(t, &a.image, "40%", 2009, 1)?);
+            c.season = Some(season_config(t, &a.image, 0.4, 2009, 1)?);
             c.state = DriveState::Seasoned;
         } else {
             c.state = DriveState::parse(&a.state).expect("clap checks the state");
         }
         c.used_passes = a.used_passes;
-        if let Some(d) = &a.max_idle {
-            c.max_idle_ns = Some(quantity(parse_duration_ns("--max-idle", d))?);
-        }
+        c.max_idle_ns = a.max_idle.map(values::ns);
         c.no_trim = a.no_trim;
         c.data = a.common.data()?;
         c.open = a.common.real_open()?;

@@ -24,10 +24,10 @@ pub struct Args {
     /// (its requests, offsets from its start, and every flush of its disk)
     #[arg(long, required_unless_present = "cleanup")]
     pub device: Option<PathBuf>,
-    /// Stop after this long (60s, 5m, 1h, 500ms; a bare number is seconds).
+    /// Stop after this long (250us, 500ms, 60s, 5min, 1h; a bare number is seconds).
     /// Without it, record until Ctrl-C or SIGTERM
-    #[arg(long, value_parser = parse_duration)]
-    pub duration: Option<Duration>,
+    #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = positive_duration)]
+    pub time: Option<Duration>,
     /// Output trace (Parquet); it appears only when the recording ends
     #[arg(short, long, required_unless_present = "cleanup")]
     pub output: Option<PathBuf>,
@@ -37,34 +37,19 @@ pub struct Args {
     /// Only remove tracing instances left by recorders that were killed (kill -9,
     /// a crash): their block events stay on and their ring buffers allocated. A
     /// recording does this itself when it starts, and says so
-    #[arg(long, conflicts_with_all = ["device", "output", "duration"])]
+    #[arg(long, conflicts_with_all = ["device", "output", "time"])]
     pub cleanup: bool,
+    /// No progress bar
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
-/// `60s`, `5m`, `1h`, `500ms`, `1.5s`, `60` (seconds).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    const EXPECTED: &str = "a duration like 60s, 5m, 1h, 500ms (a bare number is seconds)";
-    let t = text.trim().to_ascii_lowercase();
-    let end = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let n: f64 = t[..end]
-        .parse()
-        .map_err(|_| format!("cannot read {text:?}; expected {EXPECTED}"))?;
-    let unit_s = match &t[end..] {
-        "" | "s" | "sec" => 1.0,
-        "ms" => 1e-3,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(format!("cannot read {text:?}; expected {EXPECTED}")),
-    };
-    let secs = n * unit_s;
-    if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
-        return Err(format!(
-            "{text:?} is not a positive duration; expected {EXPECTED}"
-        ));
+/// A recording length: a positive duration.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match super::values::duration(text)? {
+        d if d.is_zero() => Err("a recording of no time records nothing; give e.g. 60s".into()),
+        d => Ok(d),
     }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 fn user_error(e: RecordError) -> anyhow::Error {
@@ -107,10 +92,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (Some(device_path), Some(output)) = (args.device.clone(), args.output.clone()) else {
         unreachable!("clap requires --device and --output without --cleanup");
     };
+    let quiet = args.quiet;
     let args = Resolved {
         device: device_path,
         output,
-        duration: args.duration,
+        duration: args.time,
         buffer_kib: args.buffer_kib,
     };
     if args.buffer_kib == 0 {
@@ -151,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut sink = TraceSink::new(writer, &device, recorder.start_mono_ns());
 
-    let bar = if std::io::stderr().is_terminal() {
+    let bar = if std::io::stderr().is_terminal() && !quiet {
         let b = match args.duration {
             Some(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
                 ProgressStyle::with_template("recording {wide_bar} {pos}/{len}s, ETA {eta}  {msg}")

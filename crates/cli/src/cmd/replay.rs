@@ -3,8 +3,10 @@
 //! runner (`storbench_suite::replay`).
 
 use super::drive::{drive, failed_ios, DriveArgs};
-use super::run::{parse_data, parse_duration_ns, print_summary, user, CommonArgs};
+use super::run::{print_summary, user, CommonArgs};
+use super::values;
 use std::path::PathBuf;
+use std::time::Duration;
 use storbench_engine::{BufferPlan, Pacing};
 use storbench_suite::replay::{ReplayConfig, TraceSummary};
 use storbench_workload::generator::SpanSpec;
@@ -18,53 +20,45 @@ pub struct Args {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub common: CommonArgs,
-    /// queue-depth (default: the trace's in-flight count), timed (trace times), fixed-qd
-    #[arg(long, default_value = "queue-depth")]
-    pub mode: String,
+    /// How I/Os are paced
+    #[arg(long, value_enum, default_value = "queue-depth")]
+    pub mode: values::Mode,
     /// Queue depth: fixed-qd's N, and queue-depth's QD for I/Os without completion times
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
     /// timed: replay speed factor (2 = twice as fast)
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
-    /// timed: cut idle gaps longer than this (default 1s), or `none`
-    #[arg(long = "max-idle", default_value = "1s")]
-    pub max_idle: String,
-    /// Stop after this long (10s, 2m)
-    #[arg(long)]
-    pub time: Option<String>,
+    /// timed: cut idle gaps longer than this (250ms, 1s, 2min), or `none`
+    #[arg(long = "max-idle", default_value = "1s", value_name = "TIME|none",
+        value_parser = values::max_idle)]
+    pub max_idle: values::MaxIdle,
+    /// Stop after this long (250us, 10s, 2min, 1h; a bare number is seconds)
+    #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = values::duration)]
+    pub time: Option<Duration>,
     /// Fold the trace onto the first BYTES (or PERCENT%) of the target
-    #[arg(long)]
-    pub span: Option<String>,
+    #[arg(long, value_name = "SIZE|PCT%", value_parser = values::span)]
+    pub span: Option<SpanSpec>,
 }
 
 fn pacing(args: &Args) -> anyhow::Result<Pacing> {
-    Ok(match args.mode.as_str() {
-        "queue-depth" | "qd" => Pacing::QueueDepth {
+    Ok(match args.mode {
+        values::Mode::QueueDepth => Pacing::QueueDepth {
             default_qd: args.qd,
         },
-        "fixed-qd" => Pacing::FixedQd(args.qd),
-        "timed" => {
+        values::Mode::FixedQd => Pacing::FixedQd(args.qd),
+        values::Mode::Timed => {
             if !(args.speed > 0.0 && args.speed.is_finite()) {
                 return Err(user(
                     format!("--speed {}: must be a positive number", args.speed),
                     None,
                 ));
             }
-            let max_idle_ns = match args.max_idle.as_str() {
-                "none" => None,
-                s => Some(parse_duration_ns("--max-idle", s)?),
-            };
+            let max_idle_ns = args.max_idle.0.map(values::ns);
             Pacing::Timed {
                 speed: args.speed,
                 max_idle_ns,
             }
-        }
-        m => {
-            return Err(user(
-                format!("--mode {m}: unknown replay mode"),
-                Some("use queue-depth, timed or fixed-qd"),
-            ))
         }
     })
 }
@@ -88,22 +82,14 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
         ));
     }
     let pacing = pacing(args)?;
-    let time_limit_ns = args
-        .time
-        .as_deref()
-        .map(|t| parse_duration_ns("--time", t))
-        .transpose()?;
+    let time_limit_ns = args.time.map(values::ns);
     if time_limit_ns == Some(0) {
         return Err(user(
             "--time 0: a replay of no time does no work",
             Some("give a duration, e.g. --time 10s, or leave it out to replay the whole trace"),
         ));
     }
-    let span = args
-        .span
-        .as_deref()
-        .map(|s| SpanSpec::parse(s).map_err(|e| user(format!("--span: {e}"), None)))
-        .transpose()?;
+    let span = args.span;
     let path = std::fs::canonicalize(trace).map_err(|e| {
         user(
             format!("trace {}: {e}", trace.display()),
@@ -136,7 +122,7 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
         time_limit_ns,
         span,
         seed: c.seed,
-        data: parse_data(&c.data)?,
+        data: c.data,
         log_ios: c.log_ios,
     })
 }

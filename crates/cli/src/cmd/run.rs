@@ -4,24 +4,33 @@
 //! what `run` and `replay` share: target options, value parsers, the summary.
 
 use super::drive::{absolute, absolute_spec, drive, failed_ios, print_footer, DriveArgs};
+use super::values;
 use super::UserError;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use storbench_engine::{DataKind, TargetError};
 use storbench_suite::run::RunConfig;
 use storbench_suite::targets::RealOpen;
 use storbench_suite::{PhaseRecord, SuiteResult};
-use storbench_workload::generator::{parse_size, Mix, Pattern, SpanSpec};
+use storbench_workload::generator::{Mix, SpanSpec};
+use storbench_workload::units::fmt_bytes;
 
 /// Options shared by `run` and `replay`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CommonArgs {
     /// Target: a block device path, `file:PATH`, a regular file path, or `sim:PRESET,...`
-    #[arg(long, required_unless_present = "resume", conflicts_with = "resume")]
+    #[arg(
+        long,
+        short = 't',
+        required_unless_present = "resume",
+        conflicts_with = "resume"
+    )]
     pub target: Option<String>,
     /// Result directory (result.json, series.parquet, ios.parquet)
     #[arg(
         short = 'o',
         long = "output",
+        value_name = "DIR",
         required_unless_present = "resume",
         conflicts_with = "resume"
     )]
@@ -29,8 +38,8 @@ pub struct CommonArgs {
     #[command(flatten)]
     pub drive: DriveArgs,
     /// Size of a file target (created and preallocated if missing), e.g. 1g
-    #[arg(long)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = values::size)]
+    pub size: Option<u64>,
     /// Allow writing to an existing file storbench did not create
     #[arg(long)]
     pub overwrite: bool,
@@ -38,14 +47,14 @@ pub struct CommonArgs {
     #[arg(long = "destroy-data", value_name = "/dev/EXACT")]
     pub destroy_data: Option<PathBuf>,
     /// Written data: random (incompressible, default), zeros, compressible:RATIO
-    #[arg(long, default_value = "random")]
-    pub data: String,
-    /// Seed of generators and written data
+    #[arg(long, default_value = "random", value_name = "KIND", value_parser = values::data)]
+    pub data: DataKind,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// I/O backend for real targets: auto, io_uring, io_uring-async, threads
-    #[arg(long, default_value = "auto")]
-    pub backend: String,
+    /// I/O backend for real targets
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: values::Backend,
     /// Log every I/O to DIR/ios.parquet
     #[arg(long = "log-ios")]
     pub log_ios: bool,
@@ -54,8 +63,8 @@ pub struct CommonArgs {
     pub no_direct: bool,
     /// Cap on I/O buffer memory for a trace's large or many I/Os: past it, fewer I/Os
     /// in flight (noted); an I/O larger than the cap is refused [default: 512m]
-    #[arg(long, value_name = "SIZE")]
-    pub buffer_memory: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = values::size)]
+    pub buffer_memory: Option<u64>,
 }
 
 impl CommonArgs {
@@ -76,18 +85,8 @@ impl CommonArgs {
         slots: usize,
         buffer_bytes: usize,
     ) -> anyhow::Result<RealOpen> {
-        if storbench_engine::BackendChoice::parse(&self.backend).is_none() {
-            return Err(user(
-                format!("--backend {}: unknown", self.backend),
-                Some("use auto, io_uring, io_uring-async or threads"),
-            ));
-        }
         Ok(RealOpen {
-            size_bytes: self
-                .size
-                .as_deref()
-                .map(|s| size_arg("--size", s))
-                .transpose()?,
+            size_bytes: self.size,
             overwrite: self.overwrite,
             destroy_data: self
                 .destroy_data
@@ -97,7 +96,7 @@ impl CommonArgs {
             write: writes,
             max_in_flight: Some(slots),
             buffer_bytes: Some(buffer_bytes),
-            backend: Some(self.backend.clone()),
+            backend: Some(self.backend.name()),
             buffered: self.no_direct,
             buffer_memory_bytes: Some(self.buffer_memory_bytes()?),
         })
@@ -105,15 +104,13 @@ impl CommonArgs {
 
     /// `--buffer-memory` in bytes (default `DEFAULT_BUFFER_MEMORY_BYTES`).
     pub(crate) fn buffer_memory_bytes(&self) -> anyhow::Result<u64> {
-        match self.buffer_memory.as_deref() {
+        match self.buffer_memory {
             None => Ok(storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES),
-            Some(s) => match size_arg("--buffer-memory", s)? {
-                0 => Err(user(
-                    "--buffer-memory 0: no I/O fits in no memory",
-                    Some("give a size, e.g. --buffer-memory 1g"),
-                )),
-                n => Ok(n),
-            },
+            Some(0) => Err(user(
+                "--buffer-memory 0: no I/O fits in no memory",
+                Some("give a size, e.g. --buffer-memory 1g"),
+            )),
+            Some(n) => Ok(n),
         }
     }
 }
@@ -176,43 +173,6 @@ pub(crate) fn parse_data(s: &str) -> anyhow::Result<DataKind> {
             }
         }
     }
-}
-
-pub(crate) fn size_arg(flag: &str, s: &str) -> anyhow::Result<u64> {
-    parse_size(s).map_err(|e| user(format!("{flag}: {e}"), Some("sizes look like 4k, 128k, 1g")))
-}
-
-/// Parse `10s`, `500ms`, `2m`, `1h`, `1.5s`, `250us`; a bare number is seconds.
-pub(crate) fn parse_duration_ns(flag: &str, s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60e9)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600e9)
-    } else {
-        (t, 1e9)
-    };
-    let v: f64 = num.parse().map_err(|_| {
-        user(
-            format!("{flag} {s}: not a duration"),
-            Some("durations look like 10s, 500ms, 2m"),
-        )
-    })?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(user(
-            format!("{flag} {s}: must be a positive duration"),
-            None,
-        ));
-    }
-    Ok((v * mult) as u64)
 }
 
 /// What `run` and `replay` print: the phase's figures, then the common footer.
@@ -294,75 +254,38 @@ fn kind_str(t: &storbench_engine::TargetInfo) -> &'static str {
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// read|write|randread|randwrite|randrw[:READ_PCT]|trim
-    #[arg(long, default_value = "randread")]
-    pub rw: String,
-    /// Block size
-    #[arg(long, default_value = "4k")]
-    pub bs: String,
-    /// Queue depth
+    /// I/O pattern; rw and randrw take :READ_PCT (randrw:70 = 70% reads)
+    #[arg(long, default_value = "randread", value_name = "PATTERN[:READ_PCT]",
+        value_parser = values::RwParser)]
+    pub rw: values::Rw,
+    /// Block size of every I/O (4k, 128k, 1m; a multiple of the target's logical block)
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = values::size)]
+    pub bs: u64,
+    /// Queue depth: I/Os kept in flight (1 to 4096)
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
     /// Region: bytes (1g) or percent of capacity (75%), from --offset
-    #[arg(long)]
-    pub span: Option<String>,
+    #[arg(long, value_name = "SIZE|PCT%", value_parser = values::span)]
+    pub span: Option<SpanSpec>,
     /// Start of the region
-    #[arg(long, default_value = "0")]
-    pub offset: String,
-    /// Run this long (10s, 2m)
-    #[arg(long, conflicts_with = "bytes")]
-    pub time: Option<String>,
+    #[arg(long, default_value = "0", value_name = "SIZE", value_parser = values::size)]
+    pub offset: u64,
+    /// Run this long (250us, 10s, 2min, 1h; a bare number is seconds)
+    #[arg(long, visible_alias = "duration", conflicts_with = "bytes", value_name = "TIME",
+        value_parser = values::duration)]
+    pub time: Option<Duration>,
     /// Move this many bytes (1g); without --time or --bytes, one pass over the span
-    #[arg(long)]
-    pub bytes: Option<String>,
-}
-
-fn parse_rw(s: &str) -> anyhow::Result<(Pattern, Mix)> {
-    let hint = Some("use read, write, randread, randwrite, randrw[:READ_PCT] or trim");
-    let (name, pct) = match s.split_once(':') {
-        Some((n, p)) => (n, Some(p)),
-        None => (s, None),
-    };
-    let r = match name {
-        "read" => (Pattern::Sequential, Mix::ReadWrite { read_pct: 100 }),
-        "write" => (Pattern::Sequential, Mix::ReadWrite { read_pct: 0 }),
-        "randread" => (Pattern::Random, Mix::ReadWrite { read_pct: 100 }),
-        "randwrite" => (Pattern::Random, Mix::ReadWrite { read_pct: 0 }),
-        "rw" | "readwrite" | "randrw" => {
-            let pat = if name == "randrw" {
-                Pattern::Random
-            } else {
-                Pattern::Sequential
-            };
-            let p = match pct {
-                None => 50,
-                Some(p) => p
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|v| *v <= 100)
-                    .ok_or_else(|| user(format!("--rw {s}: READ_PCT must be 0..100"), hint))?,
-            };
-            (pat, Mix::ReadWrite { read_pct: p })
-        }
-        "trim" => (Pattern::Sequential, Mix::Trim),
-        _ => return Err(user(format!("--rw {s}: unknown pattern"), hint)),
-    };
-    if pct.is_some() && !matches!(name, "rw" | "readwrite" | "randrw") {
-        return Err(user(
-            format!("--rw {s}: only randrw and rw take :READ_PCT"),
-            hint,
-        ));
-    }
-    Ok(r)
+    #[arg(long, value_name = "SIZE", value_parser = values::size)]
+    pub bytes: Option<u64>,
 }
 
 /// The run's configuration from the command line.
 fn config(args: &Args) -> anyhow::Result<RunConfig> {
-    let (pattern, mix) = parse_rw(&args.rw)?;
-    let bs = size_arg("--bs", &args.bs)?;
+    let values::Rw { pattern, mix } = args.rw;
+    let bs = args.bs;
     if bs == 0 || bs > storbench_suite::run::MAX_BLOCK_BYTES {
         return Err(user(
-            format!("--bs {}: must be between 1 byte and 64m", args.bs),
+            format!("--bs {}: must be between 1 byte and 64m", fmt_bytes(bs)),
             None,
         ));
     }
@@ -372,33 +295,21 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
             None,
         ));
     }
-    let time_limit_ns = args
-        .time
-        .as_deref()
-        .map(|t| parse_duration_ns("--time", t))
-        .transpose()?;
+    let time_limit_ns = args.time.map(values::ns);
     if time_limit_ns == Some(0) {
         return Err(user(
             "--time 0: a run of no time does no work",
             Some("give a duration, e.g. --time 10s"),
         ));
     }
-    let bytes_limit = args
-        .bytes
-        .as_deref()
-        .map(|b| size_arg("--bytes", b))
-        .transpose()?;
+    let bytes_limit = args.bytes;
     if bytes_limit == Some(0) {
         return Err(user(
             "--bytes 0: a run of no bytes does no work",
             Some("give a size, e.g. --bytes 1g, or leave it out for one pass over the span"),
         ));
     }
-    let span = args
-        .span
-        .as_deref()
-        .map(|s| SpanSpec::parse(s).map_err(|e| user(format!("--span: {e}"), None)))
-        .transpose()?;
+    let span = args.span;
     let c = &args.common;
     let mut cfg = RunConfig::new(&c.target()?);
     cfg.open = c.real_open(
@@ -410,12 +321,12 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
     cfg.mix = mix;
     cfg.block_bytes = bs;
     cfg.qd = args.qd;
-    cfg.offset_bytes = size_arg("--offset", &args.offset)?;
+    cfg.offset_bytes = args.offset;
     cfg.span = span;
     cfg.time_limit_ns = time_limit_ns;
     cfg.bytes_limit = bytes_limit;
     cfg.seed = c.seed;
-    cfg.data = parse_data(&c.data)?;
+    cfg.data = c.data;
     cfg.log_ios = c.log_ios;
     Ok(cfg)
 }
@@ -432,23 +343,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_rw_and_durations() {
-        assert!(matches!(
-            parse_rw("randrw:70").unwrap(),
-            (Pattern::Random, Mix::ReadWrite { read_pct: 70 })
-        ));
-        assert!(matches!(
-            parse_rw("read").unwrap(),
-            (Pattern::Sequential, Mix::ReadWrite { read_pct: 100 })
-        ));
-        assert!(parse_rw("randread:5").is_err());
-        assert!(parse_rw("randrw:101").is_err());
-        assert!(parse_rw("bogus").is_err());
-        assert_eq!(parse_duration_ns("--time", "10s").unwrap(), 10_000_000_000);
-        assert_eq!(parse_duration_ns("--time", "500ms").unwrap(), 500_000_000);
-        assert_eq!(parse_duration_ns("--time", "2m").unwrap(), 120_000_000_000);
-        assert_eq!(parse_duration_ns("--time", "3").unwrap(), 3_000_000_000);
-        assert!(parse_duration_ns("--time", "abc").is_err());
+    fn parses_data() {
         assert!(
             matches!(parse_data("compressible:2").unwrap(), DataKind::Compressible(r) if r == 2.0)
         );

@@ -21,7 +21,8 @@ pub struct Args {
     /// again continues it, skipping finished points
     #[arg(
         short = 'o',
-        long = "out",
+        long = "output",
+        visible_alias = "out",
         value_name = "DIR",
         required_unless_present = "dry_run"
     )]

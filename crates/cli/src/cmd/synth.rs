@@ -19,8 +19,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
     /// Capacity of the drive the footprint is mapped onto (k, m, g, t are powers of 1024)
-    #[arg(long, default_value = "256g")]
-    pub capacity: String,
+    #[arg(long, default_value = "256g", value_name = "SIZE", value_parser = super::values::size)]
+    pub capacity: u64,
     /// Seed: the same seed gives the same file, byte for byte
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -30,6 +30,9 @@ pub struct Args {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
+    /// No progress bar
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -49,31 +52,6 @@ fn user(message: String, hint: Option<&str>) -> anyhow::Error {
     })
 }
 
-/// fio-style size: a number with an optional k/m/g/t suffix (powers of 1024).
-fn parse_size(field: &str, text: &str) -> anyhow::Result<u64> {
-    let t = text.trim().to_ascii_lowercase();
-    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let shift = match &t[end..] {
-        "" | "b" => Some(0),
-        "k" | "kb" | "kib" => Some(10),
-        "m" | "mb" | "mib" => Some(20),
-        "g" | "gb" | "gib" => Some(30),
-        "t" | "tb" | "tib" => Some(40),
-        _ => None,
-    };
-    let n = t[..end].parse::<u64>().ok();
-    match (n, shift) {
-        (Some(n), Some(s)) => n.checked_mul(1 << s).filter(|&v| v > 0),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        user(
-            format!("{field}: cannot read {text:?}"),
-            Some("give a size like 256g, 512g, 1t (k, m, g, t are powers of 1024)"),
-        )
-    })
-}
-
 fn synth_error(e: SynthError) -> anyhow::Error {
     match e {
         SynthError::Trace(t) => anyhow::Error::new(t),
@@ -85,7 +63,13 @@ fn synth_error(e: SynthError) -> anyhow::Error {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let capacity_bytes = parse_size("--capacity", &args.capacity)?;
+    let capacity_bytes = args.capacity;
+    if capacity_bytes == 0 {
+        return Err(user(
+            "--capacity 0: no drive holds a footprint".into(),
+            Some("give a size like 256g, 512g, 1t (k, m, g, t are powers of 1024)"),
+        ));
+    }
     let profile = synth::load(&args.profile).map_err(|e| user(e.to_string(), None))?;
     let opts = SynthOptions {
         scale: args.scale,
@@ -95,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let meta = synth::trace_meta(&profile, &opts);
     let mut writer = TraceWriter::create(&args.output, &meta)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
-    let bar = if std::io::stderr().is_terminal() {
+    let bar = if std::io::stderr().is_terminal() && !args.quiet {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
             indicatif::ProgressStyle::with_template(
