@@ -1,72 +1,37 @@
-//! Log-linear histogram for the percentile figures (inter-arrival, service time).
+//! The percentile figures (inter-arrival, service time) from an HDR histogram.
 //!
-use super::Percentiles;
+//! `hdrhistogram` at 2 significant figures keeps 128 sub-buckets per power of two
+//! (values below 256 exact), the same buckets as the log-linear histogram of our own
+//! it replaced (issue 22: it did not win 1.5x on a whole `characterize`, see
+//! docs/benchmarks.md, "trace: hand-written code"). Each percentile is reported as
+//! the middle of its bucket, capped at the largest value, as before: every figure
+//! `characterize` prints is unchanged.
 
-/// Log-linear histogram of u64 values: 2^SUB sub-buckets per power of two, so any
-/// reported percentile is within 1/2^SUB (0.8%) of a real sample. Fixed size.
+use super::Percentiles;
+use hdrhistogram::Histogram;
+
+/// Values with their count, sum and largest value; any reported percentile is within
+/// 1/128 (0.8%) of a real sample. Fixed size (every u64 is trackable).
 #[derive(Clone)]
 pub(super) struct LogHist {
-    counts: Vec<u64>,
+    hist: Histogram<u64>,
     n: u64,
     sum: u128,
     max: u64,
 }
 
-const SUB_BITS: u32 = 7;
-const SUB: u64 = 1 << SUB_BITS;
-/// Integers below this are exact as f64.
-const F64_EXACT: u64 = 1 << 53;
+/// 128 sub-buckets per power of two (2 * 10^2 rounded up to 256, the upper half).
+const SIGNIFICANT_FIGURES: u8 = 2;
 
 impl LogHist {
     pub(super) fn new() -> Self {
         LogHist {
-            counts: vec![0; (65 * SUB) as usize],
+            hist: Histogram::new_with_bounds(1, u64::MAX, SIGNIFICANT_FIGURES)
+                .expect("valid bounds"),
             n: 0,
             sum: 0,
             max: 0,
         }
-    }
-
-    #[inline]
-    pub(super) fn index(v: u64) -> usize {
-        if v < SUB {
-            return v as usize;
-        }
-        let msb = 63 - v.leading_zeros(); // >= SUB_BITS
-        let shift = msb - SUB_BITS;
-        let sub = (v >> shift) & (SUB - 1);
-        ((u64::from(shift) + 1) * SUB + sub) as usize
-    }
-
-    /// [`LogHist::index`] for `v < 2^53`, from the bits of `v` as an f64 (exact
-    /// there): its exponent and the top [`SUB_BITS`] of its mantissa are the bucket,
-    /// found with a conversion and a shift, where the integer way takes a bit scan
-    /// and a shift by a variable (several micro-ops each) and a branch for small `v`.
-    #[inline(always)]
-    fn index_below_2_pow_53(v: u64) -> usize {
-        debug_assert!(v < F64_EXACT);
-        // (exponent + 1023) * SUB + sub-bucket, minus the same for 2^SUB_BITS
-        // (exponent 7), plus the SUB buckets of the values below it.
-        const BIAS: u64 = (1023 + SUB_BITS as u64) * SUB - SUB;
-        let bits = (v as i64 as f64).to_bits() >> (52 - SUB_BITS);
-        let log = bits.wrapping_sub(BIAS) as usize;
-        if v < SUB {
-            v as usize
-        } else {
-            log
-        }
-    }
-
-    /// The smallest value that maps to bucket `i`, plus half the bucket width.
-    pub(super) fn value(i: usize) -> f64 {
-        let i = i as u64;
-        if i < SUB {
-            return i as f64;
-        }
-        let shift = i / SUB - 1;
-        let sub = i % SUB;
-        let low = (SUB + sub) << shift;
-        low as f64 + ((1u64 << shift) as f64 - 1.0) / 2.0
     }
 
     #[cfg(test)]
@@ -78,14 +43,9 @@ impl LogHist {
     pub(super) fn add_slice(&mut self, vals: &[u64]) {
         let mut sum = 0u128;
         let mut max = self.max;
-        let below = vals.iter().fold(0, |a, &v| a | v) < F64_EXACT;
         for &v in vals {
-            let i = if below {
-                Self::index_below_2_pow_53(v)
-            } else {
-                Self::index(v)
-            };
-            self.counts[i] += 1;
+            // Every u64 is in range: never clamped.
+            self.hist.saturating_record(v);
             sum += u128::from(v);
             max = max.max(v);
         }
@@ -101,31 +61,36 @@ impl LogHist {
         debug_assert!(prev <= times[0]);
         let mut p = prev;
         let mut max = self.max;
-        let below = last - prev < F64_EXACT;
         for &t in times {
             let gap = t - p;
-            let i = if below {
-                Self::index_below_2_pow_53(gap)
-            } else {
-                Self::index(gap)
-            };
-            self.counts[i] += 1;
+            self.hist.saturating_record(gap);
             max = max.max(gap);
             p = t;
         }
         self.n += times.len() as u64;
+        // The gaps telescope.
         self.sum += u128::from(last - prev);
         self.max = max;
     }
 
+    /// The middle of the bucket holding `v`: its lowest value plus half its width
+    /// less one (a bucket of one value is that value).
+    fn middle(&self, v: u64) -> f64 {
+        let low = self.hist.lowest_equivalent(v);
+        let width = self.hist.equivalent_range(v);
+        low as f64 + (width as f64 - 1.0) / 2.0
+    }
+
+    /// The middle of the bucket of the sample of rank ceil(q * n), capped at the
+    /// largest value.
     fn quantile(&self, q: f64) -> f64 {
         assert!(self.n > 0);
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
+        for b in self.hist.iter_recorded() {
+            seen += b.count_at_value();
             if seen >= rank {
-                return Self::value(i).min(self.max as f64);
+                return self.middle(b.value_iterated_to()).min(self.max as f64);
             }
         }
         self.max as f64
@@ -152,59 +117,102 @@ impl LogHist {
 mod tests {
     use super::*;
 
-    #[test]
-    fn f64_index_equals_the_integer_index_below_2_pow_53() {
-        let mut rng = crate::test_rng::XorShift(0xF64);
-        let check = |v: u64| {
-            assert_eq!(LogHist::index_below_2_pow_53(v), LogHist::index(v), "{v}");
-        };
-        // Every bucket edge (and its neighbours) of every power of two, and randoms.
-        for p in 0u32..53 {
-            for sub in 0..SUB {
-                let edge = (1u64 << p) + (sub << p.saturating_sub(SUB_BITS));
-                for v in [edge.saturating_sub(1), edge, edge + 1] {
-                    if v < F64_EXACT {
-                        check(v);
-                    }
-                }
-            }
+    /// The buckets of the histogram this one replaced: values below 128 exact, then
+    /// 128 per power of two. Bucket index of `v`.
+    fn old_index(v: u64) -> usize {
+        if v < 128 {
+            return v as usize;
         }
-        for _ in 0..100_000 {
-            let v = rng.below(F64_EXACT) >> rng.below(53);
-            check(v);
+        let msb = 63 - v.leading_zeros();
+        let shift = msb - 7;
+        let sub = (v >> shift) & 127;
+        ((u64::from(shift) + 1) * 128 + sub) as usize
+    }
+
+    /// The old histogram's figure for bucket `i`: its smallest value plus half its
+    /// width less one.
+    fn old_value(i: usize) -> f64 {
+        let i = i as u64;
+        if i < 128 {
+            return i as f64;
         }
-        check(F64_EXACT - 1);
+        let shift = i / 128 - 1;
+        let low = (128 + i % 128) << shift;
+        low as f64 + ((1u64 << shift) as f64 - 1.0) / 2.0
+    }
+
+    /// The old histogram's percentile of `vals`.
+    fn old_quantile(vals: &[u64], q: f64) -> f64 {
+        let mut sorted = vals.to_vec();
+        sorted.sort_unstable();
+        let n = sorted.len() as u64;
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let max = *sorted.last().unwrap() as f64;
+        old_value(old_index(sorted[rank as usize - 1])).min(max)
     }
 
     #[test]
-    fn both_index_ways_fill_the_same_buckets() {
-        // Above 2^53 an f64 rounds: this one up into the next bucket.
-        let big = (129u64 << 46) - 1;
-        assert_ne!((big as f64) as u64 >> 46, big >> 46);
-        // A batch with a value at or above 2^53 takes the integer way for all.
-        let vals = [0u64, 127, 128, 5000, 1 << 40, F64_EXACT - 1];
-        let mut a = LogHist::new();
-        a.add_slice(&vals);
-        a.counts[LogHist::index(big)] += 1;
-        let mut b = LogHist::new();
-        b.add_slice(&[vals.as_slice(), &[big]].concat());
-        assert_eq!(a.counts, b.counts);
-        // Gaps spanning more than 2^53 likewise.
-        let mut g = LogHist::new();
-        g.add_gaps(0, &[5, 1000, 1000 + big]);
-        let mut h = LogHist::new();
-        h.add_slice(&[5, 995, big]);
-        assert_eq!(g.counts, h.counts);
-        assert_eq!((g.sum, g.max), (h.sum, h.max));
+    fn every_bucket_middle_is_the_old_histograms() {
+        let h = LogHist::new();
+        let mut edges = vec![0u64, 1, 127, 128, 255, 256, u64::MAX - 1, u64::MAX];
+        for i in 128..65 * 128u64 {
+            let low = u128::from(128 + i % 128) << (i / 128 - 1);
+            if let Ok(low) = u64::try_from(low) {
+                edges.extend([low - 1, low, low + 1]);
+            }
+        }
+        for v in edges {
+            assert_eq!(h.middle(v), old_value(old_index(v)), "{v}");
+        }
+    }
+
+    #[test]
+    fn percentiles_are_the_old_histograms() {
+        let mut rng = crate::test_rng::XorShift(0x015A_B0CE);
+        for round in 0..40 {
+            let n = [1usize, 2, 7, 999, 1000, 5000][round % 6];
+            let vals: Vec<u64> = (0..n)
+                .map(|_| match rng.below(8) {
+                    0 => u64::MAX - rng.below(1 << 20),
+                    1 => rng.below(256),
+                    _ => rng.next() >> rng.below(64),
+                })
+                .collect();
+            let mut h = LogHist::new();
+            h.add_slice(&vals[..n / 2]);
+            // The rest as gaps after 0.
+            let mut times = vals[n / 2..].to_vec();
+            let mut t = 0u64;
+            for x in times.iter_mut() {
+                t = t.saturating_add(*x);
+                *x = t;
+            }
+            h.add_gaps(0, &times);
+            let mut all = vals[..n / 2].to_vec();
+            let mut p = 0;
+            for &t in &times {
+                all.push(t - p);
+                p = t;
+            }
+            let got = h.percentiles(1.0).unwrap();
+            assert_eq!(got.count, n as u64);
+            assert_eq!(got.max, *all.iter().max().unwrap() as f64);
+            for (q, v) in [
+                (0.5, got.p50),
+                (0.9, got.p90),
+                (0.99, got.p99),
+                (0.999, got.p99_9),
+            ] {
+                assert_eq!(v, old_quantile(&all, q), "round {round} q {q}");
+            }
+        }
     }
 
     #[test]
     fn log_hist_is_within_bucket_error() {
-        let mut h = LogHist::new();
+        let h = LogHist::new();
         for v in [0u64, 1, 127, 128, 129, 1000, 123_456_789, u64::MAX] {
-            h.add(v);
-            let i = LogHist::index(v);
-            let rep = LogHist::value(i);
+            let rep = h.middle(v);
             assert!(
                 (rep - v as f64).abs() <= v as f64 / 128.0 + 0.5,
                 "{v} -> {rep}"
