@@ -856,7 +856,7 @@ impl TraceReader {
     /// delta decoding 3.2% plus bit unpacking 1.5%, dictionary keys 1.9%, `read`
     /// copies from the page cache 1.8%, buffer zeroing about 1%; the checks and
     /// per-batch vectors here about 3.5%. A decoder of our own for the column chunks
-    /// was tried and removed: it won far less than the 1.5x on a whole `characterize` a
+    /// was removed (issue 22): it won 1.067x on a whole `characterize`, under the 1.5x a
     /// hand-written replacement must win (docs/benchmarks.md, "trace: hand-written
     /// code").
     pub fn open_columns_batched(
