@@ -4,7 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use storbench_metrics::Recorder;
-use storbench_trace::{IoRecord, Op};
+use storbench_core::{IoRecord, Op};
 
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
