@@ -5,9 +5,9 @@
 //! time and advances it only inside [`Target::advance`]. The engine loop never reads a
 //! clock of its own, so the same loop drives both with no special case.
 
+use crate::io::Op;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use crate::io::Op;
 
 /// What kind of target was measured (reported in results; metrics never look at it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
