@@ -4,7 +4,7 @@
 //! usable on their own (e.g. on a trace's recorded completions). An interval is
 //! `(submit_ns, complete_ns)` with `submit_ns <= complete_ns`.
 
-use storbench_trace::Op;
+use storbench_core::Op;
 
 fn check(intervals: &[(u64, u64)]) {
     for (i, &(s, e)) in intervals.iter().enumerate() {

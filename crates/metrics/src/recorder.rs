@@ -9,7 +9,7 @@
 use crate::calc::data_rate_mb_per_s;
 use crate::stats::{PhaseMetrics, QdStats, SecondSample, ServiceHistogram};
 use crate::NS_PER_S;
-use storbench_trace::{IoRecord, Op};
+use storbench_core::{IoRecord, Op};
 
 /// Initial capacity of the QD vectors; they grow only when a new maximum QD is seen,
 /// so their size is bounded by the largest queue depth, not by the run length.

@@ -3,8 +3,8 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
+use storbench_core::{IoRecord, Op};
 use storbench_metrics::Recorder;
-use storbench_trace::{IoRecord, Op};
 
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);

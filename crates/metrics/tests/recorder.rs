@@ -2,11 +2,11 @@
 //! reference functions on random sets.
 
 use proptest::prelude::*;
+use storbench_core::{IoRecord, Op};
 use storbench_metrics::{
     busy_ns, busy_ns_by_op, qd_time_ns, quantile_nearest_rank, PhaseMetrics, Recorder,
     ServiceHistogram,
 };
-use storbench_trace::{IoRecord, Op};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;

@@ -692,7 +692,7 @@ impl SimConfig {
     /// Set one parameter from its spec key.
     pub fn set(&mut self, k: &str, v: &str) -> Result<(), SimError> {
         let size = |k: &str, v: &str| {
-            storbench_workload::units::parse_size(k, v)
+            storbench_core::units::parse_size(k, v)
                 .map_err(|_| bad(k, v, "expected a size like 512m, 4g, 16k"))
         };
         match k {

@@ -635,14 +635,14 @@ impl Ftl {
 
     /// Slots a unit of this content takes.
     #[inline]
-    pub fn slots_for(&self, data: storbench_engine::DataKind) -> u32 {
+    pub fn slots_for(&self, data: storbench_core::DataKind) -> u32 {
         if self.spu == 1 {
             return 1;
         }
         match data {
-            storbench_engine::DataKind::Random => self.spu,
-            storbench_engine::DataKind::Zeros => 1,
-            storbench_engine::DataKind::Compressible(r) => {
+            storbench_core::DataKind::Random => self.spu,
+            storbench_core::DataKind::Zeros => 1,
+            storbench_core::DataKind::Compressible(r) => {
                 let r = if r.is_finite() && r >= 1.0 { r } else { 1.0 };
                 ((self.spu as f64 / r).ceil() as u32).clamp(1, self.spu)
             }

@@ -1,5 +1,5 @@
 //! storbench-sim: a simulated SSD (page-mapped FTL in virtual time) that implements
-//! [`storbench_engine::Target`]. It never opens a file descriptor and never reads the
+//! [`storbench_core::Target`]. It never opens a file descriptor and never reads the
 //! wall clock; the same seed gives the same result bit for bit.
 //!
 //! ```

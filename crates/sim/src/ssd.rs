@@ -35,8 +35,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use storbench_engine::{Completion, IoRequest, Target, TargetError, TargetInfo, TargetKind};
-use storbench_trace::Op;
+use storbench_core::{Completion, IoRequest, Op, Target, TargetError, TargetInfo, TargetKind};
 
 const EINVAL: i32 = 22;
 

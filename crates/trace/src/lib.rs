@@ -10,7 +10,6 @@ mod checksum;
 pub mod error;
 pub mod formats;
 pub mod model;
-mod pages;
 pub mod store;
 #[cfg(test)]
 mod test_rng;

@@ -819,9 +819,6 @@ pub struct TraceReader {
     idx: ColumnIdx,
     /// Scratch: dictionary value -> global id for the current batch.
     map_scratch: Vec<Option<u32>>,
-    /// Our own decoder of the column chunks ([`crate::pages`]), when the file uses
-    /// only encodings it knows; batches then come from it instead of `reader`.
-    pages: Option<crate::pages::PageDecoder>,
     /// Rows handed out so far: at the end they must be the footer's count.
     rows_read: u64,
 }
@@ -858,24 +855,14 @@ impl TraceReader {
     /// (characterize, 10 M bench trace, perf samples of the whole run): parquet-rs
     /// delta decoding 3.2% plus bit unpacking 1.5%, dictionary keys 1.9%, `read`
     /// copies from the page cache 1.8%, buffer zeroing about 1%; the checks and
-    /// per-batch vectors here about 3.5%. Hence [`crate::pages`]: files whose column
-    /// chunks use only the encodings it knows are decoded by it, not by Arrow (about
-    /// 11% less CPU to read the bench trace, 6% less for the whole characterize).
+    /// per-batch vectors here about 3.5%. A decoder of our own for the column chunks
+    /// was removed (issue 22): it won 1.067x on a whole `characterize`, under the 1.5x a
+    /// hand-written replacement must win (docs/benchmarks.md, "trace: hand-written
+    /// code").
     pub fn open_columns_batched(
         path: &Path,
         columns: Columns,
         batch_rows: usize,
-    ) -> Result<TraceReader, TraceError> {
-        Self::open_with(path, columns, batch_rows, true)
-    }
-
-    /// As [`TraceReader::open_columns_batched`]; `page_decoder: false` always reads
-    /// through Arrow (tests compare the two).
-    pub(crate) fn open_with(
-        path: &Path,
-        columns: Columns,
-        batch_rows: usize,
-        page_decoder: bool,
     ) -> Result<TraceReader, TraceError> {
         assert!(batch_rows > 0);
         let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
@@ -883,7 +870,7 @@ impl TraceReader {
             .metadata()
             .map_err(|e| TraceError::io(path, "stat", e))?
             .len();
-        let file_for_pages = Arc::new(
+        let file_for_chunks = Arc::new(
             file.try_clone()
                 .map_err(|e| TraceError::io(path, "open", e))?,
         );
@@ -968,7 +955,7 @@ impl TraceReader {
                 .position(|c| c.path().parts() == [name]);
             match leaf {
                 Some(leaf) => {
-                    dictionary_column_all_null(path, &file_for_pages, builder.metadata(), leaf)
+                    dictionary_column_all_null(path, &file_for_chunks, builder.metadata(), leaf)
                 }
                 None => Ok(false),
             }
@@ -1009,21 +996,6 @@ impl TraceReader {
             stream: opt_stream.map(pos),
             device: opt_device.map(pos),
         };
-        let pages = match page_decoder {
-            true => crate::pages::PageDecoder::try_new(
-                path,
-                &file_for_pages,
-                builder.metadata(),
-                &schema,
-                crate::pages::Wanted {
-                    complete: opt_complete.is_some(),
-                    stream: opt_stream.is_some(),
-                    device: opt_device.is_some(),
-                },
-                batch_rows,
-            )?,
-            false => None,
-        };
         let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
         let reader = builder
             .with_projection(mask)
@@ -1039,15 +1011,8 @@ impl TraceReader {
             devices: Names::default(),
             idx,
             map_scratch: Vec::new(),
-            pages,
             rows_read: 0,
         })
-    }
-
-    /// Whether batches come from our own page decoder ([`crate::pages`]).
-    #[cfg(test)]
-    pub(crate) fn uses_page_decoder(&self) -> bool {
-        self.pages.is_some()
     }
 
     pub fn meta(&self) -> &TraceMeta {
@@ -1123,9 +1088,6 @@ impl TraceReader {
     }
 
     fn next_columns_unchecked(&mut self) -> Result<Option<ColumnBatch>, TraceError> {
-        if let Some(p) = &mut self.pages {
-            return p.next_batch(&mut self.streams, &mut self.devices);
-        }
         loop {
             let batch = match self.reader.next() {
                 None => return Ok(None),
@@ -1601,6 +1563,9 @@ pub fn read_all(path: &Path) -> Result<(TraceMeta, Vec<IoRecord>, Names, Names),
     );
     Ok((r.meta.clone(), all, r.streams.clone(), r.devices.clone()))
 }
+
+#[cfg(test)]
+mod reader_tests;
 
 #[cfg(test)]
 mod tests {

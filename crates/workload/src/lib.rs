@@ -5,6 +5,7 @@ pub mod generator;
 pub mod replay;
 pub mod source;
 pub mod synth;
-pub mod units;
+/// The one units module, kept in storbench-core (re-exported at its old path).
+pub use storbench_core::units;
 
 pub use source::{NextIo, Source, SourceError};

@@ -2,7 +2,6 @@
 //! record, the gaps between them, and the trace's first issue.
 
 use super::hist::LogHist;
-use super::isa::Isa;
 
 #[derive(Clone)]
 pub(super) struct Arrivals {
@@ -27,12 +26,7 @@ impl Arrivals {
     /// at the predecessor's time): `issue` itself when it is in order (the usual
     /// case), else the clamped copy in `scratch`.
     #[inline(never)]
-    pub(super) fn push<'a>(
-        &mut self,
-        issue: &'a [u64],
-        scratch: &'a mut Vec<u64>,
-        isa: Isa,
-    ) -> &'a [u64] {
+    pub(super) fn push<'a>(&mut self, issue: &'a [u64], scratch: &'a mut Vec<u64>) -> &'a [u64] {
         let Some(&first) = issue.first() else {
             return issue;
         };
@@ -75,7 +69,7 @@ impl Arrivals {
             self.order_violations += violations;
             scratch
         };
-        self.inter_arrival.add_gaps(prev, &eff[gaps_from..], isa);
+        self.inter_arrival.add_gaps(prev, &eff[gaps_from..]);
         self.last_issue_ns = *eff.last().expect("not empty");
         eff
     }
@@ -123,7 +117,7 @@ mod tests {
                         })
                         .collect();
                     let mut scratch = Vec::new();
-                    let got = arrivals.push(&batch, &mut scratch, Isa::Portable).to_vec();
+                    let got = arrivals.push(&batch, &mut scratch).to_vec();
                     assert_eq!(got, want, "base {base} batch {batch:?}");
                     assert_eq!(arrivals.order_violations, violations, "base {base}");
                 }

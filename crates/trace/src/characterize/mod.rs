@@ -16,7 +16,6 @@
 mod footprint;
 mod hist;
 mod interarrival;
-mod isa;
 mod per_device;
 mod qd;
 mod sequential;
@@ -34,7 +33,6 @@ use crate::store::{ColumnBatch, Columns, TraceReader};
 use arrow_array::Array;
 use arrow_buffer::ScalarBuffer;
 use interarrival::Arrivals;
-use isa::Isa;
 use per_device::Footprints;
 use qd::Completions;
 use sequential::{Devices, Sequential};
@@ -189,8 +187,6 @@ pub struct Characterizer {
     issue_scratch: Vec<u64>,
     /// Which rows of a chunk have a completion, when only some do.
     valid_scratch: Vec<bool>,
-    /// The CPU features the loops use, detected once (see `isa.rs`).
-    isa: Isa,
 }
 
 /// Buffered records, as columns.
@@ -265,10 +261,6 @@ impl Default for Characterizer {
 
 impl Characterizer {
     pub fn new() -> Self {
-        Self::with_isa(Isa::detect())
-    }
-
-    fn with_isa(isa: Isa) -> Self {
         Characterizer {
             mix: Mix::default(),
             sequential: Sequential::new(),
@@ -279,7 +271,6 @@ impl Characterizer {
             pending: Pending::default(),
             issue_scratch: Vec::new(),
             valid_scratch: Vec::new(),
-            isa,
         }
     }
 
@@ -394,26 +385,22 @@ impl Characterizer {
             }
             return;
         }
-        let isa = self.isa;
-        let issue = self.arrivals.push(c.issue, &mut self.issue_scratch, isa);
-        self.mix.push(c.ops, c.len, isa);
-        self.sequential.push(c.ops, c.offset, c.len, c.devices, isa);
+        let issue = self.arrivals.push(c.issue, &mut self.issue_scratch);
+        self.mix.push(c.ops, c.len);
+        self.sequential.push(c.ops, c.offset, c.len, c.devices);
         self.footprint.add_data(c.ops, c.offset, c.len, c.devices);
         let (complete, valid) = match c.complete {
             Complete::None => return,
             Complete::All(v) => (v, None),
             Complete::Some(v, b) => (v, Some(b)),
         };
-        self.completions.push(
-            qd::Rows {
-                issue,
-                recorded_issue: c.issue,
-                complete,
-                ops: c.ops,
-                valid,
-            },
-            isa,
-        );
+        self.completions.push(qd::Rows {
+            issue,
+            recorded_issue: c.issue,
+            complete,
+            ops: c.ops,
+            valid,
+        });
     }
 
     pub fn finish(mut self) -> Characterization {

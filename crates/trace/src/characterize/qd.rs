@@ -89,19 +89,11 @@
 //!   3.5%, but the prefix sum over four times the counters moved the cost into
 //!   `sweep` (8.4% -> 11.0% with one add a gap on the chain): QD 38.9% against 38.9%.
 //!
-//! Runtime CPU dispatch (`isa.rs`): each loop here is compiled for AVX-512 too and
-//! picked when the CPU has it. Per 1000 perf samples of the footprint loops (same
-//! code in every binary; `characterize-mem`, 10 M bench trace, 4 interleaved rounds,
-//! load 3.1-3.6): `push_rows` 708 -> 491 with the effective completions' loop in
-//! its wide form ([`effective_wide`]: the service-time sum as high and low 32 bits,
-//! no carry, so max, sum and store vectorise), against 586 compiled for AVX-512
-//! unchanged; the other loops within noise (the window, the gaps, placing and the
-//! issues' pass are chains and scatters; `Calendar::build` 196 -> 176). The wide
-//! form in the portable build: 782 against 668 (SSE2 has no 64-bit max), so it keeps
-//! the scalar one ([`effective_scalar`]).
+//! Runtime CPU dispatch was removed by issue 22: it paid only on CPUs with AVX-512
+//! and never 1.5x on a whole `characterize` (docs/benchmarks.md, "trace:
+//! hand-written code"); the loops are plain portable code.
 
 use super::hist::LogHist;
-use super::isa::{multiversion, Isa};
 use super::QD_BUCKET_MIN;
 use crate::model::Op;
 
@@ -204,7 +196,7 @@ impl Completions {
         }
     }
 
-    pub(super) fn push(&mut self, rows: Rows, isa: Isa) {
+    pub(super) fn push(&mut self, rows: Rows) {
         let n = rows.issue.len();
         assert!(rows.recorded_issue.len() == n && rows.complete.len() == n);
         assert_eq!(rows.ops.len(), n);
@@ -214,14 +206,7 @@ impl Completions {
             std::mem::take(&mut self.ops),
         );
         match rows.valid {
-            None => push_rows(
-                isa,
-                self,
-                rows.issue,
-                rows.recorded_issue,
-                rows.complete,
-                rows.ops,
-            ),
+            None => self.push_rows(rows.issue, rows.recorded_issue, rows.complete, rows.ops),
             Some(valid) => {
                 assert_eq!(valid.len(), n);
                 issue.clear();
@@ -234,7 +219,7 @@ impl Completions {
                     complete.push(rows.issue[i].saturating_add(svc));
                     ops.push(rows.ops[i]);
                 }
-                push_rows(isa, self, &issue, &issue, &complete, &ops);
+                self.push_rows(&issue, &issue, &complete, &ops);
             }
         }
         (self.issue, self.complete, self.ops) = (issue, complete, ops);
@@ -242,15 +227,7 @@ impl Completions {
 
     /// Busy time and service times; the effective completion of each row is its
     /// (clamped) issue plus its recorded service time.
-    #[inline(always)]
-    fn push_rows_any(
-        &mut self,
-        issue: &[u64],
-        recorded_issue: &[u64],
-        complete: &[u64],
-        ops: &[Op],
-        isa: Isa,
-    ) {
+    fn push_rows(&mut self, issue: &[u64], recorded_issue: &[u64], complete: &[u64], ops: &[Op]) {
         let m = issue.len();
         assert!(recorded_issue.len() == m && complete.len() == m && ops.len() == m);
         if m == 0 {
@@ -261,11 +238,8 @@ impl Completions {
         grow(&mut eff_buf, m);
         let eff = &mut eff_buf[..m];
         // Two loops, each with few enough values live to stay in registers.
-        let (svc_sum, last) = if isa.wide_u64() {
-            effective_wide(issue, recorded_issue, complete, eff, self.last_complete_ns)
-        } else {
-            effective_scalar(issue, recorded_issue, complete, eff, self.last_complete_ns)
-        };
+        let (svc_sum, last) =
+            effective(issue, recorded_issue, complete, eff, self.last_complete_ns);
         // Busy time of reads and of writes: each row of the class adds
         // max(E, c) - max(E, s), E the latest completion of the class so far (c >= s:
         // in a gap it adds c - s, else what lies past E). A row of the other class
@@ -307,11 +281,11 @@ impl Completions {
             *busy += c.saturating_sub(s.max(*end));
             *end = (*end).max(c);
         }
-        self.service.add_slice(&svc[..data], isa);
+        self.service.add_slice(&svc[..data]);
         self.service_batch = svc;
         self.service_sum_ns += svc_sum;
         self.last_complete_ns = last;
-        sweep(isa, self, issue, &eff_buf[..m]);
+        self.sweep(issue, &eff_buf[..m]);
         self.effective = eff_buf;
     }
 
@@ -330,12 +304,11 @@ impl Completions {
     /// gaps and placed gap after gap, and only the few that share a gap are put in
     /// order among themselves. The count of completions up to each gap is the number
     /// that come before the issue closing it: no merge.
-    #[inline(always)]
-    fn sweep_any(&mut self, issue: &[u64], complete: &[u64], isa: Isa) {
+    fn sweep(&mut self, issue: &[u64], complete: &[u64]) {
         let m = issue.len();
         assert!(m >= 1 && m < u32::MAX as usize / 2);
         let cal = &mut self.calendar;
-        build_calendar(isa, cal, issue);
+        cal.build(issue);
         // Completions still ahead: those outstanding, plus this batch's (an I/O
         // completing at its issue is never outstanding), each with its gap, and the
         // number in each gap.
@@ -358,7 +331,7 @@ impl Completions {
             *g = cal.gap(c);
             ends[*g as usize] += 1;
         }
-        key_gaps(isa, cal, issue, complete, gap_rows, &mut ends);
+        key_gaps(cal, issue, complete, gap_rows, &mut ends);
         // Gap after gap: `ends[g]` becomes where gap g starts, then, as the gap is
         // filled, where it ends: the completions up to gap g, those before issue g.
         let mut sum = 0u32;
@@ -376,21 +349,13 @@ impl Completions {
         grow(&mut placed_gap, n);
         let (gap_out, gap_rows) = gap.split_at(q0);
         place(
-            isa,
             &self.outstanding,
             gap_out,
             &mut ends,
             &mut placed,
             &mut placed_gap,
         );
-        place(
-            isa,
-            complete,
-            gap_rows,
-            &mut ends,
-            &mut placed,
-            &mut placed_gap,
-        );
+        place(complete, gap_rows, &mut ends, &mut placed, &mut placed_gap);
         // Retired in this batch: the completions not after its last issue (gaps up to
         // m - 1); those of gap m stay outstanding, in no order.
         let retired = ends[m - 1] as usize;
@@ -436,14 +401,7 @@ impl Completions {
         // ascending time ranges, so only completions sharing a gap need ordering:
         // a small window does it on the way for gaps of up to SORT_WINDOW + 1 (at most
         // SORT_WINDOW out of place); the few larger gaps were sorted above.
-        close_in_window(
-            isa,
-            slots,
-            &placed[..retired],
-            &placed_gap[..retired],
-            &adds,
-            q0,
-        );
+        close_in_window(slots, &placed[..retired], &placed_gap[..retired], &adds, q0);
         self.max_qd = self.max_qd.max(u32::try_from(max_qd).unwrap_or(u32::MAX));
         debug_assert_eq!(q0 + a as usize, ends[m] as usize);
         self.outstanding.clear();
@@ -518,13 +476,12 @@ const SORT_WINDOW: usize = 4;
 /// (a network of min/max, no branch). None may be more than the window out of place
 /// (asserted).
 #[inline(always)]
-fn close_in_window_any(
+fn close_in_window(
     slots: &mut [QdSlot; ATLEAST_DUMMY + 1],
     placed: &[u64],
     placed_gap: &[u32],
     adds: &[u32],
     q0: usize,
-    _: Isa,
 ) {
     let n = placed.len();
     assert_eq!(placed_gap.len(), n);
@@ -559,14 +516,7 @@ fn close_in_window_any(
 /// The gap of each row's completion into `gap`, counted per gap in `ends`; a row
 /// that adds nothing (completing at its issue) goes to the last gap of `ends`.
 #[inline(always)]
-fn key_gaps_any(
-    cal: &Calendar,
-    issue: &[u64],
-    complete: &[u64],
-    gap: &mut [u32],
-    ends: &mut [u32],
-    _: Isa,
-) {
+fn key_gaps(cal: &Calendar, issue: &[u64], complete: &[u64], gap: &mut [u32], ends: &mut [u32]) {
     let none = ends.len() as u32 - 1;
     for ((g, &s), &c) in gap.iter_mut().zip(issue).zip(complete) {
         // No branch on the data: looked up always, kept when the row adds.
@@ -579,14 +529,7 @@ fn key_gaps_any(
 /// Places each completion at the next free slot of its gap (`ends` holds where each
 /// gap starts and, after, where it ends).
 #[inline(always)]
-fn place_any(
-    ev: &[u64],
-    gap: &[u32],
-    ends: &mut [u32],
-    placed: &mut [u64],
-    placed_gap: &mut [u32],
-    _: Isa,
-) {
+fn place(ev: &[u64], gap: &[u32], ends: &mut [u32], placed: &mut [u64], placed_gap: &mut [u32]) {
     for (&c, &g) in ev.iter().zip(gap) {
         let at = ends[g as usize] as usize;
         placed[at] = c;
@@ -598,7 +541,7 @@ fn place_any(
 /// The effective completions of [`Completions::push_rows`] into `eff`, with the sum
 /// of their service times and the latest of `last` and them.
 #[inline(always)]
-fn effective_scalar(
+fn effective(
     issue: &[u64],
     recorded_issue: &[u64],
     complete: &[u64],
@@ -622,80 +565,6 @@ fn effective_scalar(
         }
     }
     (svc_sum, last)
-}
-
-/// [`effective_scalar`] in a form that vectorises with native 64-bit max: the sum
-/// as its high and low 32 bits apart (each fits a u64 for fewer than 2^32 rows), no
-/// carry.
-#[inline(always)]
-fn effective_wide(
-    issue: &[u64],
-    recorded_issue: &[u64],
-    complete: &[u64],
-    eff: &mut [u64],
-    last: u64,
-) -> (u128, u64) {
-    assert!(eff.len() < 1 << 32);
-    let (mut hi, mut lo, mut last) = (0u64, 0u64, last);
-    if std::ptr::eq(issue, recorded_issue) {
-        for ((e, &s), &c) in eff.iter_mut().zip(issue).zip(complete) {
-            *e = s.max(c);
-            let d = *e - s;
-            (hi, lo) = (hi + (d >> 32), lo + (d & 0xFFFF_FFFF));
-            last = last.max(*e);
-        }
-    } else {
-        for (((e, &s), &r), &c) in eff.iter_mut().zip(issue).zip(recorded_issue).zip(complete) {
-            *e = s.saturating_add(c.saturating_sub(r));
-            let d = *e - s;
-            (hi, lo) = (hi + (d >> 32), lo + (d & 0xFFFF_FFFF));
-            last = last.max(*e);
-        }
-    }
-    ((u128::from(hi) << 32) + u128::from(lo), last)
-}
-
-multiversion! {
-    fn push_rows(
-        this: &mut Completions,
-        issue: &[u64],
-        recorded_issue: &[u64],
-        complete: &[u64],
-        ops: &[Op],
-    ) = Completions::push_rows_any;
-}
-multiversion! {
-    fn sweep(this: &mut Completions, issue: &[u64], complete: &[u64]) = Completions::sweep_any;
-}
-multiversion! {
-    fn build_calendar(cal: &mut Calendar, issue: &[u64]) = Calendar::build;
-}
-multiversion! {
-    fn key_gaps(
-        cal: &Calendar,
-        issue: &[u64],
-        complete: &[u64],
-        gap: &mut [u32],
-        ends: &mut [u32],
-    ) = key_gaps_any;
-}
-multiversion! {
-    fn place(
-        ev: &[u64],
-        gap: &[u32],
-        ends: &mut [u32],
-        placed: &mut [u64],
-        placed_gap: &mut [u32],
-    ) = place_any;
-}
-multiversion! {
-    fn close_in_window(
-        slots: &mut [QdSlot; ATLEAST_DUMMY + 1],
-        placed: &[u64],
-        placed_gap: &[u32],
-        adds: &[u32],
-        q0: usize,
-    ) = close_in_window_any;
 }
 
 /// Makes `v` at least `n` long, keeping what it holds.
@@ -726,7 +595,7 @@ const CAL_WINDOW: usize = 4;
 impl Calendar {
     /// Buckets of this batch's issues (sorted, at least one); at most 2 per issue.
     #[inline(always)]
-    fn build(&mut self, issue: &[u64], _: Isa) {
+    fn build(&mut self, issue: &[u64]) {
         let m = issue.len();
         assert!(m >= 1 && m < u32::MAX as usize);
         let (lo, hi) = (issue[0], issue[m - 1]);
@@ -785,16 +654,13 @@ mod tests {
             let complete = vec![10_000; depth as usize];
             let ops = vec![Op::Write; depth as usize];
             let mut c = Completions::new();
-            c.push(
-                Rows {
-                    issue: &issue,
-                    recorded_issue: &issue,
-                    complete: &complete,
-                    ops: &ops,
-                    valid: None,
-                },
-                Isa::Portable,
-            );
+            c.push(Rows {
+                issue: &issue,
+                recorded_issue: &issue,
+                complete: &complete,
+                ops: &ops,
+                valid: None,
+            });
             let (busy, _, issued) = c.finish();
             assert_eq!(c.max_qd as u64, depth, "depth {depth}");
             assert_eq!(c.at_qd1, 1, "depth {depth}");
@@ -826,7 +692,7 @@ mod tests {
                 let run = 1 + rng.below(1 << burst) as usize;
                 issue.extend(std::iter::repeat_n(t, run.min(m - issue.len())));
             }
-            cal.build(&issue, Isa::Portable);
+            cal.build(&issue);
             let (lo, hi) = (issue[0], issue[m - 1]);
             let mut probes = vec![0, lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, u64::MAX];
             probes.extend(issue.iter().step_by(3));

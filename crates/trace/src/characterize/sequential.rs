@@ -1,7 +1,6 @@
 //! Sequential I/O: a read (write) starting where the previous read (write) on the same
 //! device ended.
 
-use super::isa::{multiversion, Isa};
 use crate::model::Op;
 
 /// Device slots of a batch: 0 for no device, else the device id + 1.
@@ -63,19 +62,7 @@ impl Sequential {
         *self.slot(slot) = prev;
     }
 
-    pub(super) fn push(
-        &mut self,
-        ops: &[Op],
-        offset: &[u64],
-        len: &[u64],
-        devices: Devices,
-        isa: Isa,
-    ) {
-        push_sequential(isa, self, ops, offset, len, devices);
-    }
-
-    #[inline(always)]
-    fn push_any(&mut self, ops: &[Op], offset: &[u64], len: &[u64], devices: Devices, _: Isa) {
+    pub(super) fn push(&mut self, ops: &[Op], offset: &[u64], len: &[u64], devices: Devices) {
         let n = ops.len();
         assert!(offset.len() == n && len.len() == n);
         let devices = match devices {
@@ -144,16 +131,6 @@ impl Sequential {
     }
 }
 
-multiversion! {
-    fn push_sequential(
-        seq: &mut Sequential,
-        ops: &[Op],
-        offset: &[u64],
-        len: &[u64],
-        devices: Devices,
-    ) = Sequential::push_any;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,7 +179,7 @@ mod tests {
                 let ops: Vec<Op> = b.iter().map(|r| r.0).collect();
                 let off: Vec<u64> = b.iter().map(|r| r.1).collect();
                 let len: Vec<u64> = b.iter().map(|r| r.2).collect();
-                s.push(&ops, &off, &len, Devices::Same(0), Isa::Portable);
+                s.push(&ops, &off, &len, Devices::Same(0));
             }
             assert_eq!(s.seq, model(&batches), "round {round}: {batches:?}");
         }

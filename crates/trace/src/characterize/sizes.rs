@@ -1,6 +1,5 @@
 //! Counts and bytes per op, and the I/O size breakdown of reads and writes.
 
-use super::isa::{multiversion, Isa};
 use super::SIZE_BUCKETS_BYTES;
 use crate::model::Op;
 
@@ -19,8 +18,6 @@ const SLOTS: usize = 8;
 const OTHER: usize = SIZE_BUCKETS_BYTES.len();
 const NOT_DATA: usize = OTHER + 1;
 const _: () = assert!(NOT_DATA < SLOTS);
-/// Rows whose counters [`Mix::push`] finds in one pass before it counts them.
-const BLOCK: usize = 256;
 
 impl Mix {
     /// One pass, rows taken four at a time into four copies of the counters: a
@@ -29,16 +26,8 @@ impl Mix {
     /// slot together: the op counts and the size breakdown are its sums) and one
     /// byte sum; the slot is found without a branch (1 row in 8 of the bench trace
     /// is "other": a branch on it mispredicted).
-    pub(super) fn push(&mut self, ops: &[Op], len: &[u64], isa: Isa) {
-        push_mix(isa, self, ops, len);
-    }
-
-    #[inline(always)]
-    fn push_any(&mut self, ops: &[Op], len: &[u64], isa: Isa) {
+    pub(super) fn push(&mut self, ops: &[Op], len: &[u64]) {
         assert_eq!(ops.len(), len.len());
-        if isa.wide_u64() {
-            return self.push_wide(ops, len);
-        }
         let mut counts = [[0u64; 4 * SLOTS]; 4];
         let mut bytes = [[0u64; 4]; 4];
         let (op4, ops_rest) = ops.split_at(ops.len() / 4 * 4);
@@ -58,42 +47,6 @@ impl Mix {
         self.add(&counts, &bytes);
     }
 
-    /// [`Mix::push`] in passes that vectorise with AVX-512: the bytes per op as four
-    /// masked sums, then per block of rows each row's counter (op and size slot),
-    /// then the counts (four copies, as above). Perf samples of `characterize-mem`
-    /// (10 M bench trace, per 1000 samples of the footprint loops, the same code in
-    /// both binaries; two sets of 4 and 6 interleaved rounds, load 2.9-4.7): 290 ->
-    /// 253 and 304 -> 241 against the one pass compiled for AVX-512 (itself 281 ->
-    /// 263 against the portable build).
-    #[inline(always)]
-    fn push_wide(&mut self, ops: &[Op], len: &[u64]) {
-        let mut bytes = [0u64; 4];
-        for (&o, &l) in ops.iter().zip(len) {
-            for (k, b) in bytes.iter_mut().enumerate() {
-                *b += l & 0u64.wrapping_sub(u64::from(o.index() == k));
-            }
-        }
-        let mut counts = [[0u64; 4 * SLOTS]; 4];
-        for (o, l) in ops.chunks(BLOCK).zip(len.chunks(BLOCK)) {
-            let mut at = [0u8; BLOCK];
-            let at = &mut at[..o.len()];
-            for ((a, &o), &l) in at.iter_mut().zip(o).zip(l) {
-                let op = o.index();
-                *a = (op * SLOTS + slot(op, l)) as u8;
-            }
-            let (at4, rest) = at.split_at(at.len() / 4 * 4);
-            for a in at4.chunks_exact(4) {
-                for k in 0..4 {
-                    counts[k][usize::from(a[k])] += 1;
-                }
-            }
-            for &a in rest {
-                counts[0][usize::from(a)] += 1;
-            }
-        }
-        self.add(&counts, &[bytes, [0; 4], [0; 4], [0; 4]]);
-    }
-
     /// Adds four copies of the per-slot counts and of the bytes per op.
     fn add(&mut self, counts: &[[u64; 4 * SLOTS]; 4], bytes: &[[u64; 4]; 4]) {
         for k in 0..4 {
@@ -109,10 +62,6 @@ impl Mix {
             }
         }
     }
-}
-
-multiversion! {
-    fn push_mix(mix: &mut Mix, ops: &[Op], len: &[u64]) = Mix::push_any;
 }
 
 /// The size slot of a row of op index `op`: [`size_bucket`] for reads and writes,
@@ -153,10 +102,10 @@ mod tests {
     }
 
     #[test]
-    fn every_isa_counts_the_same() {
+    fn counts_as_one_row_at_a_time() {
         let mut rng = crate::test_rng::XorShift(0x5125);
         let lens = [0, 1, 4095, 4096, 8192, 12_288, 131_072, 262_144, 1 << 40];
-        for n in [0usize, 1, 3, BLOCK - 1, BLOCK, BLOCK + 1, 5000, 8192] {
+        for n in [0usize, 1, 3, 5, 255, 256, 257, 5000, 8192] {
             let ops: Vec<Op> = (0..n)
                 .map(|_| [Op::Read, Op::Write, Op::Trim, Op::Flush][rng.below(4) as usize])
                 .collect();
@@ -164,15 +113,19 @@ mod tests {
                 .map(|_| lens[rng.below(lens.len() as u64) as usize] >> rng.below(2))
                 .collect();
             let mut want = Mix::default();
-            want.push(&ops, &len, Isa::Portable);
-            for isa in Isa::available() {
-                let mut m = Mix::default();
-                m.push(&ops, &len, isa);
-                assert!(
-                    (m.counts, m.bytes, m.sizes) == (want.counts, want.bytes, want.sizes),
-                    "{isa:?} n {n}"
-                );
+            for (&o, &l) in ops.iter().zip(&len) {
+                want.counts[o.index()] += 1;
+                want.bytes[o.index()] += l;
+                if o.is_data() {
+                    want.sizes[size_bucket(l)] += 1;
+                }
             }
+            let mut m = Mix::default();
+            m.push(&ops, &len);
+            assert!(
+                (m.counts, m.bytes, m.sizes) == (want.counts, want.bytes, want.sizes),
+                "n {n}"
+            );
         }
     }
 
@@ -188,12 +141,10 @@ mod tests {
             Op::Read,
         ];
         let len = [4096, 131_072, 4096, 0, 12_288, 8192, 4096];
-        for isa in Isa::available() {
-            let mut m = Mix::default();
-            m.push(&ops, &len, isa);
-            assert_eq!(m.counts, [3, 2, 1, 1], "{isa:?}");
-            assert_eq!(m.bytes, [4096 + 12_288 + 4096, 131_072 + 8192, 4096, 0]);
-            assert_eq!(m.sizes, [2, 1, 0, 0, 0, 1, 1], "{isa:?}");
-        }
+        let mut m = Mix::default();
+        m.push(&ops, &len);
+        assert_eq!(m.counts, [3, 2, 1, 1]);
+        assert_eq!(m.bytes, [4096 + 12_288 + 4096, 131_072 + 8192, 4096, 0]);
+        assert_eq!(m.sizes, [2, 1, 0, 0, 0, 1, 1]);
     }
 }

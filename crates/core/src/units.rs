@@ -8,7 +8,8 @@
 //! - shares of a capacity: `75%` or `0.75`, more than 0 and at most all of it.
 //!
 //! Each parse error names the field and the text and says what is accepted. This module
-//! depends on nothing, so every crate that parses reaches it without a cycle.
+//! depends on nothing but std, so every crate that parses reaches it without a cycle
+//! (`storbench_workload::units` re-exports it).
 
 use std::fmt;
 use std::time::Duration;

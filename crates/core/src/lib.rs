@@ -1,0 +1,14 @@
+//! The vocabulary every storbench crate speaks: one I/O ([`Op`], [`IoRecord`]) and what
+//! the engine loop drives ([`Target`] with its requests, completions and description),
+//! and the units every flag, plan key and target spec is written in ([`units`]).
+//!
+//! Depends only on serde and thiserror, so crates that need these words and nothing
+//! else (the simulated SSD, the metrics) build without Parquet, Arrow or io_uring.
+//! `storbench-trace` and `storbench-engine` re-export every item from their old paths.
+
+pub mod io;
+pub mod target;
+pub mod units;
+
+pub use io::{DeviceId, IoRecord, Op, StreamId};
+pub use target::{Completion, DataKind, IoRequest, Target, TargetError, TargetInfo, TargetKind};
