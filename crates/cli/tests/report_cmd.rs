@@ -30,7 +30,7 @@ fn consistency_summary(level: f64) -> String {
         .map(|t| format!("{}", level + (t % 7) as f64 * 10.0))
         .collect();
     format!(
-        r#"{{"span_percent":SPAN,"iops_per_s":[{}],"scores":{{"avg":{level},"stddev":20.0,"min":{level}}},"steady_state_at_s":30}}"#,
+        r#"{{"span_percent":SPAN,"iops_per_s":[{}],"scores":{{"avg":{level},"stddev":20.0,"min":{level},"avg_over_stddev":null,"window_s":400}},"steady_state_at_s":30}}"#,
         iops.join(",")
     )
 }
@@ -93,7 +93,8 @@ fn report_compare_and_images_from_result_dirs() {
         let png = std::fs::read(images.join(format!("{id}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{id}.png is a PNG");
     }
-    assert!(page.contains("Drive A (25% spare area)"));
+    assert!(page.contains("Drive A, 25% spare area"));
+    assert!(page.contains("Drive A, no spare area"));
     assert!(
         !page.contains("src=\"http") && !page.contains("<link"),
         "nothing loaded from a network"
@@ -101,7 +102,7 @@ fn report_compare_and_images_from_result_dirs() {
     let csv = std::fs::read_to_string(images.join("trim-validation.csv")).unwrap();
     assert_eq!(
         csv,
-        "drive,clean MB/s,dirty MB/s,after TRIM MB/s,after TRIM / clean\nDrive A,500,120,480,96%\n"
+        "drive,clean MB/s,dirty MB/s,after TRIM MB/s,after TRIM / clean,note\nDrive A,500,120,480,96%,\n"
     );
 
     let text = ok(&storbench(&[
@@ -109,8 +110,20 @@ fn report_compare_and_images_from_result_dirs() {
         dirs[0].to_str().unwrap(),
         dirs[1].to_str().unwrap(),
     ]));
-    assert!(text.contains("Drive A  Default             1000"), "{text}");
-    assert!(text.contains("Drive A  25% spare area      3000"), "{text}");
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {text}"))
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        row("Drive A, no spare area")[1..6],
+        ["1.07 GB", "Default", "0:01:00", "last 0:06:40", "1000"]
+    );
+    assert_eq!(row("Drive A, 25% spare area")[5], "3000");
     // The whole terminal output, pinned: a change to the table shows in review.
     let all = ok(&storbench(&[
         "compare",
