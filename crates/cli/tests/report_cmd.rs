@@ -286,3 +286,168 @@ fn real_quick_runs_report_in_a_browser() {
         std::time::Duration::from_secs(90),
     );
 }
+
+/// Issue 25: a report a reviewer would publish. Ten real runs on two simulated drives
+/// (fresh and seasoned benches on two workloads, consistency, trim-check, season),
+/// rendered in headless Chromium: every section present, every chart drawn, no two
+/// legend, axis or row labels equal, no text box overlapping another (measured in the
+/// DOM by the page's self-check), no console errors. Screenshots of each section are
+/// kept under target/tmp/browser-issue25/ (docs/report-*.png are copies).
+#[test]
+fn issue_25_report_of_ten_runs_in_chromium() {
+    let d = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    let mut go = |name: &str, args: &[&str]| {
+        let dir = d.path().join(name);
+        let mut a: Vec<&str> = args.to_vec();
+        let out = dir.to_str().unwrap().to_string();
+        a.extend(["-q", "--out", &out]);
+        let o = storbench(&a);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        dirs.push(dir);
+    };
+    let drives = ["client-7op", "enterprise-28op"];
+    for p in drives {
+        let t = format!("sim:{p},capacity=1g,seed=1");
+        for w in ["heavy-2011", "light-2011"] {
+            go(
+                &format!("bench-{p}-{w}-fresh"),
+                &["bench", "--quick", "-t", &t, w],
+            );
+            go(
+                &format!("bench-{p}-{w}-seasoned"),
+                &["bench", "--quick", "--season", "-t", &t, w],
+            );
+        }
+        go(
+            &format!("consistency-{p}"),
+            &["consistency", "--quick", "-t", &t],
+        );
+        go(&format!("trim-{p}"), &["trim-check", "--quick", "-t", &t]);
+    }
+    go(
+        "season-client-7op",
+        &[
+            "season",
+            "--quick",
+            "-t",
+            "sim:client-7op,capacity=1g,seed=1",
+        ],
+    );
+    assert!(dirs.len() >= 8);
+    let html = d.path().join("report.html");
+    let mut args: Vec<String> = vec!["report".into()];
+    args.extend(dirs.iter().map(|p| p.display().to_string()));
+    args.extend([
+        "-o".into(),
+        html.display().to_string(),
+        "--highlight".into(),
+        "sim client-7op, seasoned, heavy-2011".into(),
+    ]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&storbench(&argv));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for section in [
+        "consistency",
+        "bench",
+        "trim",
+        "season",
+        "traces",
+        "targets",
+        "methods",
+    ] {
+        assert!(
+            page.contains(&format!("<section id=\"{section}\">")),
+            "section {section} missing"
+        );
+    }
+    assert!(page.contains("class=\"highlight\""), "--highlight drawn");
+
+    let Some(chrome) = chromium::find_chromium() else {
+        eprintln!("skipped (browser part): chromium not found (install Debian's `chromium`)");
+        return;
+    };
+    let art = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-issue25");
+    std::fs::create_dir_all(&art).unwrap();
+    let page_path = art.join("report.html");
+    std::fs::write(&page_path, &page).unwrap();
+    let run = chromium::run(
+        &chrome,
+        &page_path,
+        &art,
+        &["--dump-dom".into(), "--window-size=1100,3000".into()],
+        std::time::Duration::from_secs(120),
+    );
+    let errors = chromium::console_errors(&run.stderr);
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&chromium::verify_json(&run.stdout).expect("verify element")).unwrap();
+    assert_eq!(
+        v["errors"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        v["errors"]
+    );
+    let charts = v["charts"].as_array().unwrap();
+    // 3 consistency graphs, 5 charts for each of 2 workloads, TRIM, seasoning.
+    assert_eq!(charts.len(), 3 + 2 * 5 + 1 + 1, "{v}");
+    for c in charts {
+        assert_eq!(c["drawn"], c["expected"], "{}: every series drawn", c["id"]);
+        let l = &c["layout"];
+        assert!(
+            l["texts"].as_u64().unwrap() > 5,
+            "{}: text measured",
+            c["id"]
+        );
+        assert_eq!(
+            l["overlaps"].as_array().map(Vec::len),
+            Some(0),
+            "{}: {}",
+            c["id"],
+            l["overlaps"]
+        );
+        assert_eq!(
+            l["duplicates"].as_array().map(Vec::len),
+            Some(0),
+            "{}: {}",
+            c["id"],
+            l["duplicates"]
+        );
+        for b in c["buttons"].as_array().into_iter().flatten() {
+            assert_eq!(
+                b["drawn"], b["expected"],
+                "{}: button {}",
+                c["id"], b["button"]
+            );
+        }
+    }
+    // One screenshot per section: the page with the other sections hidden.
+    for section in ["consistency", "bench", "trim", "season"] {
+        let only = page.replacen(
+            "</style>",
+            &format!("section:not(#{section}) {{ display: none; }}</style>"),
+            1,
+        );
+        let p = art.join(format!("report-{section}.html"));
+        std::fs::write(&p, only).unwrap();
+        let shot = art.join(format!("report-{section}.png"));
+        chromium::run(
+            &chrome,
+            &p,
+            &art,
+            &[
+                format!("--screenshot={}", shot.display()),
+                "--window-size=1100,2600".into(),
+                "--hide-scrollbars".into(),
+            ],
+            std::time::Duration::from_secs(120),
+        );
+        let png = std::fs::read(&shot).expect("screenshot written");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        eprintln!("screenshot: {}", shot.display());
+    }
+}

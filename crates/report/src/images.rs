@@ -463,7 +463,7 @@ fn line(s: &mut String, chart: &Chart, f: &Frame, inline: bool) {
         if !pts.is_empty() {
             let _ = writeln!(
                 s,
-                "<path class=\"dots\" d=\"{dots}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2.6\" stroke-linecap=\"round\"/>"
+                "<path class=\"dots\" d=\"{dots}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"3.4\" stroke-linecap=\"round\"/>"
             );
             if inline {
                 let _ = writeln!(

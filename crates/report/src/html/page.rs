@@ -109,8 +109,10 @@ fn button_row(kind: &str, label: &str, values: &[String]) -> String {
 
 /// One chart: its title, its buttons and its SVG (the one `--images` writes).
 fn chart_div(c: &Chart, index: usize) -> String {
+    // The title is drawn in the SVG itself (so exported images carry it).
+    let _ = index;
     let mut s = format!(
-        "<div class=\"chart{}\" id=\"chart-{}\" data-series=\"{}\">\n<h3>{}. {}</h3>\n",
+        "<div class=\"chart{}\" id=\"chart-{}\" data-series=\"{}\">\n",
         if c.kind == super::charts::ChartKind::Line {
             " lines"
         } else {
@@ -118,8 +120,6 @@ fn chart_div(c: &Chart, index: usize) -> String {
         },
         esc(&c.id),
         c.series.len(),
-        index + 1,
-        esc(&c.title)
     );
     if c.buttons {
         let drives = uniq(c.series.iter().map(|x| x.drive.clone()));
