@@ -197,6 +197,23 @@ fn catalogue_add_list_show_report() {
         !page.contains("25% spare area"),
         "entry 2 was not asked for"
     );
+    // Issue 25: a report from a query on the catalogue's columns.
+    let html = d.path().join("where.html");
+    ok(&storbench(&[
+        "db",
+        "--db",
+        db,
+        "report",
+        "--where",
+        "procedure = 'trim-check' AND drive = 'Drive A' AND state = 'fresh'",
+        "-o",
+        html.to_str().unwrap(),
+    ]));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("chart-trim-throughput") && !page.contains("chart-consistency-log"));
+    let none = storbench(&["db", "--db", db, "report", "--where", "state = 'used'"]);
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no entry matches"));
     let missing = storbench(&["db", "--db", db, "show", "99"]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no entry 99"));
