@@ -3,7 +3,10 @@
 //!
 //! Each entry keeps the result.json text as written (`result_json`), the report's view
 //! of it (`view_json`, which carries the per-second IOPS so a report needs nothing
-//! else), and its key scores in `scores` for listing and querying with plain SQL.
+//! else), the columns a reviewer selects by (`drive`, `capacity_bytes`, `spare_area`,
+//! `state`, `workload`, `procedure`, `date`), and its key scores in `scores`, so
+//! "every drive on heavy-2011, seasoned" is one query:
+//! `storbench db report --where "workload = 'heavy-2011' AND state = 'seasoned'"`.
 
 use crate::html::view::RunView;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -34,8 +37,18 @@ pub enum DbError {
     },
 }
 
-/// The catalogue's schema version (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// The catalogue's schema version (`PRAGMA user_version`). Version 1 catalogues are
+/// upgraded in place when opened (columns added, capacity filled from the stored view).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Columns version 2 added to `results`, with their SQL types.
+const V2_COLUMNS: [(&str, &str); 5] = [
+    ("capacity_bytes", "INTEGER NOT NULL DEFAULT 0"),
+    ("spare_area", "TEXT NOT NULL DEFAULT ''"),
+    ("state", "TEXT NOT NULL DEFAULT ''"),
+    ("workload", "TEXT NOT NULL DEFAULT ''"),
+    ("date", "TEXT NOT NULL DEFAULT ''"),
+];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS results (
@@ -47,7 +60,12 @@ CREATE TABLE IF NOT EXISTS results (
     procedure TEXT NOT NULL,
     tool_version TEXT NOT NULL,
     result_json TEXT NOT NULL,
-    view_json TEXT NOT NULL
+    view_json TEXT NOT NULL,
+    capacity_bytes INTEGER NOT NULL DEFAULT 0,
+    spare_area TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL DEFAULT '',
+    workload TEXT NOT NULL DEFAULT '',
+    date TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS scores (
     result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
@@ -67,6 +85,11 @@ pub struct Entry {
     pub setting: String,
     pub procedure: String,
     pub tool_version: String,
+    pub capacity_bytes: u64,
+    pub state: String,
+    pub workload: String,
+    /// When the run started (UTC), empty when unknown.
+    pub date: String,
     /// Key scores, by name (see [`key_scores`]).
     pub scores: Vec<(String, f64)>,
 }
@@ -142,7 +165,18 @@ impl Catalogue {
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(sql("reading the schema version"))?;
-        if version == 0 {
+        if version == 1 {
+            for (name, ty) in V2_COLUMNS {
+                conn.execute_batch(&format!("ALTER TABLE results ADD COLUMN {name} {ty};"))
+                    .map_err(sql("upgrading the schema to version 2"))?;
+            }
+            conn.execute_batch(
+                "UPDATE results SET spare_area = setting, \
+                 capacity_bytes = coalesce(json_extract(view_json, '$.target.capacity_bytes'), 0);",
+            )
+            .map_err(sql("upgrading the schema to version 2"))?;
+        }
+        if version < SCHEMA_VERSION {
             conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))
                 .map_err(sql("setting the schema version"))?;
         }
@@ -202,9 +236,11 @@ impl Catalogue {
             }
         };
         tx.execute(
-            "INSERT INTO results (added_unix_s, source, drive, setting, procedure, tool_version, result_json, view_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![now_unix_s, view.source, view.drive, view.setting, view.procedure, view.tool_version, result_json, view_json],
+            "INSERT INTO results (added_unix_s, source, drive, setting, procedure, tool_version, result_json, view_json,
+                                  capacity_bytes, spare_area, state, workload, date)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![now_unix_s, view.source, view.drive, view.setting, view.procedure, view.tool_version, result_json, view_json,
+                    view.target.capacity_bytes as i64, view.setting, view.state, view.workload, view.date.clone().unwrap_or_default()],
         )
         .map_err(sql("adding the result"))?;
         let id = tx.last_insert_rowid();
@@ -223,7 +259,7 @@ impl Catalogue {
     pub fn list(&self) -> Result<Vec<Entry>, DbError> {
         let mut st = self
             .conn
-            .prepare("SELECT id, added_unix_s, source, drive, setting, procedure, tool_version FROM results ORDER BY id")
+            .prepare("SELECT id, added_unix_s, source, drive, setting, procedure, tool_version, capacity_bytes, state, workload, date FROM results ORDER BY id")
             .map_err(self.err("listing"))?;
         let rows = st
             .query_map([], |r| {
@@ -235,6 +271,10 @@ impl Catalogue {
                     setting: r.get(4)?,
                     procedure: r.get(5)?,
                     tool_version: r.get(6)?,
+                    capacity_bytes: r.get::<_, i64>(7)? as u64,
+                    state: r.get(8)?,
+                    workload: r.get(9)?,
+                    date: r.get(10)?,
                     scores: Vec::new(),
                 })
             })
@@ -293,6 +333,24 @@ impl Catalogue {
         ids.iter().map(|&id| self.get(id).map(|v| v.0)).collect()
     }
 
+    /// The ids of the entries a SQL condition on `results` selects (its columns: `drive`,
+    /// `capacity_bytes`, `spare_area`, `state`, `workload`, `procedure`, `date`, ...),
+    /// oldest first. The condition is the user's own SQL on their own catalogue.
+    pub fn ids_where(&self, condition: &str) -> Result<Vec<i64>, DbError> {
+        let context = format!("the condition `{condition}`");
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT id FROM results WHERE ({condition}) ORDER BY id"
+            ))
+            .map_err(self.err(&context))?;
+        let rows = st
+            .query_map([], |r| r.get::<_, i64>(0))
+            .map_err(self.err(&context))?;
+        rows.collect::<Result<Vec<i64>, _>>()
+            .map_err(self.err(&context))
+    }
+
     /// Removes an entry (and its scores).
     pub fn remove(&mut self, id: i64) -> Result<(), DbError> {
         let n = self
@@ -319,7 +377,11 @@ pub fn list_table(entries: &[Entry]) -> crate::html::Table {
             "id",
             "procedure",
             "drive",
+            "capacity",
             "spare area",
+            "state",
+            "workload",
+            "date",
             "key scores",
             "source",
         ]
@@ -333,7 +395,11 @@ pub fn list_table(entries: &[Entry]) -> crate::html::Table {
                     e.id.to_string(),
                     e.procedure.clone(),
                     e.drive.clone(),
+                    crate::html::view::fmt_bytes(e.capacity_bytes),
                     e.setting.clone(),
+                    e.state.clone(),
+                    e.workload.clone(),
+                    e.date.clone(),
                     e.scores
                         .iter()
                         .map(|(n, v)| format!("{n}={}", crate::html::view::fmt_num(*v)))
@@ -387,6 +453,69 @@ mod tests {
             db.get(999),
             Err(DbError::NotFound { id: 999, .. })
         ));
+    }
+
+    #[test]
+    fn where_selects_by_drive_state_workload_and_capacity() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Catalogue::open(&dir.path().join("r.db")).unwrap();
+        let mut runs = sample::bench_runs();
+        runs[1].state = "seasoned".into();
+        runs.extend(sample::trim_runs());
+        for (i, r) in runs.iter().enumerate() {
+            db.add(r, &format!("{{\"n\":{i}}}"), 1).unwrap();
+        }
+        assert_eq!(
+            db.ids_where("workload = 'heavy-2011' AND state = 'seasoned'")
+                .unwrap(),
+            vec![2]
+        );
+        assert_eq!(
+            db.ids_where("procedure = 'trim-check'").unwrap(),
+            vec![3, 4]
+        );
+        assert_eq!(
+            db.ids_where("capacity_bytes > 60e9 AND spare_area = 'Default'")
+                .unwrap()
+                .len(),
+            4
+        );
+        let e = db.ids_where("no_such_column = 1").unwrap_err().to_string();
+        assert!(e.contains("the condition `no_such_column = 1`"), "{e}");
+    }
+
+    #[test]
+    fn a_version_1_catalogue_is_upgraded_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE results (id INTEGER PRIMARY KEY, added_unix_s INTEGER NOT NULL, source TEXT NOT NULL,
+                 drive TEXT NOT NULL, setting TEXT NOT NULL, procedure TEXT NOT NULL, tool_version TEXT NOT NULL,
+                 result_json TEXT NOT NULL, view_json TEXT NOT NULL);
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+            let r = &sample::trim_runs()[0];
+            c.execute(
+                "INSERT INTO results (added_unix_s, source, drive, setting, procedure, tool_version, result_json, view_json)
+                 VALUES (1, 's', ?1, 'Default', 'trim-check', 'v', '{}', ?2)",
+                params![r.drive, serde_json::to_string(r).unwrap()],
+            )
+            .unwrap();
+        }
+        let db = Catalogue::open(&path).unwrap();
+        assert_eq!(
+            db.ids_where("capacity_bytes = 68719476736 AND spare_area = 'Default'")
+                .unwrap(),
+            vec![1]
+        );
+        let v: i64 = db
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! bytes) and as PNG (that SVG rasterized at 2x by [`png`], labels in a built-in font,
 //! also deterministic), and every table as Markdown and CSV, for articles.
 //!
-//! The layout follows `assets/chart.js` (the page's renderer), so the images look like
-//! the page's charts without the buttons: every series is drawn.
+//! This is the report's only chart renderer: the HTML page embeds the same SVG
+//! ([`chart_svg_inline`]: plus the lines of line charts, which the page's Lines button
+//! shows instead of dots), so an exported image is what the page draws.
 
 use crate::html::charts::{Chart, ChartKind, Scale, Series};
 use crate::html::page::esc;
@@ -15,15 +16,22 @@ const COLORS: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
     "#7f7f7f", "#bcbd22",
 ];
-const W: f64 = 760.0;
+/// Width of every chart (SVG units; the page scales it down to fit).
+pub const W: f64 = 900.0;
 const PLOT_H: f64 = 340.0;
 const ML: f64 = 72.0;
 const MR: f64 = 24.0;
-const MT: f64 = 40.0;
 const MB: f64 = 56.0;
 const LEGEND_ROW: f64 = 18.0;
+const TITLE_SIZE: f64 = 14.0;
 
-/// Same rules as `fmt` in chart.js.
+/// Width of `text` at `size` px in DejaVu Sans, from above (0.62 em per character is
+/// more than its average): layout keeps labels apart with it.
+pub fn text_w(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.62
+}
+
+/// Same rules as the page always used for values on bars and tooltips.
 fn fmt(v: f64) -> String {
     let a = v.abs();
     let p3 = |x: f64| {
@@ -51,6 +59,26 @@ fn fmt(v: f64) -> String {
     }
 }
 
+/// A tick label: as many decimals as the step needs, so no two ticks read the same.
+fn tick_fmt(v: f64, step: f64, top: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let (div, suffix) = if top.abs() >= 1e6 {
+        (1e6, "M")
+    } else if top.abs() >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let d = if step > 0.0 {
+        (-(step / div).log10()).ceil().max(0.0) as usize
+    } else {
+        0
+    };
+    format!("{:.*}{suffix}", d, v / div)
+}
+
 fn nice_step(range: f64, count: f64) -> f64 {
     let raw = range / count.max(1.0);
     let p = 10f64.powf(raw.log10().floor());
@@ -73,9 +101,11 @@ struct Axis {
     p0: f64,
     p1: f64,
     ticks: Vec<f64>,
+    step: f64,
 }
 
 impl Axis {
+    /// A linear axis on nice round bounds (`zero`: from 0).
     fn linear(mut lo: f64, mut hi: f64, p0: f64, p1: f64, zero: bool) -> Axis {
         if zero {
             lo = lo.min(0.0);
@@ -86,8 +116,19 @@ impl Axis {
         let step = nice_step(hi - lo, 5.0);
         lo = (lo / step).floor() * step;
         hi = (hi / step).ceil() * step;
-        let n = ((hi - lo) / step).round() as usize;
-        let ticks = (0..=n).map(|i| lo + step * i as f64).collect();
+        Axis::exact(lo, hi, p0, p1, step)
+    }
+
+    /// A linear axis from exactly `lo` to `hi`, ticks at round values inside.
+    fn exact(lo: f64, hi: f64, p0: f64, p1: f64, step: f64) -> Axis {
+        let hi = if hi > lo { hi } else { lo + 1.0 };
+        let first = (lo / step - 1e-9).ceil() * step;
+        let mut ticks = Vec::new();
+        let mut i = 0.0;
+        while first + step * i <= hi + step * 1e-9 {
+            ticks.push(first + step * i);
+            i += 1.0;
+        }
         Axis {
             lo,
             hi,
@@ -95,6 +136,7 @@ impl Axis {
             p0,
             p1,
             ticks,
+            step,
         }
     }
 
@@ -114,6 +156,7 @@ impl Axis {
             p0,
             p1,
             ticks,
+            step: 0.0,
         }
     }
 
@@ -125,10 +168,18 @@ impl Axis {
         };
         self.p0 + f * (self.p1 - self.p0)
     }
+
+    fn label(&self, t: f64) -> String {
+        if self.log {
+            fmt(t)
+        } else {
+            let top = self.ticks.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            tick_fmt(t, self.step, top)
+        }
+    }
 }
 
-fn y_axis(chart: &Chart, values: impl Iterator<Item = f64>) -> Axis {
-    let log = chart.y_scale == Scale::Log;
+fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
         lo = lo.min(v);
@@ -138,11 +189,7 @@ fn y_axis(chart: &Chart, values: impl Iterator<Item = f64>) -> Axis {
         lo = if log { 1.0 } else { 0.0 };
         hi = lo + 1.0;
     }
-    if log {
-        Axis::log(lo, hi, PLOT_H - MB, MT)
-    } else {
-        Axis::linear(lo, hi, PLOT_H - MB, MT, true)
-    }
+    (lo, hi)
 }
 
 /// Every piece of text a chart draws besides numbers (for the font coverage check).
@@ -157,39 +204,111 @@ fn chart_text(c: &Chart) -> String {
     t
 }
 
-/// Renders one chart as a standalone SVG document.
+/// The title split into lines that fit the width.
+fn title_lines(title: &str) -> Vec<String> {
+    let room = W - 2.0 * 16.0;
+    let mut lines = vec![String::new()];
+    for word in title.split(' ') {
+        let last = lines.last_mut().expect("one line");
+        let candidate = if last.is_empty() {
+            word.to_string()
+        } else {
+            format!("{last} {word}")
+        };
+        if text_w(&candidate, TITLE_SIZE) > room && !last.is_empty() {
+            lines.push(word.to_string());
+        } else {
+            *last = candidate;
+        }
+    }
+    lines
+}
+
+/// The legend laid out in rows (flowing left to right): (x, row) per entry.
+fn legend_layout(names: &[&str]) -> (Vec<(f64, usize)>, usize) {
+    let mut out = Vec::new();
+    let (mut x, mut row) = (ML, 0);
+    for n in names {
+        let w = 17.0 + text_w(n, 12.0) + 18.0;
+        if x + w > W - MR && x > ML {
+            x = ML;
+            row += 1;
+        }
+        out.push((x, row));
+        x += w;
+    }
+    (out, if names.is_empty() { 0 } else { row + 1 })
+}
+
+/// Renders one chart as a standalone SVG document: what the page shows by default
+/// (every series, dots on line charts).
 pub fn chart_svg(chart: &Chart) -> String {
-    let legend_rows = chart.series.len().div_ceil(3);
-    let h = PLOT_H + LEGEND_ROW * legend_rows as f64 + 8.0;
+    render(chart, false)
+}
+
+/// The chart as the page embeds it: the same drawing, plus the lines of line charts
+/// (hidden until the page's Lines button shows them).
+pub fn chart_svg_inline(chart: &Chart) -> String {
+    render(chart, true)
+}
+
+struct Frame {
+    top: f64,
+    bottom: f64,
+    height: f64,
+}
+
+fn render(chart: &Chart, inline: bool) -> String {
+    let titles = title_lines(&chart.title);
+    let top = 18.0 + titles.len() as f64 * 18.0;
+    let show_legend = chart.kind != ChartKind::Bars || chart.series.len() > 1;
+    let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+    let (legend, legend_rows) = if show_legend {
+        legend_layout(&names)
+    } else {
+        (Vec::new(), 0)
+    };
+    let plot_h = match chart.kind {
+        ChartKind::Bars => bar_rows_h(chart),
+        _ => PLOT_H - 16.0 - 40.0,
+    };
+    let bottom = top + plot_h;
+    let height = bottom + MB + LEGEND_ROW * legend_rows as f64 + 8.0;
+    let f = Frame {
+        top,
+        bottom,
+        height,
+    };
     let mut s = String::new();
     let _ = write!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" width=\"{W}\" height=\"{h}\" \
-         font-family=\"DejaVu Sans, Arial, sans-serif\">\n<rect width=\"{W}\" height=\"{h}\" fill=\"#fff\"/>\n\
-         <text x=\"{ML}\" y=\"22\" font-size=\"14\" font-weight=\"bold\" fill=\"#222\">{}</text>\n",
-        esc(&chart.title)
+         font-family=\"DejaVu Sans, Arial, sans-serif\" role=\"img\" aria-label=\"{t}\">\n<rect width=\"{W}\" height=\"{h}\" fill=\"#fff\"/>\n",
+        h = f.height,
+        t = esc(&chart.title)
     );
-    let y = y_axis(
-        chart,
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.y.iter().cloned())
-            .filter(|_| true),
-    );
-    match chart.kind {
-        ChartKind::Line => line(&mut s, chart, y),
-        ChartKind::Bars => bars(&mut s, chart, y),
-        ChartKind::Scatter => scatter(&mut s, chart, y),
-    }
-    for (i, se) in chart.series.iter().enumerate() {
-        let (row, col) = (i / 3, i % 3);
-        let lx = ML + col as f64 * 230.0;
-        let ly = PLOT_H + row as f64 * LEGEND_ROW;
+    for (i, line) in titles.iter().enumerate() {
         let _ = writeln!(
             s,
-            "<rect x=\"{lx}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#222\">{}</text>",
+            "<text class=\"title\" x=\"16\" y=\"{}\" font-size=\"{TITLE_SIZE}\" font-weight=\"bold\" fill=\"#222\">{}</text>",
+            26.0 + i as f64 * 18.0,
+            esc(line)
+        );
+    }
+    match chart.kind {
+        ChartKind::Line => line(&mut s, chart, &f, inline),
+        ChartKind::Bars => bars(&mut s, chart, &f),
+        ChartKind::Scatter => scatter(&mut s, chart, &f),
+    }
+    let ly0 = f.bottom + MB;
+    for (i, (se, (lx, row))) in chart.series.iter().zip(&legend).enumerate() {
+        let ly = ly0 + *row as f64 * LEGEND_ROW;
+        let _ = writeln!(
+            s,
+            "<g class=\"legend-item\" data-drive=\"{}\" data-setting=\"{}\"><rect x=\"{lx:.1}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\
+             <text class=\"legend\" x=\"{:.1}\" y=\"{}\" font-size=\"12\" fill=\"#222\">{}</text></g>",
+            esc(&se.drive),
+            esc(&se.setting),
             ly - 10.0,
             COLORS[i % COLORS.len()],
             lx + 17.0,
@@ -200,63 +319,80 @@ pub fn chart_svg(chart: &Chart) -> String {
     s + "</svg>\n"
 }
 
-fn frame(s: &mut String, chart: &Chart, x: Option<&Axis>, y: &Axis, x_labels: &[(f64, String)]) {
-    let bottom = PLOT_H - MB;
+fn axes_lines(s: &mut String, left: f64, f: &Frame) {
+    let _ = writeln!(
+        s,
+        "<line x1=\"{left}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" stroke=\"#888\"/>\
+         <line x1=\"{left}\" x2=\"{left}\" y1=\"{}\" y2=\"{b}\" stroke=\"#888\"/>",
+        W - MR,
+        f.top,
+        b = f.bottom
+    );
+}
+
+fn y_ticks(s: &mut String, y: &Axis, left: f64) {
     for &t in &y.ticks {
         let py = y.map(t);
         let _ = writeln!(
             s,
-            "<line x1=\"{ML}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"#e3e3e3\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{}</text>",
+            "<line x1=\"{left}\" x2=\"{}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"#e3e3e3\"/>\
+             <text class=\"tick y-tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{}</text>",
             W - MR,
-            ML - 6.0,
+            left - 6.0,
             py + 4.0,
-            fmt(t)
+            y.label(t)
         );
     }
-    if let Some(x) = x {
-        for &t in &x.ticks {
-            let px = x.map(t);
+}
+
+fn x_ticks(s: &mut String, x: &Axis, f: &Frame, grid: bool) {
+    // Leave out a tick whose label would run into the previous one.
+    let mut last_end = f64::NEG_INFINITY;
+    for &t in &x.ticks {
+        let px = x.map(t);
+        let text = x.label(t);
+        let half = text_w(&text, 11.0) / 2.0;
+        if px - half < last_end + 4.0 {
+            continue;
+        }
+        last_end = px + half;
+        if grid {
             let _ = writeln!(
                 s,
-                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{bottom}\" y2=\"{}\" stroke=\"#888\"/>\
-                 <text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{}</text>",
-                bottom + 5.0,
-                bottom + 18.0,
-                fmt(t)
+                "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{}\" y2=\"{}\" stroke=\"#e3e3e3\"/>",
+                f.top, f.bottom
             );
         }
-    }
-    for (px, text) in x_labels {
         let _ = writeln!(
             s,
-            "<text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{}</text>",
-            bottom + 18.0,
-            esc(text)
+            "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{b}\" y2=\"{}\" stroke=\"#888\"/>\
+             <text class=\"tick x-tick\" x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{text}</text>",
+            f.bottom + 5.0,
+            f.bottom + 18.0,
+            b = f.bottom
         );
     }
-    let _ = writeln!(
-        s,
-        "<line x1=\"{ML}\" x2=\"{}\" y1=\"{bottom}\" y2=\"{bottom}\" stroke=\"#888\"/>\
-         <line x1=\"{ML}\" x2=\"{ML}\" y1=\"{MT}\" y2=\"{bottom}\" stroke=\"#888\"/>",
-        W - MR
-    );
+}
+
+fn axis_labels(s: &mut String, chart: &Chart, f: &Frame, left: f64) {
     if !chart.x_label.is_empty() {
         let _ = writeln!(
             s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333\">{}</text>",
-            (ML + W - MR) / 2.0,
-            PLOT_H - 22.0,
+            "<text class=\"axis-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333\">{}</text>",
+            (left + W - MR) / 2.0,
+            f.bottom + 38.0,
             esc(&chart.x_label)
         );
     }
-    let cy = (MT + bottom) / 2.0;
-    let _ = writeln!(
-        s,
-        "<text x=\"16\" y=\"{cy}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333\" \
-         transform=\"rotate(-90 16 {cy})\">{}</text>",
-        esc(&chart.y_label)
-    );
+    if !chart.y_label.is_empty() {
+        let cy = (f.top + f.bottom) / 2.0;
+        let _ = writeln!(
+            s,
+            "<text class=\"axis-label\" x=\"16\" y=\"{cy}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#333\" \
+             transform=\"rotate(-90 16 {cy})\">{}</text>",
+            esc(&chart.y_label)
+        );
+    }
 }
 
 fn visible_points<'a>(chart: &'a Chart, se: &'a Series) -> impl Iterator<Item = (f64, f64)> + 'a {
@@ -270,127 +406,281 @@ fn visible_points<'a>(chart: &'a Chart, se: &'a Series) -> impl Iterator<Item = 
         })
 }
 
-fn line(s: &mut String, chart: &Chart, _y_all: Axis) {
+fn series_open(s: &mut String, se: &Series, marks: usize) {
+    let _ = writeln!(
+        s,
+        "<g class=\"series\" data-name=\"{}\" data-drive=\"{}\" data-setting=\"{}\" data-marks=\"{marks}\">",
+        esc(&se.name),
+        esc(&se.drive),
+        esc(&se.setting)
+    );
+}
+
+fn line(s: &mut String, chart: &Chart, f: &Frame, inline: bool) {
     let xs: Vec<f64> = chart
         .series
         .iter()
         .flat_map(|se| visible_points(chart, se).map(|p| p.0))
         .collect();
-    let lo = chart
-        .x_min
-        .unwrap_or_else(|| xs.iter().cloned().fold(f64::INFINITY, f64::min));
-    let hi = chart
-        .x_max
-        .unwrap_or_else(|| xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
-    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-    let x = Axis::linear(lo, hi, ML, W - MR, false);
-    // The y range covers only what is visible in the x range (as in the page).
-    let y = y_axis(
-        chart,
+    let (dlo, dhi) = range(xs.iter().cloned(), false);
+    let x = match chart.x_min {
+        // The zoom starts exactly where the scored window starts.
+        Some(lo) => {
+            let hi = chart.x_max.unwrap_or(dhi).max(lo + 1.0);
+            Axis::exact(lo, hi, ML, W - MR, nice_step(hi - lo, 6.0))
+        }
+        None => Axis::linear(dlo.clamp(0.0, 1.0), dhi, ML, W - MR, false),
+    };
+    let log = chart.y_scale == Scale::Log;
+    let (lo, hi) = range(
         chart
             .series
             .iter()
             .flat_map(|se| visible_points(chart, se).map(|p| p.1)),
+        log,
     );
-    frame(s, chart, Some(&x), &y, &[]);
+    let y = if log {
+        Axis::log(lo, hi, f.bottom, f.top)
+    } else {
+        Axis::linear(lo, hi, f.bottom, f.top, true)
+    };
+    y_ticks(s, &y, ML);
+    x_ticks(s, &x, f, false);
+    axes_lines(s, ML, f);
+    axis_labels(s, chart, f, ML);
     for (i, se) in chart.series.iter().enumerate() {
-        let mut d = String::new();
-        for (n, (px, py)) in visible_points(chart, se).enumerate() {
-            let py = if y.log { py.max(y.lo) } else { py };
-            let _ = write!(
-                d,
-                "{}{:.1} {:.1}",
-                if n == 0 { 'M' } else { 'L' },
-                x.map(px),
-                y.map(py)
-            );
+        let pts: Vec<(f64, f64)> = visible_points(chart, se)
+            .map(|(px, py)| (x.map(px), y.map(if y.log { py.max(y.lo) } else { py })))
+            .collect();
+        series_open(s, se, pts.len());
+        let color = COLORS[i % COLORS.len()];
+        let mut dots = String::new();
+        let mut path = String::new();
+        for (n, (px, py)) in pts.iter().enumerate() {
+            let _ = write!(dots, "M{px:.1} {py:.1}h0.1");
+            let _ = write!(path, "{}{px:.1} {py:.1}", if n == 0 { 'M' } else { 'L' });
         }
-        if !d.is_empty() {
+        if !pts.is_empty() {
             let _ = writeln!(
                 s,
-                "<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.3\"/>",
-                COLORS[i % COLORS.len()]
+                "<path class=\"dots\" d=\"{dots}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"3.4\" stroke-linecap=\"round\"/>"
             );
-        }
-    }
-}
-
-fn bars(s: &mut String, chart: &Chart, y: Axis) {
-    let nc = chart.categories.len().max(1) as f64;
-    let ns = chart.series.len().max(1) as f64;
-    let gw = (W - ML - MR) / nc;
-    let bw = gw * 0.8 / ns;
-    let labels: Vec<(f64, String)> = chart
-        .categories
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let t = if c.chars().count() > 28 {
-                c.chars().take(27).collect::<String>() + "…"
-            } else {
-                c.clone()
-            };
-            (ML + gw * (i as f64 + 0.5), t)
-        })
-        .collect();
-    frame(s, chart, None, &y, &labels);
-    let base = if y.log { y.lo } else { 0.0 };
-    let small = chart.categories.len() * chart.series.len() <= 24;
-    for (si, se) in chart.series.iter().enumerate() {
-        for (c, v) in se.x.iter().zip(&se.y) {
-            if !v.is_finite() || (y.log && *v <= 0.0) {
-                continue;
-            }
-            let px = ML + gw * c + gw * 0.1 + bw * si as f64;
-            let (y0, y1) = (y.map(base), y.map(*v));
-            let _ = writeln!(
-                s,
-                "<rect x=\"{px:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"/>",
-                y0.min(y1),
-                (bw - 2.0).max(1.0),
-                (y0 - y1).abs().max(1.0),
-                COLORS[si % COLORS.len()]
-            );
-            if small {
+            if inline {
                 let _ = writeln!(
                     s,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#333\">{}</text>",
-                    px + bw / 2.0 - 1.0,
-                    y1 - 3.0,
-                    fmt(*v)
+                    "<path class=\"line\" d=\"{path}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.3\"/>"
                 );
             }
         }
+        s.push_str("</g>\n");
     }
 }
 
-fn scatter(s: &mut String, chart: &Chart, y: Axis) {
-    let xmax = chart
+const BAR_H: f64 = 13.0;
+const ROW_PAD: f64 = 10.0;
+
+fn bar_row_h(chart: &Chart) -> f64 {
+    chart.series.len().max(1) as f64 * (BAR_H + 2.0) + ROW_PAD
+}
+
+fn bar_rows_h(chart: &Chart) -> f64 {
+    bar_row_h(chart) * chart.categories.len().max(1) as f64
+}
+
+/// Horizontal bars: a row per run (best first), a bar per series, the value at the end
+/// of each bar, the run's name at the left.
+fn bars(s: &mut String, chart: &Chart, f: &Frame) {
+    let left = chart
+        .categories
+        .iter()
+        .map(|c| text_w(c, 11.0) + 16.0)
+        .fold(80.0, f64::max)
+        .min(W * 0.5);
+    let log = chart.y_scale == Scale::Log;
+    let (lo, hi) = range(chart.series.iter().flat_map(|se| se.y.iter().cloned()), log);
+    // Room at the right for the value text of the longest bar.
+    let value_w = chart
         .series
         .iter()
-        .flat_map(|se| se.x.iter().cloned())
-        .fold(1.0, f64::max);
-    let x = Axis::linear(0.0, xmax, ML, W - MR, true);
-    frame(s, chart, Some(&x), &y, &[]);
-    for (i, se) in chart.series.iter().enumerate() {
-        for (px, py) in se.x.iter().zip(&se.y) {
-            if !py.is_finite() || !px.is_finite() {
-                continue;
-            }
-            let (cx, cy) = (x.map(*px), y.map(*py));
-            // Label on the side with room, as in the page.
-            let right = cx < W - MR - 160.0;
+        .flat_map(|se| se.y.iter())
+        .filter(|v| v.is_finite())
+        .map(|v| text_w(&fmt(*v), 10.0))
+        .fold(0.0, f64::max)
+        + 8.0;
+    let right = W - MR - value_w;
+    let x = if log {
+        Axis::log(lo, hi, left, right)
+    } else {
+        Axis::linear(0.0, hi, left, right, true)
+    };
+    let row_h = bar_row_h(chart);
+    for (ci, (cat, hl)) in chart.categories.iter().zip(&chart.highlight).enumerate() {
+        let ry = f.top + row_h * ci as f64;
+        if *hl {
             let _ = writeln!(
                 s,
-                "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"6\" fill=\"{}\" fill-opacity=\"0.85\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{}\" font-size=\"10\" fill=\"#333\">{}</text>",
-                COLORS[i % COLORS.len()],
-                if right { cx + 9.0 } else { cx - 9.0 },
-                cy + 4.0,
-                if right { "start" } else { "end" },
-                esc(&se.name)
+                "<rect class=\"highlight\" x=\"0\" y=\"{ry:.1}\" width=\"{W}\" height=\"{row_h:.1}\" fill=\"#fff3c4\"/>"
             );
         }
+        let _ = writeln!(
+            s,
+            "<text class=\"category\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#222\"{}>{}</text>",
+            left - 8.0,
+            ry + row_h / 2.0 + 4.0,
+            if *hl { " font-weight=\"bold\"" } else { "" },
+            esc(cat)
+        );
+    }
+    x_ticks(s, &x, f, true);
+    axes_lines(s, left, f);
+    axis_labels(s, chart, f, left);
+    let base = if x.log { x.lo } else { 0.0 };
+    for (si, se) in chart.series.iter().enumerate() {
+        let n =
+            se.y.iter()
+                .filter(|v| v.is_finite() && (!log || **v > 0.0))
+                .count();
+        series_open(s, se, n);
+        for (c, v) in se.x.iter().zip(&se.y) {
+            if !v.is_finite() || (log && *v <= 0.0) {
+                continue;
+            }
+            let py = f.top + row_h * c + ROW_PAD / 2.0 + (BAR_H + 2.0) * si as f64;
+            let (x0, x1) = (x.map(base), x.map(*v));
+            let _ = writeln!(
+                s,
+                "<rect x=\"{x0:.1}\" y=\"{py:.1}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}: {}</title></rect>\
+                 <text class=\"value\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#333\">{}</text>",
+                (x1 - x0).max(1.0),
+                COLORS[si % COLORS.len()],
+                esc(&se.name),
+                fmt(*v),
+                x1.max(x0 + 1.0) + 4.0,
+                py + BAR_H - 3.0,
+                fmt(*v)
+            );
+        }
+        s.push_str("</g>\n");
+    }
+}
+
+/// A box in SVG units: (x0, y0, x1, y1).
+type Box4 = (f64, f64, f64, f64);
+
+fn overlaps(a: Box4, b: Box4) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+/// Places each point's label where it overlaps no other label and no point: tried
+/// right, left, above, below, then further out; failing all, the least crowded spot,
+/// joined to its point by a leader line.
+fn place_labels(points: &[(f64, f64)], names: &[&str], plot: Box4) -> Vec<(f64, f64, bool)> {
+    let mut placed: Vec<Box4> = Vec::new();
+    let dots: Vec<Box4> = points
+        .iter()
+        .map(|(x, y)| (x - 7.0, y - 7.0, x + 7.0, y + 7.0))
+        .collect();
+    let mut out = Vec::new();
+    for ((cx, cy), name) in points.iter().zip(names) {
+        let w = text_w(name, 10.0);
+        let h = 12.0;
+        let mut candidates = Vec::new();
+        for d in [0.0, 14.0, 28.0, 42.0, 56.0, 70.0] {
+            candidates.push((cx + 9.0, cy + 4.0 - d * 0.0 + d.min(0.0), false));
+            candidates.push((cx + 9.0, cy + 4.0 + d, d > 0.0));
+            candidates.push((cx + 9.0, cy + 4.0 - d, d > 0.0));
+            candidates.push((cx - 9.0 - w, cy + 4.0 + d, d > 0.0));
+            candidates.push((cx - 9.0 - w, cy + 4.0 - d, d > 0.0));
+            candidates.push((cx - w / 2.0, cy - 10.0 - d, d > 0.0));
+            candidates.push((cx - w / 2.0, cy + 18.0 + d, d > 0.0));
+        }
+        let fits = |(x, y, _): &(f64, f64, bool)| {
+            let b = (*x, y - h + 2.0, x + w, *y + 3.0);
+            b.0 >= plot.0
+                && b.2 <= plot.2
+                && b.1 >= plot.1
+                && b.3 <= plot.3
+                && !placed.iter().chain(dots.iter()).any(|o| overlaps(b, *o))
+        };
+        let pick = candidates
+            .iter()
+            .find(|c| fits(c))
+            .cloned()
+            .unwrap_or_else(|| {
+                // Stack at the right edge, below the last label there.
+                let y = placed
+                    .iter()
+                    .filter(|b| b.2 >= plot.2 - 1.0)
+                    .map(|b| b.3 + h)
+                    .fold(plot.1 + h, f64::max);
+                (plot.2 - w, y, true)
+            });
+        placed.push((pick.0, pick.1 - h + 2.0, pick.0 + w, pick.1 + 3.0));
+        out.push(pick);
+    }
+    out
+}
+
+fn scatter(s: &mut String, chart: &Chart, f: &Frame) {
+    let (_, xmax) = range(
+        chart.series.iter().flat_map(|se| se.x.iter().cloned()),
+        false,
+    );
+    let (ylo, yhi) = range(
+        chart.series.iter().flat_map(|se| se.y.iter().cloned()),
+        false,
+    );
+    // Room at the right for labels of the rightmost points.
+    let x = Axis::linear(0.0, xmax * 1.25, ML, W - MR, true);
+    let y = Axis::linear(ylo, yhi * 1.1, f.bottom, f.top, true);
+    y_ticks(s, &y, ML);
+    x_ticks(s, &x, f, false);
+    axes_lines(s, ML, f);
+    axis_labels(s, chart, f, ML);
+    let mut pts = Vec::new();
+    let mut names = Vec::new();
+    for se in &chart.series {
+        for (px, py) in se.x.iter().zip(&se.y) {
+            if px.is_finite() && py.is_finite() {
+                pts.push((x.map(*px), y.map(*py)));
+                names.push(se.name.as_str());
+            }
+        }
+    }
+    let labels = place_labels(&pts, &names, (ML + 2.0, f.top, W - MR, f.bottom - 2.0));
+    let mut k = 0;
+    for (i, se) in chart.series.iter().enumerate() {
+        let n =
+            se.x.iter()
+                .zip(&se.y)
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .count();
+        series_open(s, se, n);
+        for _ in 0..n {
+            let (cx, cy) = pts[k];
+            let (lx, ly, leader) = labels[k];
+            let color = COLORS[i % COLORS.len()];
+            if leader {
+                let tx = if lx > cx {
+                    lx - 2.0
+                } else {
+                    lx + text_w(names[k], 10.0) + 2.0
+                };
+                let _ = writeln!(
+                    s,
+                    "<line x1=\"{cx:.1}\" y1=\"{cy:.1}\" x2=\"{tx:.1}\" y2=\"{:.1}\" stroke=\"#aaa\" stroke-width=\"0.8\"/>",
+                    ly - 4.0
+                );
+            }
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"6\" fill=\"{color}\" fill-opacity=\"0.85\"/>\
+                 <text class=\"value\" x=\"{lx:.1}\" y=\"{ly:.1}\" font-size=\"10\" fill=\"#333\">{}</text>",
+                esc(names[k])
+            );
+            k += 1;
+        }
+        s.push_str("</g>\n");
     }
 }
 
@@ -586,19 +876,48 @@ mod tests {
             let a = chart_svg(c);
             assert_eq!(a, chart_svg(c), "{}: same input, same bytes", c.id);
             assert!(a.starts_with("<svg") && a.ends_with("</svg>\n"));
-            let marks = match c.kind {
-                ChartKind::Line => a.matches("<path ").count(),
-                ChartKind::Bars => a.matches("<rect x=").count() - c.series.len(), // minus legend swatches
+            // Every series is a group that says how many marks it drew.
+            let marks: usize = a
+                .split("data-marks=\"")
+                .skip(1)
+                .map(|t| t[..t.find('"').unwrap()].parse::<usize>().unwrap())
+                .sum();
+            let drawn = match c.kind {
+                ChartKind::Line => a.matches("class=\"dots\"").count(),
+                ChartKind::Bars => {
+                    a.matches("<rect x=").count()
+                        - if c.series.len() > 1 {
+                            c.series.len()
+                        } else {
+                            0
+                        }
+                } // legend swatches
                 ChartKind::Scatter => a.matches("<circle ").count(),
             };
-            let expected: usize = match c.kind {
+            assert!(
+                !a.contains("class=\"line\""),
+                "{}: the export shows dots",
+                c.id
+            );
+            let expected: usize = c
+                .series
+                .iter()
+                .map(|s| {
+                    s.x.iter()
+                        .zip(&s.y)
+                        .filter(|(x, y)| {
+                            y.is_finite()
+                                && c.x_min.is_none_or(|m| **x >= m)
+                                && c.x_max.is_none_or(|m| **x <= m)
+                        })
+                        .count()
+                })
+                .sum();
+            let drawn_expected = match c.kind {
                 ChartKind::Line => c.series.len(),
-                _ => c
-                    .series
-                    .iter()
-                    .map(|s| s.y.iter().filter(|v| v.is_finite()).count())
-                    .sum(),
+                _ => expected,
             };
+            assert_eq!(drawn, drawn_expected, "{}", c.id);
             assert_eq!(marks, expected, "{}", c.id);
         }
     }
@@ -645,11 +964,11 @@ mod tests {
                 "consistency-log",
                 "consistency-zoom-log",
                 "consistency-zoom-linear",
-                "bench-data-rate",
-                "bench-service-time",
-                "bench-busy-time",
-                "bench-scatter",
-                "bench-percentiles",
+                "bench-heavy-2011-data-rate",
+                "bench-heavy-2011-service-time",
+                "bench-heavy-2011-busy-time",
+                "bench-heavy-2011-scatter",
+                "bench-heavy-2011-percentiles",
                 "trim-throughput"
             ]
         );
@@ -657,8 +976,16 @@ mod tests {
         for c in &cs {
             let bytes = std::fs::read(dir.path().join(format!("{}.png", c.id))).unwrap();
             let (w, h) = png_size(&bytes);
-            let legend_rows = c.series.len().div_ceil(3) as f64;
-            let svg_h = PLOT_H + LEGEND_ROW * legend_rows + 8.0;
+            let svg = chart_svg(c);
+            let svg_h: f64 = svg
+                .split("height=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
             assert_eq!(w, (W * png::SCALE as f64) as u32, "{}", c.id);
             assert_eq!(h, (svg_h * png::SCALE as f64).round() as u32, "{}", c.id);
             let px = resvg::tiny_skia::Pixmap::decode_png(&bytes).unwrap();

@@ -14,6 +14,7 @@ pub mod csvlog;
 pub mod db;
 pub mod html;
 pub mod images;
+pub mod read;
 pub mod result;
 pub mod series;
 pub mod sweep;

@@ -24,7 +24,8 @@ fn report_draws_every_chart_without_console_errors() {
         return;
     };
     let dir = artifacts();
-    let runs = sample::all_runs(300);
+    let mut runs = sample::all_runs(300);
+    storbench_report::html::view::name_runs(&mut runs, &[]);
     let expected = charts(&runs);
     let page = dir.join("report.html");
     std::fs::write(&page, render_html(&runs, "storbench test")).expect("write report");
@@ -79,6 +80,21 @@ fn report_draws_every_chart_without_console_errors() {
             e.id,
             g["marks"]
         );
+        let l = &g["layout"];
+        assert_eq!(
+            l["overlaps"].as_array().map(Vec::len),
+            Some(0),
+            "{}: overlapping text {}",
+            e.id,
+            l["overlaps"]
+        );
+        assert_eq!(
+            l["duplicates"].as_array().map(Vec::len),
+            Some(0),
+            "{}: equal labels {}",
+            e.id,
+            l["duplicates"]
+        );
         if e.buttons {
             let b = g["buttons"].as_array().expect("button checks");
             assert_eq!(b.len(), 4, "{}: 2 drives + 2 spare-area settings", e.id);
@@ -108,4 +124,32 @@ fn report_draws_every_chart_without_console_errors() {
     let png = std::fs::read(&shot).expect("screenshot written");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     eprintln!("screenshot: {}", shot.display());
+}
+
+/// The page's layout self-check is not blind: two runs with the same name show up as
+/// equal row labels.
+#[test]
+fn layout_check_reports_equal_labels() {
+    let Some(chrome) = chromium::find_chromium() else {
+        eprintln!("skipped: chromium not found (install Debian's `chromium` package)");
+        return;
+    };
+    let dir = artifacts().join("equal-labels");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut runs = sample::trim_runs();
+    for r in &mut runs {
+        r.name = "same name".to_string();
+    }
+    let page = dir.join("report.html");
+    std::fs::write(&page, render_html(&runs, "storbench test")).unwrap();
+    let dom = chromium::run(
+        &chrome,
+        &page,
+        &dir,
+        &["--dump-dom".to_string()],
+        Duration::from_secs(90),
+    );
+    let v: Value = serde_json::from_str(&chromium::verify_json(&dom.stdout).unwrap()).unwrap();
+    let dups = &v["charts"][0]["layout"]["duplicates"];
+    assert_eq!(dups, &serde_json::json!(["category: same name"]), "{v}");
 }

@@ -31,10 +31,14 @@ pub enum DbCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write an HTML report of some entries (all when no ID is given)
+    /// Write an HTML report of some entries (all when no ID and no --where is given)
     Report {
         /// Entry ids (`storbench db list` shows them)
         ids: Vec<i64>,
+        /// Entries a SQL condition selects, on the columns drive, capacity_bytes,
+        /// spare_area, state, workload, procedure, date (e.g. "state = 'seasoned'")
+        #[arg(long = "where", value_name = "SQL", conflicts_with = "ids")]
+        where_sql: Option<String>,
         /// Where to write the self-contained HTML report
         #[arg(short, long, default_value = "report.html", value_name = "FILE")]
         output: PathBuf,
@@ -124,10 +128,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         DbCommand::Report {
             ids,
+            where_sql,
             output,
             images,
         } => {
-            let runs = cat.views(&ids)?;
+            let ids = match &where_sql {
+                Some(w) => {
+                    let ids = cat.ids_where(w)?;
+                    if ids.is_empty() {
+                        return Err(UserError {
+                            message: format!("--where {w}: no entry matches"),
+                            hint: Some(
+                                "`storbench db list` shows the entries and their columns".into(),
+                            ),
+                        }
+                        .into());
+                    }
+                    ids
+                }
+                None => ids,
+            };
+            let mut runs = cat.views(&ids)?;
+            storbench_report::html::view::name_runs(&mut runs, &[]);
             if runs.is_empty() {
                 return Err(UserError {
                     message: format!("the catalogue {} is empty", cat.path().display()),

@@ -1,8 +1,9 @@
 //! `storbench demo`: the main job on the embedded defaults, in about a minute on two
 //! cores with no device and no root. Synthesizes a scaled Heavy 2011 trace, then on
-//! two simulated presets runs the trace bench (on a seasoned drive) and a short
-//! performance-consistency test at full span and with 25% spare area, and writes a
-//! self-contained report.html comparing them.
+//! two simulated presets runs the trace bench on a fresh and on a seasoned drive, and
+//! a performance-consistency test at full span and with 25% spare area on a drive large
+//! enough (and a run long enough) that the fresh plateau, the drop and steady state
+//! are all visible, and writes a self-contained report.html comparing them.
 
 use super::UserError;
 use anyhow::Context;
@@ -40,8 +41,12 @@ pub struct Args {
     /// Scale of the Heavy 2011 trace (1 = the published 3.95 million I/Os)
     #[arg(long, default_value_t = 0.005)]
     pub scale: f64,
+    /// Capacity of each simulated drive in the consistency runs: large enough that
+    /// its spare area takes seconds of random writes to use up (the fresh plateau)
+    #[arg(long, default_value = "32g", value_name = "SIZE", value_parser = super::values::size)]
+    pub consistency_capacity: u64,
     /// Seconds of random writes in each consistency run
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 150)]
     pub consistency_s: u64,
     /// No step lines
     #[arg(short = 'q', long)]
@@ -95,6 +100,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     };
     let capacity = a.capacity;
+    let cons_capacity = a.consistency_capacity;
 
     // One trace for every drive: Heavy 2011, scaled, sized for the drives.
     step(&format!("synthesizing Heavy 2011 at scale {}", a.scale));
@@ -119,38 +125,48 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut lines = Vec::new();
     for preset in &a.presets {
         let spec = format!("sim:{preset},capacity={capacity},seed=1");
-        step(&format!(
-            "{preset}: season the drive, then replay the trace"
-        ));
-        let mut b = BenchConfig::new(
-            &spec,
-            Workload::Trace {
-                path: std::fs::canonicalize(&trace)?,
-            },
-        );
-        b.season = Some(SeasonConfig::new(&spec));
-        let r = execute(&a.out.join(format!("bench-{preset}")), Start::New(b), &ctl)
+        for seasoned in [false, true] {
+            let state = if seasoned { "seasoned" } else { "fresh" };
+            step(&format!("{preset}: replay the trace on a {state} drive"));
+            let mut b = BenchConfig::new(
+                &spec,
+                Workload::Trace {
+                    path: std::fs::canonicalize(&trace)?,
+                },
+            );
+            if seasoned {
+                b.season = Some(SeasonConfig::new(&spec));
+            }
+            let r = execute(
+                &a.out.join(format!("bench-{preset}-{state}")),
+                Start::New(b),
+                &ctl,
+            )
             .with_context(|| format!("trace bench on {spec}"))?;
-        let s: BenchSummary = serde_json::from_value(r.summary)?;
-        lines.push(format!(
-            "{preset:>18}  trace bench: {:7.1} MB/s, mean service {:7.1} us (std dev {:.1})",
-            s.data_rate_mb_per_s, s.service.mean_us, s.service.stddev_us
-        ));
+            let s: BenchSummary = serde_json::from_value(r.summary)?;
+            lines.push(format!(
+                "{preset:>18}  bench {state:>8}: {:7.1} MB/s, mean service {:7.1} us (std dev {:.1})",
+                s.data_rate_mb_per_s, s.service.mean_us, s.service.stddev_us
+            ));
+        }
+        let cons_spec = format!("sim:{preset},capacity={cons_capacity},seed=1");
         for (span, tag) in [(1.0, "full"), (0.75, "spare25")] {
             step(&format!(
                 "{preset}: consistency, {} span, {} s of 4 KB random writes",
                 if span < 1.0 { "75%" } else { "full" },
                 a.consistency_s
             ));
-            let mut c = ConsistencyConfig::quick(&spec);
+            let mut c = ConsistencyConfig::quick(&cons_spec);
             c.span_fraction = span;
             c.duration_ns = a.consistency_s * 1_000_000_000;
+            // Scored over the last third: steady state, past the drop.
+            c.score_last_s = (a.consistency_s as usize / 3).max(5);
             let r = execute(
                 &a.out.join(format!("consistency-{preset}-{tag}")),
                 Start::New(c),
                 &ctl,
             )
-            .with_context(|| format!("consistency on {spec}"))?;
+            .with_context(|| format!("consistency on {cons_spec}"))?;
             let s: ConsistencySummary = serde_json::from_value(r.summary)?;
             if let Some(sc) = s.scores {
                 lines.push(format!(
@@ -191,6 +207,7 @@ mod tests {
             presets: vec!["client-7op".into(), "enterprise-28op".into()],
             capacity: 512 << 20,
             scale: 0.002,
+            consistency_capacity: 512 << 20,
             consistency_s: 8,
             quiet: true,
         }
@@ -220,15 +237,21 @@ mod tests {
             iops("consistency-client-7op-spare25"),
         );
         assert!(spare > full, "25% spare area {spare} vs full span {full}");
-        let b = storbench_suite::read_result(&out.join("bench-client-7op")).unwrap();
+        let b = storbench_suite::read_result(&out.join("bench-client-7op-seasoned")).unwrap();
         assert!(b.phases.iter().any(|p| p.name == "season-restore"));
+        let f = storbench_suite::read_result(&out.join("bench-client-7op-fresh")).unwrap();
+        assert!(!f.phases.iter().any(|p| p.name.starts_with("season")));
+        assert!(
+            html.contains("seasoned") && html.contains("fresh"),
+            "runs named by state"
+        );
         // A second demo replaces the first; a directory it did not make is refused.
         run(Args {
             presets: vec!["client-7op".into()],
             ..small(&out)
         })
         .unwrap();
-        assert!(!out.join("bench-enterprise-28op").exists());
+        assert!(!out.join("bench-enterprise-28op-fresh").exists());
         let other = tmp.path().join("mine");
         std::fs::create_dir(&other).unwrap();
         std::fs::write(other.join("notes.txt"), "keep").unwrap();

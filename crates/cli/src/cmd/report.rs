@@ -16,6 +16,67 @@ pub struct Args {
     /// Also write every chart as SVG and PNG and every table as Markdown and CSV here
     #[arg(long, value_name = "DIR")]
     pub images: Option<PathBuf>,
+    /// Name one run yourself instead of the label built from what differs (repeatable)
+    #[arg(long, value_name = "DIR=NAME", value_parser = parse_label)]
+    pub label: Vec<(PathBuf, String)>,
+    /// Draw the runs with this label (or drive) highlighted in the bar charts
+    #[arg(long, value_name = "LABEL")]
+    pub highlight: Vec<String>,
+}
+
+/// `DIR=NAME` of `--label`.
+fn parse_label(s: &str) -> Result<(PathBuf, String), String> {
+    match s.split_once('=') {
+        Some((d, n)) if !d.is_empty() && !n.trim().is_empty() => {
+            Ok((PathBuf::from(d), n.trim().to_string()))
+        }
+        _ => Err(format!(
+            "`{s}`: expected DIR=NAME, e.g. --label results/ssd1=\"Drive A, fresh\""
+        )),
+    }
+}
+
+/// Names every run (labels from what differs, `--label` overrides) and marks the
+/// `--highlight`ed ones. A label or highlight that matches no run is a user error.
+pub fn name_runs(
+    runs: &mut [RunView],
+    labels: &[(PathBuf, String)],
+    highlight: &[String],
+) -> anyhow::Result<()> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut overrides = Vec::new();
+    for (dir, name) in labels {
+        let want = canon(dir);
+        let Some(r) = runs.iter().find(|r| canon(Path::new(&r.source)) == want) else {
+            return Err(UserError {
+                message: format!(
+                    "--label {}={name}: no result directory {} among the runs",
+                    dir.display(),
+                    dir.display()
+                ),
+                hint: Some("give DIR as one of the result directories the report reads".into()),
+            }
+            .into());
+        };
+        overrides.push((r.source.clone(), name.clone()));
+    }
+    storbench_report::html::view::name_runs(runs, &overrides);
+    for h in highlight {
+        let mut found = false;
+        for r in runs.iter_mut().filter(|r| &r.name == h || &r.drive == h) {
+            r.highlight = true;
+            found = true;
+        }
+        if !found {
+            let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+            return Err(UserError {
+                message: format!("--highlight {h}: no run has this label or drive"),
+                hint: Some(format!("the labels are: {}", names.join("; "))),
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -69,6 +130,7 @@ pub fn load_all(dirs: &[PathBuf]) -> anyhow::Result<(Vec<RunView>, Sweeps)> {
             runs.push(view);
         }
     }
+    storbench_report::html::view::name_runs(&mut runs, &[]);
     Ok((runs, sweeps))
 }
 
@@ -110,7 +172,8 @@ pub fn write_report_with(
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (runs, sweeps) = load_all(&args.dirs)?;
+    let (mut runs, sweeps) = load_all(&args.dirs)?;
+    name_runs(&mut runs, &args.label, &args.highlight)?;
     write_report_with(&runs, &sweeps, &args.output, args.images.as_deref())
 }
 

@@ -1,11 +1,12 @@
 //! The self-contained HTML page: CSS, chart code and data inline, nothing fetched.
 
-use super::charts::{zoom_start_s, Chart};
+use super::charts::Chart;
 use super::tables::Table;
-use super::view::RunView;
-use serde::Serialize;
+use super::view::{fmt_num, RunView};
 
-/// The chart renderer, vendored into the binary.
+/// The page's chart interactions (filter buttons, dots or lines) and its self-check.
+/// The charts themselves are drawn once, in Rust ([`crate::images::chart_svg`]), so
+/// the page shows exactly the SVG and PNG files `--images` writes.
 const CHART_JS: &str = include_str!("../../assets/chart.js");
 
 /// Captures script errors and console.error calls before anything else runs, so the
@@ -26,16 +27,14 @@ nav a { margin-right: 14px; }
 .note { color: #555; font-size: 13px; }
 .chart { margin: 10px 0 22px; }
 .chart svg { max-width: 100%; height: auto; }
-.chart .tick { font-size: 11px; fill: #555; }
-.chart .label { font-size: 12px; fill: #333; }
-.chart .value { font-size: 10px; fill: #333; }
+.chart .line { display: none; }
+.chart.show-lines .line { display: inline; }
+.chart.show-lines .dots { display: none; }
+.chart .off { display: none; }
 .buttons { margin: 2px 0; font-size: 13px; }
 .buttons span { display: inline-block; width: 80px; color: #555; }
 .buttons button { font: inherit; margin: 2px 3px 2px 0; padding: 2px 9px; border: 1px solid #bbb; border-radius: 3px; background: #f4f4f4; cursor: pointer; }
 .buttons button.on { background: #1f77b4; color: #fff; border-color: #1f77b4; }
-.legend { font-size: 12px; margin: 0 0 0 72px; }
-.legend span { margin-right: 14px; white-space: nowrap; }
-.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
 table { border-collapse: collapse; margin: 6px 0 18px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f3f7; }
@@ -84,8 +83,57 @@ fn table_html(t: &Table) -> String {
     s + "</table>\n"
 }
 
-fn chart_div(c: &Chart) -> String {
-    format!("<div class=\"chart\" id=\"chart-{}\"></div>\n", esc(&c.id))
+fn uniq(v: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+fn button_row(kind: &str, label: &str, values: &[String]) -> String {
+    let mut s = format!(
+        "<div class=\"buttons\" data-filter=\"{kind}\"><span>{label}</span><button type=\"button\" class=\"on\" data-value=\"\">All</button>"
+    );
+    for v in values {
+        s += &format!(
+            "<button type=\"button\" data-value=\"{}\">{}</button>",
+            esc(v),
+            esc(v)
+        );
+    }
+    s + "</div>\n"
+}
+
+/// One chart: its title, its buttons and its SVG (the one `--images` writes).
+fn chart_div(c: &Chart, index: usize) -> String {
+    // The title is drawn in the SVG itself (so exported images carry it).
+    let _ = index;
+    let mut s = format!(
+        "<div class=\"chart{}\" id=\"chart-{}\" data-series=\"{}\">\n",
+        if c.kind == super::charts::ChartKind::Line {
+            " lines"
+        } else {
+            ""
+        },
+        esc(&c.id),
+        c.series.len(),
+    );
+    if c.buttons {
+        let drives = uniq(c.series.iter().map(|x| x.drive.clone()));
+        let settings = uniq(c.series.iter().map(|x| x.setting.clone()));
+        s += &button_row("drive", "Drive", &drives);
+        s += &button_row("setting", "Spare area", &settings);
+    }
+    if c.kind == super::charts::ChartKind::Line {
+        s += "<div class=\"buttons\" data-filter=\"style\"><span>Draw</span>\
+              <button type=\"button\" class=\"on\" data-value=\"dots\">Dots</button>\
+              <button type=\"button\" data-value=\"lines\">Lines</button></div>\n";
+    }
+    s += &crate::images::chart_svg_inline(c);
+    s + "</div>\n"
 }
 
 struct Section {
@@ -93,7 +141,7 @@ struct Section {
     title: &'static str,
 }
 
-const SECTIONS: [Section; 6] = [
+const SECTIONS: [Section; 7] = [
     Section {
         id: "consistency",
         title: "Performance consistency",
@@ -105,6 +153,10 @@ const SECTIONS: [Section; 6] = [
     Section {
         id: "trim",
         title: "TRIM validation",
+    },
+    Section {
+        id: "season",
+        title: "Seasoning",
     },
     Section {
         id: "traces",
@@ -123,37 +175,46 @@ const SECTIONS: [Section; 6] = [
 fn intro(section: &str, runs: &[RunView]) -> String {
     match section {
         "consistency" => {
-            let secs = runs
-                .iter()
-                .filter_map(|r| r.consistency.as_ref().map(|c| c.iops_per_s.len()))
-                .max()
-                .unwrap_or(0) as f64;
+            let works = super::charts::by_workload(
+                &runs.iter().filter(|r| r.consistency.is_some()).collect::<Vec<_>>(),
+            )
+            .into_iter()
+            .map(|(_, rs)| {
+                let c = rs[0].consistency.as_ref().expect("filtered");
+                format!(
+                    "{} for {} s, scored over the last {} s",
+                    c.work_text(),
+                    c.iops_per_s.len(),
+                    fmt_num(c.window_s())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
             format!(
-                "<p>Each drive is filled with one sequential pass of 128 KB writes over the tested span, \
-                 then takes 4 KB random writes at QD32 with incompressible data; IOPS are counted every second. \
-                 The first graph shows the whole run on a log scale; the second and third zoom into steady state \
-                 from t = {} s, on a log and on a linear scale. The seed articles zoom from 1400 s of a 2000 s run; \
-                 a run shorter than 2000 s is zoomed from 70% of its length. A smaller span leaves the rest of \
-                 the drive as spare area. Use the buttons to show one drive or one spare-area setting.</p>",
-                zoom_start_s(secs)
+                "<p>Each drive is purged, filled with one sequential pass over the tested span, \
+                 then takes random writes with incompressible data ({}); IOPS are counted every second and \
+                 drawn as one dot per second. The first graph shows the whole run on a log scale; the second \
+                 and third zoom into the steady-state window each run was scored on, on a log and on a linear \
+                 scale. A smaller span leaves the rest of the drive as spare area. Use the buttons to show one \
+                 drive or one spare-area setting, or lines instead of dots.</p>",
+                esc(&works)
             )
         }
-        "bench" => "<p>A trace is replayed with idle time cut. Average data rate = bytes moved ÷ busy time \
-                    (time with at least one I/O outstanding), MB = 10<sup>6</sup> bytes; per direction, \
-                    that direction's bytes ÷ its busy time. Service time = completion − submission of one I/O, \
-                    queueing included. Percentiles come from a mergeable histogram.</p>"
+        "bench" => "<p>A trace is replayed with idle time cut, one group of charts per workload; bars are \
+                    sorted best first. Average data rate = bytes moved ÷ busy time (time with at least one \
+                    I/O outstanding), MB = 10<sup>6</sup> bytes; per direction, that direction's bytes ÷ its \
+                    busy time. Service time = completion − submission of one I/O, queueing included. \
+                    Percentiles come from a mergeable histogram.</p>"
             .to_string(),
         "trim" => "<p>Sequential write throughput on a clean (purged) drive, after filling it and running \
-                   4 KB random writes at QD32 (dirty), and after one TRIM pass over the span. A working \
-                   TRIM brings the last figure back near the first.</p>"
+                   random writes (dirty), and after one TRIM pass over the span. A working TRIM brings \
+                   the last figure back near the first.</p>"
+            .to_string(),
+        "season" => "<p>Seasoning puts a drive in a used state: purge, one sequential pass over the span, \
+                     then restore of a disk image. Seasoned trace benches start from this state.</p>"
             .to_string(),
         _ => String::new(),
     }
-}
-
-#[derive(Serialize)]
-struct PageData<'a> {
-    charts: &'a [Chart],
 }
 
 /// A section drawn outside the run charts (the sweep section): its own HTML.
@@ -199,7 +260,8 @@ pub fn render_with(
             intro(sec.id, runs)
         );
         for c in sc {
-            body += &chart_div(c);
+            let index = charts.iter().position(|x| x.id == c.id).unwrap_or(0);
+            body += &chart_div(c, index);
         }
         for t in st {
             body += &table_html(t);
@@ -218,9 +280,6 @@ pub fn render_with(
         }
         body += "</section>\n";
     }
-    let data = serde_json::to_string(&PageData { charts }).expect("chart data serializes");
-    // Inside <script>, "</" could close the element; "<\/" means the same in JSON.
-    let data = data.replace("</", "<\\/");
     let drives: Vec<String> = {
         let mut d: Vec<String> = Vec::new();
         for r in runs {
@@ -237,9 +296,8 @@ pub fn render_with(
          <header><h1>storbench report</h1>\n<p class=\"note\">{n} result director{ies} · drives: {drives} · written by {gen}. \
          This file is self-contained: it works offline.</p>\n<nav>{nav}</nav></header>\n{body}\
          <pre id=\"sb-verify\" hidden></pre>\n</main>\n\
-         <script type=\"application/json\" id=\"sb-data\">{data}</script>\n\
          <script>\n{CHART_JS}\n</script>\n\
-         <script>StorbenchCharts.renderAll(JSON.parse(document.getElementById('sb-data').textContent));</script>\n\
+         <script>StorbenchCharts.init();</script>\n\
          </body>\n</html>\n",
         n = runs.len(),
         ies = if runs.len() == 1 { "y" } else { "ies" },

@@ -88,6 +88,16 @@ fn run(drive: &str, model: &str, span: f64, procedure: &str) -> RunView {
             ],
             unavailable: None,
         },
+        state: "fresh".to_string(),
+        workload: if procedure == "bench" {
+            "heavy-2011".to_string()
+        } else {
+            procedure.to_string()
+        },
+        date: Some("2026-11-26 02:00".to_string()),
+        name: String::new(),
+        season: None,
+        highlight: false,
     }
 }
 
@@ -128,6 +138,8 @@ pub fn consistency_runs(seconds: usize) -> Vec<RunView> {
                 avg_iops_last400: avg,
                 std_iops_last400: var.sqrt(),
                 score_window_s: None,
+                block_bytes: 4096,
+                qd: 32,
                 steady_state_at_s: if j == 0 {
                     Some(seconds as f64 * 0.4)
                 } else {
@@ -168,6 +180,8 @@ pub fn bench_runs() -> Vec<RunView> {
             service_us_mean: mean,
             service_us_std: mean * 2.2,
             busy_s: 1.549e9 / (rate * 1e6),
+            busy_read_s: 0.4863e9 / (rate * 1.3e6),
+            busy_write_s: 1.0632e9 / (rate * 0.8e6),
             percentiles_us: vec![
                 ("p50".into(), mean * 0.4),
                 ("p90".into(), mean * 1.5),
@@ -198,6 +212,7 @@ pub fn trim_runs() -> Vec<RunView> {
             clean_mb_s: clean,
             dirty_mb_s: dirty,
             after_trim_mb_s: after,
+            note: None,
         });
         r
     })

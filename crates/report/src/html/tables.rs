@@ -1,7 +1,7 @@
 //! Tables of the report: the same rows feed the HTML page, the Markdown and CSV files
 //! of `--images`, and `storbench compare`.
 
-use super::view::{fmt_num, RunView};
+use super::view::{fmt_bytes, fmt_duration, fmt_num, RunView};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -126,59 +126,83 @@ fn opt(v: Option<f64>) -> String {
 pub fn tables(runs: &[RunView]) -> Vec<Table> {
     let mut out = Vec::new();
 
-    // The score window: 400 s (METHODOLOGY section 4) unless every run used another.
-    let windows: Vec<Option<f64>> = runs
-        .iter()
-        .filter_map(|r| r.consistency.as_ref().map(|c| c.score_window_s))
-        .collect();
-    let window = match windows.first() {
-        Some(Some(w)) if windows.iter().all(|x| *x == Some(*w)) => fmt_num(*w),
-        _ => "400".to_string(),
-    };
-    let mut t = Table::new(
-        "consistency-scores",
-        "consistency",
-        &format!("Performance consistency: last {window} s of 4 KB random writes at QD32"),
-        &[
-            "drive",
-            "spare area",
-            "avg IOPS",
-            "std dev",
-            "min IOPS",
-            "avg / std dev",
-            "steady state (SNIA)",
-        ],
-    );
-    for r in runs {
-        if let Some(c) = &r.consistency {
+    // One scores table per consistency workload, titled from the runs' own
+    // configuration (block size, queue depth, score window).
+    let cons: Vec<&RunView> = runs.iter().filter(|r| r.consistency.is_some()).collect();
+    let groups = super::charts::by_workload(&cons);
+    let many = groups.len() > 1;
+    for (workload, group) in &groups {
+        let first = group[0].consistency.as_ref().expect("filtered");
+        let same_window = group
+            .iter()
+            .all(|r| r.consistency.as_ref().map(|c| c.window_s()) == Some(first.window_s()));
+        let window = if same_window {
+            format!("last {} s", fmt_num(first.window_s()))
+        } else {
+            "each run's score window".to_string()
+        };
+        let id = if many {
+            format!("consistency-scores-{}", super::charts::slug(workload))
+        } else {
+            "consistency-scores".to_string()
+        };
+        let mut t = Table::new(
+            &id,
+            "consistency",
+            &format!("Performance consistency: {window} of {}", first.work_text()),
+            &[
+                "run",
+                "capacity",
+                "spare area",
+                "duration",
+                "scored",
+                "avg IOPS",
+                "std dev",
+                "min IOPS",
+                "avg / std dev",
+                "steady state (SNIA)",
+            ],
+        );
+        for r in group {
+            let c = r.consistency.as_ref().expect("filtered");
             t.push(vec![
-                r.drive.clone(),
+                r.label(),
+                r.capacity_text(),
                 r.setting.clone(),
+                fmt_duration(c.iops_per_s.len() as f64),
+                format!("last {}", fmt_duration(c.window_s())),
                 fmt_num(c.avg_iops_last400),
                 fmt_num(c.std_iops_last400),
                 fmt_num(c.min_iops),
                 opt(c.avg_over_std()),
                 c.steady_state_at_s.map_or("not reached".to_string(), |s| {
-                    format!("reached at {} s", fmt_num(s))
+                    format!("reached at {}", fmt_duration(s))
                 }),
             ]);
         }
+        out.push(t);
     }
-    out.push(t);
 
     let mut t = Table::new(
         "bench-results",
         "bench",
         "Trace bench: data rate over busy time, service time",
         &[
+            "run",
             "drive",
+            "capacity",
+            "spare area",
+            "state",
+            "workload",
             "MB/s",
             "read MB/s",
             "write MB/s",
             "mean µs",
             "std dev µs",
             "p99 µs",
-            "busy s",
+            "busy",
+            "read busy",
+            "write busy",
             "reads",
             "writes",
             "GB read",
@@ -190,13 +214,20 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             let p99 = b.percentiles_us.iter().find(|p| p.0 == "p99").map(|p| p.1);
             t.push(vec![
                 r.label(),
+                r.drive.clone(),
+                r.capacity_text(),
+                r.setting.clone(),
+                r.state.clone(),
+                r.workload.clone(),
                 fmt_num(b.data_rate_mb_s),
                 fmt_num(b.read_mb_s),
                 fmt_num(b.write_mb_s),
                 fmt_num(b.service_us_mean),
                 fmt_num(b.service_us_std),
                 opt(p99),
-                fmt_num(b.busy_s),
+                fmt_duration(b.busy_s),
+                fmt_duration(b.busy_read_s),
+                fmt_duration(b.busy_write_s),
                 b.reads.to_string(),
                 b.writes.to_string(),
                 fmt_num(b.bytes_read as f64 / 1e9),
@@ -209,7 +240,7 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
     // Percentile table: one column per percentile of the first bench run.
     if let Some(first) = runs.iter().find_map(|r| r.bench.as_ref()) {
         let labels: Vec<String> = first.percentiles_us.iter().map(|p| p.0.clone()).collect();
-        let mut cols = vec!["drive".to_string()];
+        let mut cols = vec!["run".to_string()];
         cols.extend(labels.iter().map(|l| format!("{l} µs")));
         let mut t = Table {
             id: "bench-percentiles".to_string(),
@@ -242,6 +273,7 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             "dirty MB/s",
             "after TRIM MB/s",
             "after TRIM / clean",
+            "note",
         ],
     );
     for r in runs {
@@ -253,6 +285,36 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
                 fmt_num(x.after_trim_mb_s),
                 x.recovered_percent()
                     .map_or("-".to_string(), |p| format!("{}%", fmt_num(p))),
+                x.note.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    out.push(t);
+
+    let mut t = Table::new(
+        "seasoning",
+        "season",
+        "Seasoning: sequential pass and image restore",
+        &[
+            "run",
+            "procedure",
+            "image",
+            "image data",
+            "image writes",
+            "sequential pass MB/s",
+            "restore MB/s",
+        ],
+    );
+    for r in runs {
+        if let Some(x) = &r.season {
+            t.push(vec![
+                r.label(),
+                r.procedure.clone(),
+                x.image.clone(),
+                fmt_bytes(x.image_bytes),
+                x.image_writes.to_string(),
+                fmt_num(x.seq_pass_mb_s),
+                fmt_num(x.restore_mb_s),
             ]);
         }
     }
@@ -289,8 +351,8 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             "procedure",
             "kind",
             "name",
-            "capacity GB",
-            "block bytes",
+            "capacity",
+            "block size",
             "discard",
             "backend",
             "details",
@@ -304,8 +366,8 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             r.procedure.clone(),
             format!("{:?}", g.kind).to_lowercase(),
             g.name.clone(),
-            fmt_num(g.capacity_bytes as f64 / 1e9),
-            g.logical_block_bytes.to_string(),
+            fmt_bytes(g.capacity_bytes),
+            format!("{} B", g.logical_block_bytes),
             if g.discard { "yes" } else { "no" }.to_string(),
             g.backend.clone(),
             g.details
@@ -377,7 +439,14 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
                 .join(" "),
             r.phases
                 .iter()
-                .map(|p| format!("{} ({} s, {} I/Os)", p.name, fmt_num(p.duration_s), p.ios))
+                .map(|p| {
+                    format!(
+                        "{} ({}, {} I/Os)",
+                        p.name,
+                        fmt_duration(p.duration_s),
+                        p.ios
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; "),
             if r.complete {

@@ -34,16 +34,169 @@ pub struct RunView {
     /// Characterize tables of the traces used.
     pub traces: Vec<TraceView>,
     pub health: HealthView,
+    /// Drive state when the measured work began: `fresh`, `seasoned` or `used`.
+    #[serde(default)]
+    pub state: String,
+    /// What ran: the trace or profile of a bench, the generator of other procedures
+    /// (e.g. `4 KB random write QD32`).
+    #[serde(default)]
+    pub workload: String,
+    /// When the run started (UTC, `YYYY-MM-DD HH:MM`), when known.
+    #[serde(default)]
+    pub date: Option<String>,
+    /// The run's name in legends and tables, unique within a report: set by
+    /// [`name_runs`] (or the user's `--label`); empty until then.
+    #[serde(default)]
+    pub name: String,
+    /// A season run's figures (also a seasoned bench's seasoning).
+    #[serde(default)]
+    pub season: Option<SeasonView>,
+    /// Drawn highlighted in bar charts (`--highlight`): the tested drive.
+    #[serde(default)]
+    pub highlight: bool,
+}
+
+/// The seasoning of a drive: sequential pass and image restore.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeasonView {
+    pub image: String,
+    pub image_bytes: u64,
+    pub image_writes: u64,
+    pub seq_pass_mb_s: f64,
+    pub restore_mb_s: f64,
 }
 
 impl RunView {
-    /// The label of this run in legends and tables: drive, plus the setting unless default.
+    /// The label of this run in legends and tables: its [`RunView::name`] once
+    /// [`name_runs`] has run, else the drive plus the setting unless default.
     pub fn label(&self) -> String {
-        if self.setting == DEFAULT_SETTING {
+        if !self.name.is_empty() {
+            self.name.clone()
+        } else if self.setting == DEFAULT_SETTING {
             self.drive.clone()
         } else {
             format!("{} ({})", self.drive, self.setting)
         }
+    }
+
+    /// The capacity as people write it on a box: `256 MB`, `1 GB`, `64 GB` (10^9).
+    pub fn capacity_text(&self) -> String {
+        fmt_bytes(self.target.capacity_bytes)
+    }
+}
+
+/// A duration as `h:mm:ss` (seconds rounded), or `0.25 s` below ten seconds.
+pub fn fmt_duration(s: f64) -> String {
+    if !s.is_finite() {
+        return "-".to_string();
+    }
+    if s < 10.0 {
+        return format!("{} s", fmt_num(s));
+    }
+    let t = s.round() as u64;
+    format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+}
+
+/// Bytes in decimal units with up to three significant digits: `268 MB`, `1.07 GB`.
+pub fn fmt_bytes(b: u64) -> String {
+    let v = b as f64;
+    let (x, unit) = if v >= 1e12 {
+        (v / 1e12, "TB")
+    } else if v >= 1e9 {
+        (v / 1e9, "GB")
+    } else if v >= 1e6 {
+        (v / 1e6, "MB")
+    } else if v >= 1e3 {
+        (v / 1e3, "kB")
+    } else {
+        (v, "B")
+    };
+    let t = if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        trim_zeros(format!("{x:.1}"))
+    } else {
+        trim_zeros(format!("{x:.2}"))
+    };
+    format!("{t} {unit}")
+}
+
+/// Names every run from what differs between the runs of a report: the drive always,
+/// then capacity, spare area, state and workload when they are not the same for every
+/// run of the same procedure; where names still collide, the workload, then the
+/// procedure, then the date, then a number. `overrides` (source directory, name) come from `--label`
+/// and are kept as given. Afterwards every name is unique.
+pub fn name_runs(runs: &mut [RunView], overrides: &[(String, String)]) {
+    type Part = fn(&RunView) -> String;
+    let parts: [Part; 4] = [
+        |r| r.capacity_text(),
+        |r| {
+            if r.setting == DEFAULT_SETTING {
+                "no spare area".to_string()
+            } else {
+                r.setting.clone()
+            }
+        },
+        |r| r.state.clone(),
+        |r| r.workload.clone(),
+    ];
+    let mut names: Vec<String> = Vec::with_capacity(runs.len());
+    for r in runs.iter() {
+        let peers: Vec<&RunView> = runs.iter().filter(|o| o.procedure == r.procedure).collect();
+        let mut name = r.drive.clone();
+        for part in parts {
+            let mine = part(r);
+            if !mine.is_empty() && peers.iter().any(|o| part(o) != mine) {
+                name = format!("{name}, {mine}");
+            }
+        }
+        names.push(name);
+    }
+    let dup = |names: &[String], i: usize| names.iter().filter(|n| **n == names[i]).count() > 1;
+    // Runs of different procedures can share a name (consistency and trim-check on
+    // one drive): their workload tells them apart, then the date.
+    let mut next = names.clone();
+    for (i, r) in runs.iter().enumerate() {
+        if dup(&names, i) && !r.workload.is_empty() && !names[i].ends_with(&r.workload) {
+            next[i] = format!("{}, {}", names[i], r.workload);
+        }
+    }
+    let names = next;
+    let mut next = names.clone();
+    for (i, r) in runs.iter().enumerate() {
+        if dup(&names, i) {
+            next[i] = format!("{} ({})", names[i], r.procedure);
+        }
+    }
+    let names = next;
+    let mut next = names.clone();
+    for (i, r) in runs.iter().enumerate() {
+        if dup(&names, i) {
+            if let Some(d) = &r.date {
+                next[i] = format!("{}, {d}", names[i]);
+            }
+        }
+    }
+    let mut names = next;
+    for (source, name) in overrides {
+        for (i, r) in runs.iter().enumerate() {
+            if &r.source == source {
+                names[i] = name.clone();
+            }
+        }
+    }
+    for i in 0..names.len() {
+        if names[..i].contains(&names[i]) {
+            let base = names[i].clone();
+            let mut k = 2;
+            while names.contains(&format!("{base} #{k}")) {
+                k += 1;
+            }
+            names[i] = format!("{base} #{k}");
+        }
+    }
+    for (r, n) in runs.iter_mut().zip(names) {
+        r.name = n;
     }
 }
 
@@ -85,6 +238,50 @@ pub struct ConsistencyView {
     /// Length of the score window when not the standard 400 s (quick runs use less).
     #[serde(default)]
     pub score_window_s: Option<f64>,
+    /// Block size and queue depth of the random writes (from the run's configuration).
+    #[serde(default = "default_block_bytes")]
+    pub block_bytes: u64,
+    #[serde(default = "default_qd")]
+    pub qd: u32,
+}
+
+fn default_block_bytes() -> u64 {
+    4096
+}
+fn default_qd() -> u32 {
+    32
+}
+
+impl ConsistencyView {
+    /// Seconds scored: the run's window, or the standard 400 s.
+    pub fn window_s(&self) -> f64 {
+        self.score_window_s.unwrap_or(400.0)
+    }
+
+    /// Where the scored (steady-state) window starts: the zoom graphs start exactly here.
+    pub fn window_start_s(&self) -> f64 {
+        (self.iops_per_s.len() as f64 - self.window_s()).max(0.0)
+    }
+
+    /// `4 KB random writes at QD32`, from the run's own block size and queue depth.
+    pub fn work_text(&self) -> String {
+        format!(
+            "{} random writes at QD{}",
+            fmt_block(self.block_bytes),
+            self.qd
+        )
+    }
+}
+
+/// A block size as the articles write it: `4 KB`, `128 KB`, `1 MB` (binary multiples).
+pub fn fmt_block(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{} MB", b >> 20)
+    } else if b >= 1024 && b.is_multiple_of(1024) {
+        format!("{} KB", b >> 10)
+    } else {
+        format!("{b} B")
+    }
 }
 
 impl ConsistencyView {
@@ -104,6 +301,11 @@ pub struct BenchView {
     pub service_us_mean: f64,
     pub service_us_std: f64,
     pub busy_s: f64,
+    /// Time with at least one read (write) outstanding.
+    #[serde(default)]
+    pub busy_read_s: f64,
+    #[serde(default)]
+    pub busy_write_s: f64,
     /// (label, service time µs): p50, p90, p99, p99.9, p99.99.
     pub percentiles_us: Vec<(String, f64)>,
     pub reads: u64,
@@ -118,6 +320,9 @@ pub struct TrimView {
     pub clean_mb_s: f64,
     pub dirty_mb_s: f64,
     pub after_trim_mb_s: f64,
+    /// The procedure's caveat (e.g. the target showed no penalty to recover from).
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 impl TrimView {
@@ -186,6 +391,66 @@ fn trim_zeros(s: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(drive: &str, procedure: &str, state: &str, workload: &str) -> RunView {
+        let mut r = crate::html::sample::bench_runs().remove(0);
+        r.drive = drive.to_string();
+        r.procedure = procedure.to_string();
+        r.state = state.to_string();
+        r.workload = workload.to_string();
+        r.source = format!("{drive}-{procedure}-{state}-{workload}");
+        r
+    }
+
+    /// Issue 25: "storbench sim client-7op" three times in one legend.
+    #[test]
+    fn run_names_say_what_differs_and_are_unique() {
+        let mut runs = vec![
+            run("A", "bench", "fresh", "heavy"),
+            run("A", "bench", "seasoned", "heavy"),
+            run("A", "bench", "fresh", "destroyer"),
+            run("B", "bench", "fresh", "heavy"),
+            run("A", "consistency", "fresh", "4 KB random write QD32"),
+            run("A", "trim-check", "fresh", "TRIM check"),
+            run("A", "bench", "fresh", "heavy"),
+        ];
+        runs[6].date = Some("2026-11-27 10:00".into());
+        name_runs(&mut runs, &[]);
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "A, fresh, heavy (bench), 2026-11-26 02:00",
+                "A, seasoned, heavy",
+                "A, fresh, destroyer",
+                "B, fresh, heavy",
+                "A, 4 KB random write QD32",
+                "A, TRIM check",
+                "A, fresh, heavy (bench), 2026-11-27 10:00",
+            ]
+        );
+        // Same everything: numbered. A user's label is kept as given.
+        let mut twins = vec![
+            run("A", "bench", "fresh", "heavy"),
+            run("A", "bench", "fresh", "heavy"),
+        ];
+        twins[1].source = "other".into();
+        name_runs(&mut twins, &[]);
+        assert_eq!(twins[0].name, "A, heavy (bench), 2026-11-26 02:00");
+        assert_eq!(twins[1].name, "A, heavy (bench), 2026-11-26 02:00 #2");
+        name_runs(&mut twins, &[("other".into(), "Mine".into())]);
+        assert_eq!(twins[1].name, "Mine");
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(fmt_duration(5025.4), "1:23:45");
+        assert_eq!(fmt_duration(0.25), "0.25 s");
+        assert_eq!(fmt_bytes(268_435_456), "268 MB");
+        assert_eq!(fmt_bytes(1_073_741_824), "1.07 GB");
+        assert_eq!(fmt_block(4096), "4 KB");
+        assert_eq!(fmt_block(1 << 20), "1 MB");
+    }
 
     #[test]
     fn numbers_format_for_tables() {
