@@ -214,8 +214,8 @@ r = json.load(open(sys.argv[1]))
 p = r["phases"][0]
 f = p["fidelity"]
 m = p["metrics"]
-print(f"storbench timed (own clock):    {m['read_ios']} I/Os, issue error p50 {f['issue_error_ns_p50']/1e3:.2f} us, p99 {f['issue_error_ns_p99']/1e3:.2f} us, "
-      f"p99.9 {f['issue_error_ns_p999']/1e3:.2f} us, max {f['issue_error_ns_max']/1e3:.1f} us, "
+print(f"storbench timed (own clock):    {m['read_ios']} I/Os, issue error p50 {f['issue_error_p50_ns']/1e3:.2f} us, p99 {f['issue_error_p99_ns']/1e3:.2f} us, "
+      f"p99.9 {f['issue_error_p99_9_ns']/1e3:.2f} us, max {f['issue_error_max_ns']/1e3:.1f} us, "
       f"drift {f['drift_ns']/1e3:.1f} us ({f['drift_pct']:.4f}%), slot-starved {f['slot_starved_ios']}, "
       f"service p50 {m['service']['p50_us']:.0f} us p99 {m['service']['p99_us']:.0f} us")
 EOF

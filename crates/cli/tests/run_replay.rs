@@ -172,7 +172,7 @@ fn replay_on_a_file_replays_every_trace_io() {
         if mode == "timed" {
             // The trace spans 2.99 ms; a timed replay cannot finish sooner.
             assert!(u(&m["elapsed_ns"]) >= 2_990_000, "{}", m["elapsed_ns"]);
-            assert!(f["issue_error_ns_p50"].is_u64(), "{f}");
+            assert!(f["issue_error_p50_ns"].is_u64(), "{f}");
             assert!(f["drift_ns"].is_i64(), "{f}");
         } else {
             assert!(m["qd"]["max"].as_u64().is_some_and(|q| q <= 4), "{mode}");

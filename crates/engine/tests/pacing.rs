@@ -165,8 +165,8 @@ fn timed_issues_at_trace_time_over_speed_with_idle_cut() {
     assert_eq!(out.metrics.start_ns, start);
     assert_eq!(out.fidelity.mode, "timed");
     // Virtual time: no issue error, no drift (the histogram's floor is 1 ns).
-    assert!(out.fidelity.issue_error_ns_p99.unwrap() <= 1);
-    assert_eq!(out.fidelity.issue_error_ns_max, Some(0));
+    assert!(out.fidelity.issue_error_p99_ns.unwrap() <= 1);
+    assert_eq!(out.fidelity.issue_error_max_ns, Some(0));
     assert_eq!(out.fidelity.drift_ns, Some(0));
     assert_eq!(out.fidelity.drift_pct, Some(0.0));
 }
@@ -193,7 +193,7 @@ fn timed_without_idle_cut_keeps_gaps_and_reports_slot_starvation() {
     let mut t = DelayTarget::new(GIB, 1_000, 2);
     let out = run_phase(&mut t, &mut VecSource::new(ios), &opts, &mut NoObserver).unwrap();
     assert!(out.fidelity.slot_starved_ios > 0);
-    assert_eq!(out.fidelity.issue_error_ns_max, Some(3_000));
+    assert_eq!(out.fidelity.issue_error_max_ns, Some(3_000));
     assert_eq!(out.fidelity.drift_ns, Some(3_000));
 }
 

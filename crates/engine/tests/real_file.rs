@@ -235,6 +235,6 @@ fn timed_replay_on_a_real_target_follows_the_schedule() {
     assert_eq!(out.metrics.read_ios, 2000);
     // Never early: the schedule is a lower bound, so elapsed >= the trace's 19.99 ms.
     assert!(out.metrics.elapsed_ns >= 19_990_000);
-    assert!(out.fidelity.issue_error_ns_p50.is_some());
+    assert!(out.fidelity.issue_error_p50_ns.is_some());
     assert!(out.fidelity.drift_ns.unwrap() >= 0);
 }

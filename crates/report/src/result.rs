@@ -8,7 +8,7 @@ use storbench_metrics::PhaseMetrics;
 
 /// Version of the result.json layout. Bump when a field changes meaning or is removed;
 /// adding a field with a default does not need a bump.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// File name of the result inside a result directory.
 pub const RESULT_FILE: &str = "result.json";
 
@@ -177,8 +177,9 @@ pub fn write_result(dir: &Path, r: &RunResult) -> Result<(), ReportError> {
     if !updates.is_empty() {
         crate::series::write_series_all(dir, &updates)?;
     }
+    // Compact: the per-second series live in series.parquet; `jq .` shows it indented.
     let mut json =
-        serde_json::to_vec_pretty(r).map_err(|e| ReportError::json(&dir.join(RESULT_FILE), &e))?;
+        serde_json::to_vec(r).map_err(|e| ReportError::json(&dir.join(RESULT_FILE), &e))?;
     json.push(b'\n');
     write_atomic(&dir.join(RESULT_FILE), &json)
 }

@@ -115,11 +115,9 @@ fn bad_results_are_refused_with_a_reason() {
     write_result(dir.path(), &run()).unwrap();
     let p = dir.path().join("result.json");
     let text = std::fs::read_to_string(&p).unwrap();
-    std::fs::write(
-        &p,
-        text.replacen("\"schema_version\": 1", "\"schema_version\": 99", 1),
-    )
-    .unwrap();
+    let newer = format!("\"schema_version\":{SCHEMA_VERSION}");
+    assert!(text.contains(&newer), "result.json is compact: {text}");
+    std::fs::write(&p, text.replacen(&newer, "\"schema_version\":99", 1)).unwrap();
     let e = read_result(dir.path()).unwrap_err();
     assert!(e.to_string().contains("newer"), "{e}");
     std::fs::write(&p, "{\n  \"schema_version\": 1,\n  oops\n}").unwrap();

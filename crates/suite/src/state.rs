@@ -240,10 +240,12 @@ pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
     Ok(state)
 }
 
-/// Write `value` as JSON to `path` atomically (`storbench_trace::atomic`: temporary
-/// file, fsync, rename, fsync of the directory).
+/// Write `value` as compact JSON to `path` atomically (`storbench_trace::atomic`:
+/// temporary file, fsync, rename, fsync of the directory). Compact: a result's
+/// histograms indented one number a line made a 2 s run's result.json 180 KB.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
-    let text = serde_json::to_vec_pretty(value).expect("state serializes");
+    let mut text = serde_json::to_vec(value).expect("state serializes");
+    text.push(b'\n');
     storbench_trace::atomic::write_atomic(path, &text).map_err(io_err(path, "writing (atomically)"))
 }
 

@@ -223,7 +223,7 @@ fn print_phase(r: &SuiteResult, p: &PhaseRecord) {
     };
     match f.mode.as_str() {
         "timed" => {
-            if let (Some(p50), Some(p99)) = (f.issue_error_ns_p50, f.issue_error_ns_p99) {
+            if let (Some(p50), Some(p99)) = (f.issue_error_p50_ns, f.issue_error_p99_ns) {
                 println!(
                     "  timed fidelity: issue error p50 {:.1} µs, p99 {:.1} µs, drift {:.4}%",
                     p50 as f64 / 1e3,

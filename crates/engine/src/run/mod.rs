@@ -161,13 +161,20 @@ impl Observer for NoObserver {}
 pub struct Fidelity {
     /// `queue-depth`, `timed` or `fixed-qd`.
     pub mode: String,
-    /// Timed: issue-time error (actual minus scheduled submission), ns.
-    pub issue_error_ns_p50: Option<u64>,
-    pub issue_error_ns_p90: Option<u64>,
-    pub issue_error_ns_p99: Option<u64>,
-    pub issue_error_ns_p999: Option<u64>,
-    pub issue_error_ns_max: Option<u64>,
-    pub issue_error_ns_mean: Option<f64>,
+    /// Timed: issue-time error (actual minus scheduled submission), ns. Units last
+    /// since result schema 2; the aliases read schema-1 results.
+    #[serde(alias = "issue_error_ns_p50")]
+    pub issue_error_p50_ns: Option<u64>,
+    #[serde(alias = "issue_error_ns_p90")]
+    pub issue_error_p90_ns: Option<u64>,
+    #[serde(alias = "issue_error_ns_p99")]
+    pub issue_error_p99_ns: Option<u64>,
+    #[serde(alias = "issue_error_ns_p999")]
+    pub issue_error_p99_9_ns: Option<u64>,
+    #[serde(alias = "issue_error_ns_max")]
+    pub issue_error_max_ns: Option<u64>,
+    #[serde(alias = "issue_error_ns_mean")]
+    pub issue_error_mean_ns: Option<f64>,
     /// Timed: actual minus scheduled time of the last issue, ns, and that as a percent
     /// of the scheduled duration.
     pub drift_ns: Option<i64>,
@@ -237,4 +244,32 @@ pub fn idle(target: &mut dyn Target, duration_ns: u64) -> Result<(), EngineError
         "completions during idle: something was in flight"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod fidelity_keys {
+    use super::Fidelity;
+
+    /// Issue 22: the fidelity keys put the unit first (`issue_error_ns_p50`, `p999`);
+    /// result schema 2 puts it last. A schema-1 result still reads.
+    #[test]
+    fn schema_1_fidelity_keys_still_read() {
+        let old = r#"{"mode":"timed","issue_error_ns_p50":1,"issue_error_ns_p90":2,
+            "issue_error_ns_p99":3,"issue_error_ns_p999":4,"issue_error_ns_max":5,
+            "issue_error_ns_mean":2.5,"drift_ns":null,"drift_pct":null,"slot_starved_ios":0,
+            "qd_capped_ios":0,"replayed_avg_qd":null,"trace_avg_qd":null}"#;
+        let f: Fidelity = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (
+                f.issue_error_p50_ns,
+                f.issue_error_p99_9_ns,
+                f.issue_error_max_ns
+            ),
+            (Some(1), Some(4), Some(5))
+        );
+        assert_eq!(f.issue_error_mean_ns, Some(2.5));
+        let new = serde_json::to_string(&f).unwrap();
+        assert!(new.contains("\"issue_error_p99_9_ns\":4"), "{new}");
+        assert!(!new.contains("issue_error_ns_"), "{new}");
+    }
 }

@@ -85,12 +85,12 @@ impl IssueErrors {
     pub(super) fn report(&self, start_ns: u64, f: &mut Fidelity) {
         let h = &self.hist;
         if !h.is_empty() {
-            f.issue_error_ns_p50 = Some(h.value_at_quantile(0.50));
-            f.issue_error_ns_p90 = Some(h.value_at_quantile(0.90));
-            f.issue_error_ns_p99 = Some(h.value_at_quantile(0.99));
-            f.issue_error_ns_p999 = Some(h.value_at_quantile(0.999));
-            f.issue_error_ns_max = Some(self.max_ns);
-            f.issue_error_ns_mean = Some(self.sum_ns as f64 / h.len() as f64);
+            f.issue_error_p50_ns = Some(h.value_at_quantile(0.50));
+            f.issue_error_p90_ns = Some(h.value_at_quantile(0.90));
+            f.issue_error_p99_ns = Some(h.value_at_quantile(0.99));
+            f.issue_error_p99_9_ns = Some(h.value_at_quantile(0.999));
+            f.issue_error_max_ns = Some(self.max_ns);
+            f.issue_error_mean_ns = Some(self.sum_ns as f64 / h.len() as f64);
         }
         if let (Some(due), Some(act)) = (self.last_due_ns, self.last_issue_ns) {
             let drift = act as i64 - due as i64;
