@@ -1,33 +1,9 @@
 //! Folding onto the tested span and alignment to the logical block size.
 
-/// Fold `[offset, offset+len)` onto `[0, span)` and align to `lbs`. Returns
-/// (offset, len, folded, aligned).
-pub(super) fn fold_align(offset: u64, len: u64, span: u64, lbs: u64) -> (u64, u64, bool, bool) {
-    assert!(lbs > 0 && span >= lbs && span.is_multiple_of(lbs));
-    let mut aligned = false;
-    let mut start = offset;
-    let mut end = offset.saturating_add(len);
-    if !start.is_multiple_of(lbs) || !end.is_multiple_of(lbs) {
-        aligned = true;
-        start = start / lbs * lbs;
-        end = end.div_ceil(lbs) * lbs;
-    }
-    let mut l = end - start;
-    let mut folded = false;
-    if l > span {
-        l = span;
-        folded = true;
-    }
-    if start + l > span {
-        folded = true;
-        start %= span;
-        if start + l > span {
-            start = span - l;
-        }
-    }
-    assert!(start.is_multiple_of(lbs) && l.is_multiple_of(lbs) && start + l <= span);
-    (start, l, folded, aligned)
-}
+/// Fold `[offset, offset+len)` onto `[0, span)` and align to the logical block size.
+/// Returns (offset, len, folded, aligned). One rule for replay and `storbench export
+/// --span`: the trace crate's.
+pub(super) use storbench_trace::formats::export::fold_align;
 
 #[cfg(test)]
 mod tests {

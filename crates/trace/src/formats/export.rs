@@ -57,8 +57,8 @@ pub struct ExportSummary {
     pub aligned: u64,
 }
 
-/// Folds `[offset, offset+len)` onto `[0, span)` and aligns it to `block`, as replay
-/// does (storbench-engine's `fold_align`): the range is widened to whole blocks, cut to
+/// Folds `[offset, offset+len)` onto `[0, span)` and aligns it to `block`, the one rule
+/// replay (storbench-engine) and export share: the range is widened to whole blocks, cut to
 /// the span when longer, and its start taken modulo the span (then moved back so it
 /// ends inside it) when it would end past the span. Returns (offset, len, folded,
 /// aligned).
