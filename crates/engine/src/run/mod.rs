@@ -219,7 +219,6 @@ pub enum EngineError {
     Invalid(String),
 }
 
-mod fold;
 mod pace;
 mod phase;
 

@@ -4,13 +4,14 @@
 //! limit or the next tick), `reap` (take completions in time order) and `account`
 //! (one completion into the metrics and the observer).
 
-use super::fold::fold_align;
+// One fold-and-align rule for replay and `export --span`: the trace crate's.
 use super::pace::{IssueErrors, Schedule};
 use super::{EngineError, Fidelity, Flow, InFlightIo, Observer, Pacing, PhaseOutcome, RunOptions};
 use crate::data::DataFiller;
 use crate::target::{Completion, IoRequest, Target};
 use std::sync::atomic::Ordering;
 use storbench_metrics::{PhaseMetrics, Recorder, NS_PER_S};
+use storbench_trace::formats::export::fold_align;
 use storbench_trace::{IoRecord, Op};
 use storbench_workload::Source;
 

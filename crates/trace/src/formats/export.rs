@@ -224,8 +224,7 @@ pub fn export(
 mod tests {
     use super::*;
 
-    /// The cases of storbench-engine's own `fold_and_align` test: export folds as
-    /// replay does.
+    /// The one fold-and-align rule replay and export share.
     #[test]
     fn folds_and_aligns_as_replay() {
         assert_eq!(
@@ -241,6 +240,11 @@ mod tests {
         assert_eq!(
             fold_align((1 << 20) - 4096, 8192, 1 << 20, 512),
             ((1 << 20) - 8192, 8192, true, false)
+        );
+        // Straddling the end after the modulo (replay's case): moved back to fit.
+        assert_eq!(
+            fold_align((2 << 20) - 1024, 4096, 1 << 20, 512),
+            ((1 << 20) - 4096, 4096, true, false)
         );
         // Longer than the span: cut to it.
         assert_eq!(
