@@ -218,7 +218,6 @@ pub enum EngineError {
     #[error("{0}")]
     Invalid(String),
 }
-
 mod pace;
 mod phase;
 
