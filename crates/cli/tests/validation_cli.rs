@@ -53,13 +53,14 @@ fn procedures_check_options_as_run_does() {
         "--quick",
         "--target",
         SIM,
-        "--duration",
+        "--time",
         "0",
         "-q",
         "-o",
         s(&out),
     ]);
-    refused(&o, "--duration 0");
+    // The flag's canonical name, not its alias `--duration` (issue 22).
+    refused(&o, "--time 0");
     let o = storbench(&[
         "trim-check",
         "--target",

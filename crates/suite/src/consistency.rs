@@ -130,7 +130,7 @@ impl Procedure for ConsistencyConfig {
                     info.logical_block_bytes,
                 )
             })
-            .and_then(|_| check_duration("--duration", self.duration_ns))
+            .and_then(|_| check_duration("--time", self.duration_ns))
             .map_err(SuiteError::Invalid)?;
         if self.round_ns < NS_PER_S || self.score_last_s == 0 || self.window_rounds < 2 {
             return Err(SuiteError::Invalid(
