@@ -14,7 +14,7 @@
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use storbench_engine::target::TargetInfo;
+use storbench_core::TargetInfo;
 use storbench_metrics::steady::{ConsistencyScores, SteadyState};
 use storbench_metrics::{LatencyStats, PhaseMetrics};
 

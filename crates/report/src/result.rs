@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use storbench_engine::TargetInfo;
+use storbench_core::TargetInfo;
 use storbench_metrics::PhaseMetrics;
 
 /// Version of the result.json layout. Bump when a field changes meaning or is removed;

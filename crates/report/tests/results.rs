@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use storbench_engine::{TargetInfo, TargetKind};
+use storbench_core::{TargetInfo, TargetKind};
 use storbench_metrics::{PhaseMetrics, Recorder, SecondSample};
 use storbench_report::{
     read_result, read_series, write_fio_csv_logs, write_fio_csv_logs_timed, write_phase_series,

@@ -264,7 +264,7 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
 /// The drive's name: its model, except a simulated drive whose model is the
 /// simulator's own (`storbench sim ...`, the same for several presets), named by its
 /// preset (`sim client-7op`); else the target name.
-fn drive_name(t: &storbench_engine::target::TargetInfo) -> String {
+fn drive_name(t: &storbench_core::TargetInfo) -> String {
     let generic = t
         .model
         .as_deref()
