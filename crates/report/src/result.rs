@@ -153,24 +153,25 @@ impl<X: ResultParts> RunResult<X> {
     }
 }
 
-/// An output format: turns a result into the bytes of one file (hyperfine's pattern).
-/// The caller writes them where it wants, atomically.
-pub trait Exporter {
+/// An output format: turns a result into the bytes of one file (hyperfine's pattern;
+/// `&dyn Exporter<X>` holds any of them). The caller writes the bytes where it wants,
+/// atomically.
+pub trait Exporter<X: ResultParts> {
     /// The file's name inside a result directory.
     fn file_name(&self) -> &'static str;
-    fn serialize<X: ResultParts>(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError>;
+    fn serialize(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError>;
 }
 
 /// result.json: compact JSON and a newline (`jq .` indents it; histograms one number a
 /// line made a 2 s run's file 180 KB).
 pub struct JsonExporter;
 
-impl Exporter for JsonExporter {
+impl<X: ResultParts> Exporter<X> for JsonExporter {
     fn file_name(&self) -> &'static str {
         RESULT_FILE
     }
 
-    fn serialize<X: ResultParts>(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError> {
+    fn serialize(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError> {
         let mut json = serde_json::to_vec(result)
             .map_err(|e| ReportError::json(Path::new(RESULT_FILE), &e))?;
         json.push(b'\n');

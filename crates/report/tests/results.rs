@@ -125,7 +125,7 @@ fn json_exporter_bytes_read_back_as_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = run();
     let bytes = JsonExporter.serialize(&r).unwrap();
-    assert_eq!(JsonExporter.file_name(), "result.json");
+    assert_eq!(Exporter::<Parts>::file_name(&JsonExporter), "result.json");
     std::fs::write(dir.path().join("result.json"), &bytes).unwrap();
     let back: RunResult<Parts> = read_result(dir.path()).unwrap();
     // the JSON does not carry the series: they go to series.parquet

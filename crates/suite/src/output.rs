@@ -11,7 +11,7 @@
 //!   phase's last window may be shorter.
 
 use crate::phase::{Runner, SeriesRow, SuiteError};
-use crate::procedure::SuiteResult;
+use crate::procedure::{SuiteParts, SuiteResult};
 use std::path::Path;
 use storbench_metrics::SecondSample;
 use storbench_report::Exporter;
@@ -126,13 +126,19 @@ pub fn write_all(dir: &Path, result: &SuiteResult, runner: &Runner<'_>) -> Resul
     if !updates.is_empty() {
         storbench_report::write_series_all(dir, &updates).map_err(report_err)?;
     }
-    write_export(dir, &storbench_report::JsonExporter, result)
+    for exporter in EXPORTERS {
+        write_export(dir, *exporter, result)?;
+    }
+    Ok(())
 }
+
+/// The formats a result is exported in, one file each.
+const EXPORTERS: &[&dyn Exporter<SuiteParts>] = &[&storbench_report::JsonExporter];
 
 /// Write the bytes of one exporter into its file in `dir`, atomically.
 fn write_export(
     dir: &Path,
-    exporter: &impl Exporter,
+    exporter: &dyn Exporter<SuiteParts>,
     result: &SuiteResult,
 ) -> Result<(), SuiteError> {
     let bytes = exporter.serialize(result).map_err(report_err)?;
