@@ -63,68 +63,84 @@ fn write_logs(
     start_ms: impl Fn(usize, &SecondSample) -> u64,
 ) -> Result<Vec<PathBuf>, ReportError> {
     std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
-    // ddir, ios, bytes, latency mean (µs)
-    type Dir = (
-        u8,
-        fn(&SecondSample) -> u64,
-        fn(&SecondSample) -> u64,
-        fn(&SecondSample) -> f64,
-    );
-    let dirs: [Dir; 3] = [
-        (
-            0,
-            |s| s.read_ios,
-            |s| s.read_bytes,
-            |s| s.read_latency_us_mean,
-        ),
-        (
-            1,
-            |s| s.write_ios,
-            |s| s.write_bytes,
-            |s| s.write_latency_us_mean,
-        ),
-        (2, |s| s.trim_ios, |s| s.trim_bytes, |_| f64::NAN),
-    ];
-    let used: Vec<&Dir> = dirs
+    let stem = file_stem(phase);
+    let mut paths = Vec::with_capacity(3);
+    for (kind, text) in fio_logs(series, start_ms) {
+        let path = dir.join(format!("{stem}_{kind}.1.log"));
+        write_atomic(&path, text.as_bytes())?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// One direction of I/O in the logs: fio's `ddir`, and its completions, bytes and
+/// mean latency (µs) in a window.
+struct Ddir {
+    ddir: u8,
+    ios: fn(&SecondSample) -> u64,
+    bytes: fn(&SecondSample) -> u64,
+    latency_us: fn(&SecondSample) -> f64,
+}
+
+const DDIRS: [Ddir; 3] = [
+    Ddir {
+        ddir: 0,
+        ios: |s| s.read_ios,
+        bytes: |s| s.read_bytes,
+        latency_us: |s| s.read_latency_us_mean,
+    },
+    Ddir {
+        ddir: 1,
+        ios: |s| s.write_ios,
+        bytes: |s| s.write_bytes,
+        latency_us: |s| s.write_latency_us_mean,
+    },
+    Ddir {
+        ddir: 2,
+        ios: |s| s.trim_ios,
+        bytes: |s| s.trim_bytes,
+        latency_us: |_| f64::NAN,
+    },
+];
+
+/// The text of the three logs of one phase, by kind (`iops`, `bw`, `lat`); the
+/// writer stores them.
+fn fio_logs(
+    series: &[SecondSample],
+    start_ms: impl Fn(usize, &SecondSample) -> u64,
+) -> [(&'static str, String); 3] {
+    let used: Vec<&Ddir> = DDIRS
         .iter()
-        .filter(|d| series.iter().any(|s| (d.1)(s) > 0))
+        .filter(|d| series.iter().any(|s| (d.ios)(s) > 0))
         .collect();
     let (mut iops, mut bw, mut lat) = (String::new(), String::new(), String::new());
     for (i, s) in series.iter().enumerate() {
         let end_ms = start_ms(i, s) + s.window_ns / 1_000_000;
         let window_s = s.window_ns as f64 / 1e9;
         for d in &used {
-            let ios = (d.1)(s);
-            let bytes = (d.2)(s);
+            let ios = (d.ios)(s);
             let (iops_v, kib_s) = if window_s > 0.0 {
-                (ios as f64 / window_s, bytes as f64 / 1024.0 / window_s)
+                (
+                    ios as f64 / window_s,
+                    (d.bytes)(s) as f64 / 1024.0 / window_s,
+                )
             } else {
                 (0.0, 0.0)
             };
-            writeln!(iops, "{end_ms}, {}, {}, 0, 0", iops_v.round() as u64, d.0)
-                .expect("write to String");
-            writeln!(bw, "{end_ms}, {}, {}, 0, 0", kib_s.round() as u64, d.0)
-                .expect("write to String");
-            let lat_us = (d.3)(s);
+            line(&mut iops, end_ms, iops_v.round() as u64, d.ddir);
+            line(&mut bw, end_ms, kib_s.round() as u64, d.ddir);
+            let lat_us = (d.latency_us)(s);
             if ios > 0 && lat_us.is_finite() {
-                writeln!(
-                    lat,
-                    "{end_ms}, {}, {}, 0, 0",
-                    (lat_us * 1000.0).round() as u64,
-                    d.0
-                )
-                .expect("write to String");
+                line(&mut lat, end_ms, (lat_us * 1000.0).round() as u64, d.ddir);
             }
         }
     }
-    let stem = file_stem(phase);
-    let mut paths = Vec::with_capacity(3);
-    for (kind, text) in [("iops", iops), ("bw", bw), ("lat", lat)] {
-        let path = dir.join(format!("{stem}_{kind}.1.log"));
-        write_atomic(&path, text.as_bytes())?;
-        paths.push(path);
-    }
-    Ok(paths)
+    [("iops", iops), ("bw", bw), ("lat", lat)]
+}
+
+/// `time_ms, value, ddir, bs, offset` (bs and offset 0: averaged windows mix sizes).
+fn line(out: &mut String, end_ms: u64, value: u64, ddir: u8) {
+    writeln!(out, "{end_ms}, {value}, {ddir}, 0, 0").expect("write to String");
 }
 
 #[cfg(test)]

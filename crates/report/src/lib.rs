@@ -1,7 +1,8 @@
 //! storbench-report: result files (JSON, Parquet and CSV series) and the HTML report.
 //!
 //! Only this crate knows the on-disk formats of results:
-//! - [`result`]: `DIR/result.json` ([`RunResult`]), written atomically;
+//! - [`result`]: `DIR/result.json`: [`RunResult`], the one result type, which the suite
+//!   fills in, and the [`Exporter`]s that turn it into bytes ([`JsonExporter`]);
 //! - [`series`]: `DIR/series.parquet` (per-second series of every phase, one file with a
 //!   `phase` column) and `DIR/ios.parquet` ([`IoLogWriter`], every completed I/O, in
 //!   the trace format so a replay log is itself a trace);
@@ -21,7 +22,8 @@ pub mod sweep;
 
 pub use csvlog::{write_fio_csv_logs, write_fio_csv_logs_timed};
 pub use result::{
-    read_result, write_result, PhaseResult, ReportError, RunResult, RESULT_FILE, SCHEMA_VERSION,
+    read_result, Exporter, JsonExporter, PhasePart, ReportError, ResultParts, RunResult,
+    RESULT_FILE, RESULT_FORMAT, SCHEMA_VERSION,
 };
 pub use series::{
     read_series, write_phase_series, write_series, write_series_all, IoLogWriter, IOS_FILE,

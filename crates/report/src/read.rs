@@ -1,20 +1,21 @@
-//! Typed reading of `result.json`: the fields the report uses, deserialized with serde.
+//! Typed reading of `result.json` for the HTML report and `compare`: the fields the
+//! report uses, deserialized with serde, from every layout storbench has written.
 //!
-//! The suite writes `storbench_suite::SuiteResult`; the report cannot name that type
-//! (storbench-suite depends on storbench-report), and moving it down would drag the
-//! suite's phase plans, purge reports, health snapshots and trace summaries with it,
-//! all of which other engineers change. So this module is a serde mirror of only the
-//! fields the report reads, and it reuses the writer's own types where they already
-//! live below the report: [`PhaseMetrics`], [`LatencyStats`], [`ConsistencyScores`],
-//! [`SteadyState`] and [`TargetInfo`]. A field the writer renames therefore fails here
-//! with the file and the field named, instead of turning silently into zero.
+//! The writer's type is [`crate::RunResult`], whose phases, health and trace are the
+//! suite's own types ([`crate::ResultParts`]), which this crate cannot name (the suite
+//! depends on the report). So this module reads the parts the report shows into its
+//! own lenient view and reuses the writer's types where they live below the report:
+//! [`PhaseMetrics`], [`LatencyStats`], [`ConsistencyScores`], [`SteadyState`] and
+//! [`TargetInfo`]. A field the writer renames therefore fails here with the file and
+//! the field named, instead of turning silently into zero.
 //!
-//! Both layouts load: the suite's (`config`, `summary`, `health_before`/`_after`/
-//! `_delta`) and [`crate::RunResult`]'s (`options`, nested `health`, `scores` per phase).
+//! Both layouts load: the current one (`config`, `summary`, `health_before`/`_after`/
+//! `_delta`) and the older `run`/`replay` one (`options`, nested `health`, `scores`
+//! and `info` per phase).
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use storbench_engine::target::TargetInfo;
+use storbench_core::TargetInfo;
 use storbench_metrics::steady::{ConsistencyScores, SteadyState};
 use storbench_metrics::{LatencyStats, PhaseMetrics};
 
@@ -114,7 +115,7 @@ pub struct NestedHealth {
 }
 
 /// `summary` of a consistency run (`storbench_suite::consistency::ConsistencySummary`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct ConsistencySummary {
     #[serde(default)]
     pub span_percent: Option<f64>,

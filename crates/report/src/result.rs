@@ -1,9 +1,17 @@
-//! `DIR/result.json`: the result of one run (schema in docs/results.md).
+//! `DIR/result.json`: the result of one run (schema in docs/results.md), the one
+//! result type ([`RunResult`]) and the exporters that turn it into bytes.
+//!
+//! The suite fills a [`RunResult`] in; its own typed parts (what a phase records, drive
+//! health, the replayed trace) are named through [`ResultParts`], and each procedure's
+//! summary goes in as its serialized value. An [`Exporter`] turns the result into the
+//! bytes of one file ([`JsonExporter`]: result.json); the writer stores them with
+//! `storbench_trace::atomic`.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use storbench_engine::TargetInfo;
+use storbench_core::TargetInfo;
 use storbench_metrics::PhaseMetrics;
 
 /// Version of the result.json layout. Bump when a field changes meaning or is removed;
@@ -11,6 +19,8 @@ use storbench_metrics::PhaseMetrics;
 pub const SCHEMA_VERSION: u32 = 2;
 /// File name of the result inside a result directory.
 pub const RESULT_FILE: &str = "result.json";
+/// result.json's `format`.
+pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -66,65 +76,106 @@ impl ReportError {
     }
 }
 
-/// The result of one run: one file per result directory.
+/// The writer's own types for the parts of a result this crate does not define: what a
+/// phase records, a drive health snapshot and its change over the run, the replayed
+/// trace. The suite names its types (`storbench_suite::SuiteParts`), so a field it
+/// renames is a compile error in the one place the result is assembled.
+pub trait ResultParts {
+    type Phase: PhasePart + Serialize + DeserializeOwned;
+    type Health: Serialize + DeserializeOwned;
+    type HealthDelta: Serialize + DeserializeOwned;
+    type Trace: Serialize + DeserializeOwned;
+}
+
+/// What every phase record has, whoever wrote it.
+pub trait PhasePart {
+    fn name(&self) -> &str;
+    fn metrics(&self) -> &PhaseMetrics;
+    /// The first I/O that failed (`op at offset O length L: error`), if one did.
+    fn first_error(&self) -> Option<&str>;
+}
+
+/// The result of one run (`DIR/result.json`): one file per result directory. Field by
+/// field in docs/results.md; the per-second series are in series.parquet, not here.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
+pub struct RunResult<X: ResultParts> {
+    /// [`RESULT_FORMAT`].
+    pub format: String,
+    /// [`SCHEMA_VERSION`] when written; readers refuse a newer one.
     pub schema_version: u32,
-    pub tool_version: String,
     pub command_line: Vec<String>,
-    /// `replay`, `run`, `consistency`, `season`, `trim-check`, `bench`, ...
+    /// The configuration as `name = value` text.
+    pub options: BTreeMap<String, String>,
+    /// false when the run stopped early (a signal, or a failed I/O in a procedure that
+    /// stops on one).
+    pub complete: bool,
+    pub tool_version: String,
+    /// `replay`, `run`, `consistency`, `season`, `trim-check`, `bench`.
     pub procedure: String,
     pub target: TargetInfo,
-    /// Characterize summary of the trace used, if any.
-    #[serde(default)]
-    pub trace: Option<serde_json::Value>,
-    /// Options in effect (after defaults), as the user would type them.
-    #[serde(default)]
-    pub options: BTreeMap<String, String>,
-    /// Phases in the order they ran.
-    pub phases: Vec<PhaseResult>,
-    /// Drive health before/after (smartctl), or why it could not be read.
-    #[serde(default)]
-    pub health: Option<serde_json::Value>,
-    /// false when the run was interrupted (Ctrl-C, SIGTERM, kill, error).
-    pub complete: bool,
-    #[serde(default)]
+    /// The configuration the run was started with (a resume uses it).
+    pub config: serde_json::Value,
+    /// Phases in the order they ran; names are unique.
+    pub phases: Vec<X::Phase>,
+    /// The procedure's own figures (its typed summary, serialized); null in an
+    /// incomplete result.
+    pub summary: serde_json::Value,
+    /// The replayed trace (`replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<X::Trace>,
+    pub health_before: X::Health,
+    pub health_after: X::Health,
+    pub health_delta: X::HealthDelta,
+    /// Times the run was interrupted and resumed.
+    pub resumes: u32,
     pub notes: Vec<String>,
+    pub created_unix_ms: u64,
+    pub finished_unix_ms: u64,
 }
 
-/// One phase of a run (e.g. `precondition`, `random-write`, `replay`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PhaseResult {
-    pub name: String,
-    pub metrics: PhaseMetrics,
-    /// Named scores (e.g. `iops_avg_last_400s`), NaN and infinities not allowed.
-    #[serde(default)]
-    pub scores: BTreeMap<String, f64>,
-    /// Anything else about the phase (steady state, replay fidelity, folding counts, ...).
-    #[serde(default)]
-    pub info: BTreeMap<String, serde_json::Value>,
-}
-
-impl RunResult {
-    /// A result with the current schema and tool version and no phases yet.
-    pub fn new(procedure: &str, target: TargetInfo, command_line: Vec<String>) -> RunResult {
-        RunResult {
-            schema_version: SCHEMA_VERSION,
-            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-            command_line,
-            procedure: procedure.to_owned(),
-            target,
-            trace: None,
-            options: BTreeMap::new(),
-            phases: Vec::new(),
-            health: None,
-            complete: false,
-            notes: Vec::new(),
-        }
+impl<X: ResultParts> RunResult<X> {
+    pub fn phase(&self, name: &str) -> Option<&X::Phase> {
+        self.phases.iter().find(|p| p.name() == name)
     }
 
-    pub fn phase(&self, name: &str) -> Option<&PhaseResult> {
-        self.phases.iter().find(|p| p.name == name)
+    /// The first phase with failed I/Os: (phase, failures, the first one).
+    pub fn failed_ios(&self) -> Option<(&str, u64, &str)> {
+        self.phases
+            .iter()
+            .find(|p| p.metrics().errors > 0)
+            .map(|p| {
+                (
+                    p.name(),
+                    p.metrics().errors,
+                    p.first_error().unwrap_or("(no detail)"),
+                )
+            })
+    }
+}
+
+/// An output format: turns a result into the bytes of one file (hyperfine's pattern;
+/// `&dyn Exporter<X>` holds any of them). The caller writes the bytes where it wants,
+/// atomically.
+pub trait Exporter<X: ResultParts> {
+    /// The file's name inside a result directory.
+    fn file_name(&self) -> &'static str;
+    fn serialize(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError>;
+}
+
+/// result.json: compact JSON and a newline (`jq .` indents it; histograms one number a
+/// line made a 2 s run's file 180 KB).
+pub struct JsonExporter;
+
+impl<X: ResultParts> Exporter<X> for JsonExporter {
+    fn file_name(&self) -> &'static str {
+        RESULT_FILE
+    }
+
+    fn serialize(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError> {
+        let mut json = serde_json::to_vec(result)
+            .map_err(|e| ReportError::json(Path::new(RESULT_FILE), &e))?;
+        json.push(b'\n');
+        Ok(json)
     }
 }
 
@@ -135,78 +186,26 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError>
         .map_err(|e| ReportError::io(path, "write (atomically)", e))
 }
 
-fn check(dir: &Path, r: &RunResult) -> Result<(), ReportError> {
-    let path = dir.join(RESULT_FILE);
-    let invalid = |message: String, hint| {
-        Err(ReportError::Invalid {
-            path: path.clone(),
-            message,
-            hint,
-        })
-    };
-    let mut names = std::collections::BTreeSet::new();
-    for p in &r.phases {
-        if !names.insert(p.name.as_str()) {
-            return invalid(
-                format!("two phases are named {:?}", p.name),
-                "phase names key the per-second series; give each phase its own name",
-            );
-        }
-        if let Some((k, v)) = p.scores.iter().find(|(_, v)| !v.is_finite()) {
-            return invalid(
-                format!("phase {:?}: score {k} = {v} is not finite", p.name),
-                "leave a score out (or put a note in `info`) when it is undefined",
-            );
-        }
-    }
-    Ok(())
-}
-
-/// Write `DIR/result.json` atomically (creating DIR), and the per-second series of
-/// every phase that has one into `DIR/series.parquet` (phases absent or with an empty
-/// series keep the rows already in the file, so checkpointed series are not lost).
-pub fn write_result(dir: &Path, r: &RunResult) -> Result<(), ReportError> {
-    check(dir, r)?;
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
-    let updates: Vec<(&str, &[storbench_metrics::SecondSample])> = r
-        .phases
-        .iter()
-        .filter(|p| !p.metrics.series.is_empty())
-        .map(|p| (p.name.as_str(), p.metrics.series.as_slice()))
-        .collect();
-    if !updates.is_empty() {
-        crate::series::write_series_all(dir, &updates)?;
-    }
-    // Compact: the per-second series live in series.parquet; `jq .` shows it indented.
-    let mut json =
-        serde_json::to_vec(r).map_err(|e| ReportError::json(&dir.join(RESULT_FILE), &e))?;
-    json.push(b'\n');
-    write_atomic(&dir.join(RESULT_FILE), &json)
-}
-
-/// Read `DIR/result.json`, and reattach each phase's per-second series from
-/// `DIR/series.parquet` when that file exists.
-pub fn read_result(dir: &Path) -> Result<RunResult, ReportError> {
+/// Read `DIR/result.json` as the writer's types. A newer schema is refused with a
+/// hint; a field of the wrong type names the line and column.
+pub fn read_result<X: ResultParts>(dir: &Path) -> Result<RunResult<X>, ReportError> {
     let path = dir.join(RESULT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| ReportError::io(&path, "read", e))?;
-    let mut r: RunResult = serde_json::from_str(&text).map_err(|e| ReportError::json(&path, &e))?;
-    if r.schema_version > SCHEMA_VERSION {
-        return Err(ReportError::Invalid {
-            path,
-            message: format!(
-                "schema_version {} is newer than this storbench understands ({SCHEMA_VERSION})",
-                r.schema_version
-            ),
-            hint: "read it with the storbench version that wrote it (tool_version) or newer",
-        });
+    #[derive(Deserialize)]
+    struct Version {
+        schema_version: u32,
     }
-    if dir.join(crate::series::SERIES_FILE).exists() {
-        let mut all = crate::series::read_series(dir)?;
-        for p in &mut r.phases {
-            if let Some(i) = all.iter().position(|(name, _)| *name == p.name) {
-                p.metrics.series = all.swap_remove(i).1;
-            }
+    if let Ok(v) = serde_json::from_str::<Version>(&text) {
+        if v.schema_version > SCHEMA_VERSION {
+            return Err(ReportError::Invalid {
+                path,
+                message: format!(
+                    "schema_version {} is newer than this storbench understands ({SCHEMA_VERSION})",
+                    v.schema_version
+                ),
+                hint: "read it with the storbench version that wrote it (tool_version) or newer",
+            });
         }
     }
-    Ok(r)
+    serde_json::from_str(&text).map_err(|e| ReportError::json(&path, &e))
 }

@@ -1,13 +1,14 @@
-//! Result files: result.json round trip, series.parquet (also read by pandas and
+//! Result files: result.json through the JSON exporter and back, series.parquet (also read by pandas and
 //! DuckDB when installed), fio-style logs, the I/O log.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use storbench_engine::{TargetInfo, TargetKind};
+use storbench_core::{TargetInfo, TargetKind};
 use storbench_metrics::{PhaseMetrics, Recorder, SecondSample};
 use storbench_report::{
     read_result, read_series, write_fio_csv_logs, write_fio_csv_logs_timed, write_phase_series,
-    write_result, write_series, IoLogWriter, PhaseResult, ReportError, RunResult, SCHEMA_VERSION,
+    write_series, write_series_all, Exporter, IoLogWriter, JsonExporter, PhasePart, ReportError,
+    ResultParts, RunResult, RESULT_FORMAT, SCHEMA_VERSION,
 };
 use storbench_trace::{IoRecord, Op, TraceMeta};
 
@@ -48,81 +49,141 @@ fn phase(secs: u64) -> PhaseMetrics {
     r.finish(secs * 1000 * MS + 500 * MS)
 }
 
-fn run() -> RunResult {
-    let mut r = RunResult::new(
-        "consistency",
-        target(),
-        vec!["storbench".into(), "consistency".into()],
-    );
-    r.options.insert("qd".into(), "32".into());
-    r.trace = Some(serde_json::json!({"ios": 10}));
+/// A writer's parts: the report needs only a phase's name, metrics and first error.
+#[derive(Clone, Debug, PartialEq)]
+struct Parts;
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Phase {
+    name: String,
+    metrics: PhaseMetrics,
+    #[serde(default)]
+    first_error: Option<String>,
+}
+
+impl PhasePart for Phase {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn metrics(&self) -> &PhaseMetrics {
+        &self.metrics
+    }
+    fn first_error(&self) -> Option<&str> {
+        self.first_error.as_deref()
+    }
+}
+
+impl ResultParts for Parts {
+    type Phase = Phase;
+    type Health = serde_json::Value;
+    type HealthDelta = BTreeMap<String, f64>;
+    type Trace = serde_json::Value;
+}
+
+fn run() -> RunResult<Parts> {
+    let mut r = RunResult {
+        format: RESULT_FORMAT.into(),
+        schema_version: SCHEMA_VERSION,
+        command_line: vec!["storbench".into(), "consistency".into()],
+        options: BTreeMap::from([("qd".into(), "32".into())]),
+        complete: true,
+        tool_version: "0.1.0".into(),
+        procedure: "consistency".into(),
+        target: target(),
+        config: serde_json::json!({"qd": 32}),
+        phases: Vec::new(),
+        summary: serde_json::json!({"avg": 12.5}),
+        trace: Some(serde_json::json!({"ios": 10})),
+        health_before: serde_json::json!({"available": false}),
+        health_after: serde_json::json!({"available": false}),
+        health_delta: BTreeMap::from([("write_amplification".into(), 1.5)]),
+        resumes: 1,
+        notes: vec!["hello".into()],
+        created_unix_ms: 1,
+        finished_unix_ms: 2,
+    };
     for (name, secs) in [("precondition", 3), ("random write", 5)] {
-        let mut scores = BTreeMap::new();
-        scores.insert("iops_avg_last_400s".into(), 12.5);
-        let mut info = BTreeMap::new();
-        info.insert("steady_state".into(), serde_json::json!({"reached": false}));
-        r.phases.push(PhaseResult {
+        r.phases.push(Phase {
             name: name.into(),
             metrics: phase(secs),
-            scores,
-            info,
+            first_error: None,
         });
     }
-    r.complete = true;
-    r.notes.push("hello".into());
     r
 }
 
+/// What the series writer is given for a result's phases.
+fn series_of(r: &RunResult<Parts>) -> Vec<(&str, &[SecondSample])> {
+    r.phases
+        .iter()
+        .map(|p| (p.name.as_str(), p.metrics.series.as_slice()))
+        .collect()
+}
+
 #[test]
-fn result_round_trips_with_series_reattached() {
+fn json_exporter_bytes_read_back_as_the_result() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("sub/dir");
-    let r = run();
-    write_result(&out, &r).unwrap();
-    let back = read_result(&out).unwrap();
+    let mut r = run();
+    let bytes = JsonExporter.serialize(&r).unwrap();
+    assert_eq!(Exporter::<Parts>::file_name(&JsonExporter), "result.json");
+    std::fs::write(dir.path().join("result.json"), &bytes).unwrap();
+    let back: RunResult<Parts> = read_result(dir.path()).unwrap();
+    // the JSON does not carry the series: they go to series.parquet
+    for p in &mut r.phases {
+        p.metrics.series.clear();
+    }
     assert_eq!(back, r);
-    assert_eq!(back.phases[1].metrics.series.len(), 6);
-    assert_eq!(back.schema_version, SCHEMA_VERSION);
-    // nothing temporary left behind
-    let names: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
-    // the JSON does not carry the series
-    let text = std::fs::read_to_string(out.join("result.json")).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
     assert!(!text.contains("\"series\""));
+    assert!(
+        text.ends_with("}\n") && text.lines().count() == 1,
+        "compact"
+    );
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["phases"][1]["metrics"]["read_ios"], 15);
     assert_eq!(v["target"]["kind"], "test");
+    assert_eq!(v["format"], "storbench-suite-result/1");
+    assert_eq!(
+        back.phase("random write").map(|p| p.metrics.read_ios),
+        Some(15)
+    );
+    assert_eq!(back.failed_ios(), None);
+}
+
+#[test]
+fn failed_ios_names_the_first_phase_with_errors() {
+    let mut r = run();
+    r.phases[1].metrics.errors = 3;
+    assert_eq!(
+        r.failed_ios(),
+        Some(("random write", 3, "(no detail)")),
+        "no detail recorded"
+    );
+    r.phases[0].metrics.errors = 1;
+    r.phases[0].first_error = Some("read at offset 0 length 4096: EIO".into());
+    assert_eq!(
+        r.failed_ios(),
+        Some(("precondition", 1, "read at offset 0 length 4096: EIO"))
+    );
 }
 
 #[test]
 fn bad_results_are_refused_with_a_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut r = run();
-    r.phases[1].name = "precondition".into();
-    let e = write_result(dir.path(), &r).unwrap_err();
-    assert!(e.to_string().contains("two phases are named"), "{e}");
-    let mut r = run();
-    r.phases[0].scores.insert("ratio".into(), f64::INFINITY);
-    assert!(matches!(
-        write_result(dir.path(), &r),
-        Err(ReportError::Invalid { .. })
-    ));
-
     // a newer schema is refused, a broken file names line and column
-    write_result(dir.path(), &run()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("result.json");
-    let text = std::fs::read_to_string(&p).unwrap();
+    let text = String::from_utf8(JsonExporter.serialize(&run()).unwrap()).unwrap();
     let newer = format!("\"schema_version\":{SCHEMA_VERSION}");
     assert!(text.contains(&newer), "result.json is compact: {text}");
     std::fs::write(&p, text.replacen(&newer, "\"schema_version\":99", 1)).unwrap();
-    let e = read_result(dir.path()).unwrap_err();
+    let e = read_result::<Parts>(dir.path()).unwrap_err();
     assert!(e.to_string().contains("newer"), "{e}");
     std::fs::write(&p, "{\n  \"schema_version\": 1,\n  oops\n}").unwrap();
-    let e = read_result(dir.path()).unwrap_err();
+    let e = read_result::<Parts>(dir.path()).unwrap_err();
     assert!(matches!(e, ReportError::Json { line: 3, .. }), "{e}");
+    std::fs::remove_file(&p).unwrap();
+    let e = read_result::<Parts>(dir.path()).unwrap_err();
+    assert!(matches!(e, ReportError::Io { .. }), "{e}");
 }
 
 #[test]
@@ -268,7 +329,7 @@ fn run_python(script: &str, dir: &Path) -> String {
 #[test]
 fn pandas_and_duckdb_read_series_parquet() {
     let dir = tempfile::tempdir().unwrap();
-    write_result(dir.path(), &run()).unwrap();
+    write_series_all(dir.path(), &series_of(&run())).unwrap();
     let want: Vec<SecondSample> = run().phases[1].metrics.series.clone();
     let total_reads: u64 = want.iter().map(|s| s.read_ios).sum();
     if python("pandas") {

@@ -20,4 +20,4 @@ pub mod trimcheck;
 pub mod units;
 
 pub use phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};
-pub use procedure::{execute, read_result, Procedure, Start, SuiteResult};
+pub use procedure::{execute, read_result, Procedure, Start, SuiteParts, SuiteResult};

@@ -1,6 +1,7 @@
 //! Result files of a procedure run, written by storbench-report's writers (one
 //! implementation of each format):
-//! - `result.json`: the whole result, a section per phase (written atomically);
+//! - `result.json`: the whole result, a section per phase: the bytes of
+//!   `storbench_report::JsonExporter`, written atomically;
 //! - `<phase>_iops.1.log`, `<phase>_bw.1.log`, `<phase>_lat.1.log`: fio-style CSV logs
 //!   (`time_ms,value,ddir,bs,offset`; see `storbench_report::csvlog`), so fio's
 //!   plotting tools read them; `time_ms` is the end of each window;
@@ -10,11 +11,12 @@
 //!   phase's last window may be shorter.
 
 use crate::phase::{Runner, SeriesRow, SuiteError};
-use crate::procedure::SuiteResult;
+use crate::procedure::{SuiteParts, SuiteResult};
 use std::path::Path;
 use storbench_metrics::SecondSample;
+use storbench_report::Exporter;
 
-pub const RESULT_FILE: &str = "result.json";
+pub use storbench_report::RESULT_FILE;
 
 /// Files and directories a run writes into its directory, besides `state.json` and
 /// its lock: what `--replace` removes.
@@ -70,8 +72,16 @@ pub fn remove_run(dir: &Path) -> std::io::Result<()> {
 /// Directory of the per-phase series files.
 pub const SERIES_DIR: &str = "series";
 
-fn report_err(e: storbench_report::ReportError) -> SuiteError {
-    SuiteError::Invalid(e.to_string())
+/// A report error as the suite's: I/O failures keep their source, the rest are invalid
+/// input or output.
+pub(crate) fn report_err(e: storbench_report::ReportError) -> SuiteError {
+    match e {
+        storbench_report::ReportError::Io { path, op, source } => SuiteError::Io {
+            context: format!("{op} {}", path.display()),
+            source,
+        },
+        e => SuiteError::Invalid(e.to_string()),
+    }
 }
 
 /// The samples (`t_s` the whole seconds of the window's start) and each window's
@@ -116,6 +126,25 @@ pub fn write_all(dir: &Path, result: &SuiteResult, runner: &Runner<'_>) -> Resul
     if !updates.is_empty() {
         storbench_report::write_series_all(dir, &updates).map_err(report_err)?;
     }
-    crate::state::write_json_atomic(&dir.join(RESULT_FILE), result)?;
+    for exporter in EXPORTERS {
+        write_export(dir, *exporter, result)?;
+    }
     Ok(())
+}
+
+/// The formats a result is exported in, one file each.
+const EXPORTERS: &[&dyn Exporter<SuiteParts>] = &[&storbench_report::JsonExporter];
+
+/// Write the bytes of one exporter into its file in `dir`, atomically.
+fn write_export(
+    dir: &Path,
+    exporter: &dyn Exporter<SuiteParts>,
+    result: &SuiteResult,
+) -> Result<(), SuiteError> {
+    let bytes = exporter.serialize(result).map_err(report_err)?;
+    let path = dir.join(exporter.file_name());
+    storbench_trace::atomic::write_atomic(&path, &bytes).map_err(|e| SuiteError::Io {
+        context: format!("writing {} (atomically)", path.display()),
+        source: e,
+    })
 }

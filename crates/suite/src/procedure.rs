@@ -8,9 +8,10 @@ use crate::phase::{Control, PhasePlan, PhaseRecord, Runner, SuiteError};
 use crate::state::{RunDir, RunState};
 use crate::targets::SuiteTarget;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 use storbench_engine::{TargetIdentity, TargetInfo};
+use storbench_report::RunResult;
 use storbench_workload::replay::TraceScan;
 
 /// A procedure: its configuration (stored in the run state, so a resume needs only the
@@ -52,37 +53,33 @@ pub enum Start<P> {
     Resume,
 }
 
-/// The complete result of a procedure run (result.json).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SuiteResult {
-    pub format: String,
-    /// Also readable as a `storbench_report::RunResult` (same schema version).
-    pub schema_version: u32,
-    pub command_line: Vec<String>,
-    /// The configuration as `name = value` text (RunResult's options).
-    pub options: std::collections::BTreeMap<String, String>,
-    pub complete: bool,
-    pub tool_version: String,
-    pub procedure: String,
-    pub target: TargetInfo,
-    pub config: serde_json::Value,
-    pub phases: Vec<PhaseRecord>,
-    /// The procedure's own figures (scores, tables).
-    pub summary: serde_json::Value,
-    /// The replayed trace (`replay`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::replay::TraceSummary>,
-    pub health_before: HealthSnapshot,
-    pub health_after: HealthSnapshot,
-    pub health_delta: HealthDelta,
-    /// Times the run was interrupted and resumed.
-    pub resumes: u32,
-    pub notes: Vec<String>,
-    pub created_unix_ms: u64,
-    pub finished_unix_ms: u64,
+/// The suite's typed parts of a result: its phase records, health snapshots and the
+/// replayed trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SuiteParts;
+
+impl storbench_report::ResultParts for SuiteParts {
+    type Phase = PhaseRecord;
+    type Health = HealthSnapshot;
+    type HealthDelta = HealthDelta;
+    type Trace = crate::replay::TraceSummary;
 }
 
-pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
+impl storbench_report::PhasePart for PhaseRecord {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn metrics(&self) -> &storbench_metrics::PhaseMetrics {
+        &self.metrics
+    }
+    fn first_error(&self) -> Option<&str> {
+        self.first_error.as_deref()
+    }
+}
+
+/// The complete result of a procedure run (result.json): storbench-report's one result
+/// type with the suite's parts.
+pub type SuiteResult = RunResult<SuiteParts>;
 
 /// Run-state key of the target's identity when the run started (see
 /// `storbench_engine::safety::identity`); every resume must find the same target.
@@ -215,19 +212,6 @@ fn buffer_plan(
         ));
     }
     Ok(Some(plan))
-}
-
-impl SuiteResult {
-    /// The first phase with failed I/Os: (phase, failures, the first one).
-    pub fn failed_ios(&self) -> Option<(&str, u64, &str)> {
-        self.phases.iter().find(|p| p.metrics.errors > 0).map(|p| {
-            (
-                p.name.as_str(),
-                p.metrics.errors,
-                p.first_error.as_deref().unwrap_or("(no detail)"),
-            )
-        })
-    }
 }
 
 /// Open the run: a new one in `dir` (its configuration stored) or the one there.
@@ -457,7 +441,7 @@ fn assemble<P: Procedure>(
         _ => Default::default(),
     };
     SuiteResult {
-        format: RESULT_FORMAT.into(),
+        format: storbench_report::RESULT_FORMAT.into(),
         schema_version: storbench_report::SCHEMA_VERSION,
         command_line: ctl.command_line.clone(),
         options,
@@ -481,17 +465,5 @@ fn assemble<P: Procedure>(
 
 /// Read a finished run's result.json.
 pub fn read_result(dir: &Path) -> Result<SuiteResult, SuiteError> {
-    let path: PathBuf = dir.join(output::RESULT_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| SuiteError::Io {
-        context: format!("reading {}", path.display()),
-        source: e,
-    })?;
-    serde_json::from_str(&text).map_err(|e| {
-        SuiteError::Invalid(format!(
-            "{}: line {}, column {}: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })
+    storbench_report::read_result(dir).map_err(output::report_err)
 }

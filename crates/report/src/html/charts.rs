@@ -245,14 +245,34 @@ fn bar_chart(
     }
 }
 
+/// The bench section, per workload: data rate, service and busy time as bars, mean
+/// against std dev of service time, and the service time percentiles.
 fn bench_charts(runs: &[RunView], out: &mut Vec<Chart>) {
     let all: Vec<&RunView> = runs.iter().filter(|r| r.bench.is_some()).collect();
     for (workload, with) in by_workload(&all) {
-        let b = |r: &RunView| r.bench.clone().expect("filtered");
-        let col = |f: fn(&BenchView) -> f64| with.iter().map(|r| f(&b(r))).collect::<Vec<f64>>();
-        let id = |what: &str| format!("bench-{}-{what}", slug(&workload));
-        let s = "bench";
-        out.push(bar_chart(
+        out.extend(bench_bar_charts(&workload, &with));
+        out.push(service_scatter(&workload, &with));
+        out.extend(percentile_chart(&workload, &with));
+    }
+}
+
+/// A bench run's figures (the runs given are those with one).
+fn bench_of(r: &RunView) -> &BenchView {
+    r.bench.as_ref().expect("filtered")
+}
+
+/// The id of one of a workload's bench charts.
+fn bench_id(workload: &str, what: &str) -> String {
+    format!("bench-{}-{what}", slug(workload))
+}
+
+/// Data rate, service time and busy time of one workload's bench runs, as bars.
+fn bench_bar_charts(workload: &str, with: &[&RunView]) -> [Chart; 3] {
+    let col = |f: fn(&BenchView) -> f64| with.iter().map(|r| f(bench_of(r))).collect::<Vec<f64>>();
+    let id = |what: &str| bench_id(workload, what);
+    let s = "bench";
+    [
+        bar_chart(
             id("data-rate"),
             s,
             format!("{workload}: average data rate (busy time, idle cut), total, read and write"),
@@ -260,14 +280,14 @@ fn bench_charts(runs: &[RunView], out: &mut Vec<Chart>) {
             Scale::Linear,
             Better::Higher,
             0,
-            &with,
+            with,
             vec![
                 ("total", col(|b| b.data_rate_mb_s)),
                 ("read", col(|b| b.read_mb_s)),
                 ("write", col(|b| b.write_mb_s)),
             ],
-        ));
-        out.push(bar_chart(
+        ),
+        bar_chart(
             id("service-time"),
             s,
             format!("{workload}: average service time"),
@@ -275,10 +295,10 @@ fn bench_charts(runs: &[RunView], out: &mut Vec<Chart>) {
             Scale::Linear,
             Better::Lower,
             0,
-            &with,
+            with,
             vec![("mean service time", col(|b| b.service_us_mean))],
-        ));
-        out.push(bar_chart(
+        ),
+        bar_chart(
             id("busy-time"),
             s,
             format!("{workload}: disk busy time, total, read and write"),
@@ -286,76 +306,86 @@ fn bench_charts(runs: &[RunView], out: &mut Vec<Chart>) {
             Scale::Linear,
             Better::Lower,
             0,
-            &with,
+            with,
             vec![
                 ("total busy", col(|b| b.busy_s)),
                 ("read busy", col(|b| b.busy_read_s)),
                 ("write busy", col(|b| b.busy_write_s)),
             ],
-        ));
-        out.push(Chart {
-            id: id("scatter"),
-            section: s.to_string(),
-            title: format!(
-                "{workload}: mean service time against std dev (near the origin = fast and consistent)"
-            ),
-            kind: ChartKind::Scatter,
-            x_label: "mean service time (µs)".to_string(),
-            y_label: "std dev (µs)".to_string(),
-            y_scale: Scale::Linear,
-            x_min: None,
-            x_max: None,
-            categories: Vec::new(),
-            highlight: Vec::new(),
-            buttons: false,
-            series: with
-                .iter()
-                .map(|r| Series {
-                    name: r.label(),
-                    drive: r.drive.clone(),
-                    setting: r.setting.clone(),
-                    x: vec![b(r).service_us_mean],
-                    y: vec![b(r).service_us_std],
-                })
-                .collect(),
-        });
-        let cats: Vec<String> = b(with[0])
-            .percentiles_us
+        ),
+    ]
+}
+
+/// Mean service time against its standard deviation, one point per run.
+fn service_scatter(workload: &str, with: &[&RunView]) -> Chart {
+    Chart {
+        id: bench_id(workload, "scatter"),
+        section: "bench".to_string(),
+        title: format!(
+            "{workload}: mean service time against std dev (near the origin = fast and consistent)"
+        ),
+        kind: ChartKind::Scatter,
+        x_label: "mean service time (µs)".to_string(),
+        y_label: "std dev (µs)".to_string(),
+        y_scale: Scale::Linear,
+        x_min: None,
+        x_max: None,
+        categories: Vec::new(),
+        highlight: Vec::new(),
+        buttons: false,
+        series: with
             .iter()
-            .map(|p| p.0.clone())
-            .collect();
-        if cats.is_empty() {
-            continue;
-        }
-        let p99 = cats.iter().position(|c| c == "p99").unwrap_or(0);
-        let series: Vec<(&str, Vec<f64>)> = cats
-            .iter()
-            .map(|c| {
-                (
-                    c.as_str(),
-                    with.iter()
-                        .map(|r| {
-                            b(r).percentiles_us
-                                .iter()
-                                .find(|q| &q.0 == c)
-                                .map_or(f64::NAN, |q| q.1)
-                        })
-                        .collect(),
-                )
+            .map(|r| Series {
+                name: r.label(),
+                drive: r.drive.clone(),
+                setting: r.setting.clone(),
+                x: vec![bench_of(r).service_us_mean],
+                y: vec![bench_of(r).service_us_std],
             })
-            .collect();
-        out.push(bar_chart(
-            id("percentiles"),
-            s,
-            format!("{workload}: service time percentiles (log scale, sorted by p99)"),
-            "µs (lower is better)",
-            Scale::Log,
-            Better::Lower,
-            p99,
-            &with,
-            series,
-        ));
+            .collect(),
     }
+}
+
+/// Service time percentiles on a log scale, sorted by p99; none when the first run
+/// has no percentiles.
+fn percentile_chart(workload: &str, with: &[&RunView]) -> Option<Chart> {
+    let cats: Vec<String> = bench_of(with[0])
+        .percentiles_us
+        .iter()
+        .map(|p| p.0.clone())
+        .collect();
+    if cats.is_empty() {
+        return None;
+    }
+    let p99 = cats.iter().position(|c| c == "p99").unwrap_or(0);
+    let series: Vec<(&str, Vec<f64>)> = cats
+        .iter()
+        .map(|c| {
+            (
+                c.as_str(),
+                with.iter()
+                    .map(|r| {
+                        bench_of(r)
+                            .percentiles_us
+                            .iter()
+                            .find(|q| &q.0 == c)
+                            .map_or(f64::NAN, |q| q.1)
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    Some(bar_chart(
+        bench_id(workload, "percentiles"),
+        "bench",
+        format!("{workload}: service time percentiles (log scale, sorted by p99)"),
+        "µs (lower is better)",
+        Scale::Log,
+        Better::Lower,
+        p99,
+        with,
+        series,
+    ))
 }
 
 fn trim_chart(runs: &[RunView], out: &mut Vec<Chart>) {

@@ -89,7 +89,59 @@ fn option_rows(r: &ResultFile) -> Vec<(String, String)> {
 /// Builds a view from the text of a result.json. `path` names the file in errors;
 /// `dir` is where series files are looked for.
 pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportError> {
-    let r: ResultFile = serde_json::from_str(text).map_err(|e| {
+    let r = parse(text, path)?;
+    let config: read::Config = part(&r.config, path, "config")?.unwrap_or_default();
+    let procedure = r.procedure.as_str();
+    // The summary is the procedure's own: read as that procedure's type only.
+    let summary = |name: &str| (procedure == name).then(|| r.summary.clone()).flatten();
+    let cons_summary: Option<read::ConsistencySummary> =
+        part(&summary("consistency"), path, "summary")?;
+    let bench_summary: Option<read::BenchSummary> = part(&summary("bench"), path, "summary")?;
+    let trim: Option<read::TrimSummary> = part(&summary("trim-check"), path, "summary")?;
+    let season = match part::<read::SeasonSummary>(&summary("season"), path, "summary")? {
+        Some(s) => Some(s),
+        None => bench_summary.as_ref().and_then(|b| b.seasoning.clone()),
+    };
+    let setting = setting_text(cons_summary.as_ref(), &config);
+    let consistency = match cons_summary {
+        Some(s) => Some(consistency_view(&s, &config, dir)?),
+        None if procedure == "consistency" => Some(consistency_view(
+            &read::ConsistencySummary::default(),
+            &config,
+            dir,
+        )?),
+        None => None,
+    };
+    let workload = workload_text(procedure, &config, bench_summary.as_ref(), &r);
+    Ok(RunView {
+        source: dir.display().to_string(),
+        drive: drive_name(&r.target),
+        setting,
+        procedure: procedure.to_string(),
+        tool_version: format!("storbench {}", r.tool_version.as_deref().unwrap_or("?")),
+        command_line: command_line_text(&r, &config),
+        options: option_rows(&r),
+        complete: r.complete,
+        notes: r.notes.clone(),
+        phases: phase_views(&r),
+        consistency,
+        bench: (procedure == "bench").then(|| bench_metrics(&r)).flatten(),
+        trim: trim.map(trim_view),
+        traces: trace_views(&r, bench_summary.as_ref(), &workload),
+        health: health_view(&r),
+        target: r.target.clone(),
+        state: state_text(procedure, bench_summary.as_ref(), &config),
+        workload,
+        date: r.created_unix_ms.map(utc_minute),
+        name: String::new(),
+        season: season.map(season_view),
+        highlight: false,
+    })
+}
+
+/// The file deserialized; a file without `procedure` is probably not a result at all.
+fn parse(text: &str, path: &Path) -> Result<ResultFile, ReportError> {
+    serde_json::from_str(text).map_err(|e| {
         if e.is_data() && e.to_string().starts_with("missing field `procedure`") {
             ReportError::Field {
                 path: path.to_path_buf(),
@@ -99,39 +151,39 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
         } else {
             ReportError::json(path, &e)
         }
-    })?;
-    let config: read::Config = part(&r.config, path, "config")?.unwrap_or_default();
-    let procedure = r.procedure.clone();
-    let target = r.target.clone();
+    })
+}
 
-    let cons_summary: Option<read::ConsistencySummary> = if procedure == "consistency" {
-        part(&r.summary, path, "summary")?
-    } else {
-        None
-    };
-    let span_percent = cons_summary
-        .as_ref()
+/// The spare-area setting from the tested span; within half a percent of full is the
+/// default setting (spans are block-aligned).
+fn setting_text(consistency: Option<&read::ConsistencySummary>, config: &read::Config) -> String {
+    let span_percent = consistency
         .and_then(|s| s.span_percent)
         .or_else(|| config.span_fraction.map(|x| x * 100.0))
         .filter(|p| *p > 0.0 && *p <= 100.0)
         .unwrap_or(100.0);
-    // A span within half a percent of full is the default setting (spans are block-aligned).
-    let setting = if span_percent > 99.5 {
+    if span_percent > 99.5 {
         DEFAULT_SETTING.to_string()
     } else {
         setting_for_span(span_percent.round())
-    };
-    let command_line = match &r.command_line {
+    }
+}
+
+/// The command line as recorded, or what it would have been.
+fn command_line_text(r: &ResultFile, config: &read::Config) -> String {
+    match &r.command_line {
         Some(read::CommandLine::Text(t)) => t.clone(),
         Some(read::CommandLine::Args(a)) if !a.is_empty() => shell_words(a),
         _ => format!(
-            "storbench {procedure} --target {} (configuration as recorded: see options)",
-            config.target.as_deref().unwrap_or(&target.name)
+            "storbench {} --target {} (configuration as recorded: see options)",
+            r.procedure,
+            config.target.as_deref().unwrap_or(&r.target.name)
         ),
-    };
+    }
+}
 
-    let phases: Vec<PhaseView> = r
-        .phases
+fn phase_views(r: &ResultFile) -> Vec<PhaseView> {
+    r.phases
         .iter()
         .map(|p| {
             let m = p.metrics.clone().unwrap_or_default();
@@ -142,129 +194,81 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
                 data_rate_mb_s: m.data_rate_mb_per_s,
             }
         })
-        .collect();
-    let metrics_of = |name: &str| -> Option<&PhaseMetrics> {
-        r.phases
-            .iter()
-            .find(|p| p.name == name)
-            .and_then(|p| p.metrics.as_ref())
-    };
+        .collect()
+}
 
-    let consistency = match &cons_summary {
-        Some(s) => Some(consistency_view(s, &config, dir)?),
-        None if procedure == "consistency" => Some(consistency_view(
-            &read::ConsistencySummary {
-                span_percent: None,
-                iops_per_s: Vec::new(),
-                scores: None,
-                round_s: None,
-                steady_state: None,
-                steady_state_at_s: None,
-            },
-            &config,
-            dir,
-        )?),
-        None => None,
-    };
+/// A bench's figures: its replay phase, else its last phase with metrics.
+fn bench_metrics(r: &ResultFile) -> Option<BenchView> {
+    r.phases
+        .iter()
+        .find(|p| p.name == "replay")
+        .and_then(|p| p.metrics.as_ref())
+        .or_else(|| r.phases.iter().rev().find_map(|p| p.metrics.as_ref()))
+        .map(bench_view)
+}
 
-    let trim = if procedure == "trim-check" {
-        part::<read::TrimSummary>(&r.summary, path, "summary")?.map(|t| TrimView {
-            clean_mb_s: t.clean_mb_per_s,
-            dirty_mb_s: t.dirty_mb_per_s,
-            after_trim_mb_s: t.after_trim_mb_per_s,
-            note: t.note,
-        })
-    } else {
-        None
-    };
-
-    let bench_summary: Option<read::BenchSummary> = if procedure == "bench" {
-        part(&r.summary, path, "summary")?
-    } else {
-        None
-    };
-    let bench = if procedure == "bench" {
-        metrics_of("replay")
-            .or_else(|| r.phases.iter().rev().find_map(|p| p.metrics.as_ref()))
-            .map(bench_view)
-    } else {
-        None
-    };
-
-    let season = if procedure == "season" {
-        part::<read::SeasonSummary>(&r.summary, path, "summary")?
-    } else {
-        bench_summary.as_ref().and_then(|b| b.seasoning.clone())
+fn trim_view(t: read::TrimSummary) -> TrimView {
+    TrimView {
+        clean_mb_s: t.clean_mb_per_s,
+        dirty_mb_s: t.dirty_mb_per_s,
+        after_trim_mb_s: t.after_trim_mb_per_s,
+        note: t.note,
     }
-    .map(|s| SeasonView {
+}
+
+fn season_view(s: read::SeasonSummary) -> SeasonView {
+    SeasonView {
         image: s.image,
         image_bytes: s.image_bytes_restored,
         image_writes: s.image_writes,
         seq_pass_mb_s: s.seq_pass_mb_per_s,
         restore_mb_s: s.restore_mb_per_s,
-    });
+    }
+}
 
-    let state = bench_summary
-        .as_ref()
+/// The drive state: as the bench wrote it, else from the configuration.
+fn state_text(
+    procedure: &str,
+    bench: Option<&read::BenchSummary>,
+    config: &read::Config,
+) -> String {
+    bench
         .and_then(|b| b.state.clone())
         .or_else(|| config.state.clone())
         .unwrap_or_else(|| {
             let seasoned =
                 procedure == "season" || config.season.as_ref().is_some_and(|s| !s.is_null());
             if seasoned { "seasoned" } else { "fresh" }.to_string()
-        });
-    let workload = workload_text(&procedure, &config, bench_summary.as_ref(), &r);
+        })
+}
 
-    // The characterize table of the trace used.
-    let mut traces = Vec::new();
-    let characterize = bench_summary
-        .as_ref()
+/// The characterize table of the trace used.
+fn trace_views(
+    r: &ResultFile,
+    bench: Option<&read::BenchSummary>,
+    workload: &str,
+) -> Vec<TraceView> {
+    let characterize = bench
         .and_then(|b| b.characterize.clone())
         .or_else(|| r.trace.clone())
         .filter(|t| t.is_object());
-    if let Some(obj) = characterize {
-        let name = bench_summary
-            .as_ref()
-            .and_then(|b| b.trace_name.clone())
-            .or_else(|| obj.get("name").and_then(|n| n.as_str()).map(str::to_string))
-            .unwrap_or_else(|| workload.clone());
-        traces.push(TraceView {
-            name,
-            rows: trace_rows(&obj),
-        });
-    }
-
-    let health = health_view(&r);
-    Ok(RunView {
-        source: dir.display().to_string(),
-        drive: drive_name(&target),
-        setting,
-        procedure,
-        tool_version: format!("storbench {}", r.tool_version.as_deref().unwrap_or("?")),
-        command_line,
-        options: option_rows(&r),
-        complete: r.complete,
-        notes: r.notes.clone(),
-        phases,
-        consistency,
-        bench,
-        trim,
-        traces,
-        health,
-        target,
-        state,
-        workload,
-        date: r.created_unix_ms.map(utc_minute),
-        name: String::new(),
-        season,
-        highlight: false,
-    })
+    let Some(obj) = characterize else {
+        return Vec::new();
+    };
+    let name = bench
+        .and_then(|b| b.trace_name.clone())
+        .or_else(|| obj.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .unwrap_or_else(|| workload.to_string());
+    vec![TraceView {
+        name,
+        rows: trace_rows(&obj),
+    }]
 }
 
 /// The drive's name: its model, except a simulated drive whose model is the
 /// simulator's own (`storbench sim ...`, the same for several presets), named by its
 /// preset (`sim client-7op`); else the target name.
-fn drive_name(t: &storbench_engine::target::TargetInfo) -> String {
+fn drive_name(t: &storbench_core::TargetInfo) -> String {
     let generic = t
         .model
         .as_deref()

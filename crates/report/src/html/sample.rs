@@ -4,7 +4,7 @@
 
 use super::view::*;
 use std::collections::BTreeMap;
-use storbench_engine::target::{TargetInfo, TargetKind};
+use storbench_core::{TargetInfo, TargetKind};
 
 fn target(name: &str, model: &str) -> TargetInfo {
     let mut details = BTreeMap::new();

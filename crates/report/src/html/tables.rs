@@ -124,65 +124,88 @@ fn opt(v: Option<f64>) -> String {
 
 /// Every table the report shows for these runs, in page order. Tables with no rows are left out.
 pub fn tables(runs: &[RunView]) -> Vec<Table> {
-    let mut out = Vec::new();
+    let mut out = consistency_tables(runs);
+    out.push(bench_table(runs));
+    out.extend(percentile_table(runs));
+    out.push(trim_table(runs));
+    out.push(season_table(runs));
+    out.extend(trace_tables(runs));
+    out.push(target_table(runs));
+    out.push(health_table(runs));
+    out.push(methods_table(runs));
+    out.retain(|t| !t.rows.is_empty());
+    out
+}
 
-    // One scores table per consistency workload, titled from the runs' own
-    // configuration (block size, queue depth, score window).
+/// One scores table per consistency workload, titled from the runs' own configuration
+/// (block size, queue depth, score window).
+fn consistency_tables(runs: &[RunView]) -> Vec<Table> {
     let cons: Vec<&RunView> = runs.iter().filter(|r| r.consistency.is_some()).collect();
     let groups = super::charts::by_workload(&cons);
     let many = groups.len() > 1;
-    for (workload, group) in &groups {
-        let first = group[0].consistency.as_ref().expect("filtered");
-        let same_window = group
-            .iter()
-            .all(|r| r.consistency.as_ref().map(|c| c.window_s()) == Some(first.window_s()));
-        let window = if same_window {
-            format!("last {} s", fmt_num(first.window_s()))
-        } else {
-            "each run's score window".to_string()
-        };
-        let id = if many {
-            format!("consistency-scores-{}", super::charts::slug(workload))
-        } else {
-            "consistency-scores".to_string()
-        };
-        let mut t = Table::new(
-            &id,
-            "consistency",
-            &format!("Performance consistency: {window} of {}", first.work_text()),
-            &[
-                "run",
-                "capacity",
-                "spare area",
-                "duration",
-                "scored",
-                "avg IOPS",
-                "std dev",
-                "min IOPS",
-                "avg / std dev",
-                "steady state (SNIA)",
-            ],
-        );
-        for r in group {
-            let c = r.consistency.as_ref().expect("filtered");
-            t.push(vec![
-                r.label(),
-                r.capacity_text(),
-                r.setting.clone(),
-                fmt_duration(c.iops_per_s.len() as f64),
-                format!("last {}", fmt_duration(c.window_s())),
-                fmt_num(c.avg_iops_last400),
-                fmt_num(c.std_iops_last400),
-                fmt_num(c.min_iops),
-                opt(c.avg_over_std()),
-                c.steady_state_at_s.map_or("not reached".to_string(), |s| {
-                    format!("reached at {}", fmt_duration(s))
-                }),
-            ]);
-        }
-        out.push(t);
-    }
+    groups
+        .iter()
+        .map(|(workload, group)| {
+            let id = if many {
+                format!("consistency-scores-{}", super::charts::slug(workload))
+            } else {
+                "consistency-scores".to_string()
+            };
+            consistency_table(&id, group)
+        })
+        .collect()
+}
 
+/// The scores of consistency runs of one workload.
+fn consistency_table(id: &str, group: &[&RunView]) -> Table {
+    let first = group[0].consistency.as_ref().expect("filtered");
+    let same_window = group
+        .iter()
+        .all(|r| r.consistency.as_ref().map(|c| c.window_s()) == Some(first.window_s()));
+    let window = if same_window {
+        format!("last {} s", fmt_num(first.window_s()))
+    } else {
+        "each run's score window".to_string()
+    };
+    let mut t = Table::new(
+        id,
+        "consistency",
+        &format!("Performance consistency: {window} of {}", first.work_text()),
+        &[
+            "run",
+            "capacity",
+            "spare area",
+            "duration",
+            "scored",
+            "avg IOPS",
+            "std dev",
+            "min IOPS",
+            "avg / std dev",
+            "steady state (SNIA)",
+        ],
+    );
+    for r in group {
+        let c = r.consistency.as_ref().expect("filtered");
+        t.push(vec![
+            r.label(),
+            r.capacity_text(),
+            r.setting.clone(),
+            fmt_duration(c.iops_per_s.len() as f64),
+            format!("last {}", fmt_duration(c.window_s())),
+            fmt_num(c.avg_iops_last400),
+            fmt_num(c.std_iops_last400),
+            fmt_num(c.min_iops),
+            opt(c.avg_over_std()),
+            c.steady_state_at_s.map_or("not reached".to_string(), |s| {
+                format!("reached at {}", fmt_duration(s))
+            }),
+        ]);
+    }
+    t
+}
+
+/// Trace bench results: data rate over busy time, service time.
+fn bench_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "bench-results",
         "bench",
@@ -235,34 +258,38 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             ]);
         }
     }
-    out.push(t);
+    t
+}
 
-    // Percentile table: one column per percentile of the first bench run.
-    if let Some(first) = runs.iter().find_map(|r| r.bench.as_ref()) {
-        let labels: Vec<String> = first.percentiles_us.iter().map(|p| p.0.clone()).collect();
-        let mut cols = vec!["run".to_string()];
-        cols.extend(labels.iter().map(|l| format!("{l} µs")));
-        let mut t = Table {
-            id: "bench-percentiles".to_string(),
-            section: "bench".to_string(),
-            title: "Service time percentiles".to_string(),
-            columns: cols,
-            rows: Vec::new(),
-        };
-        for r in runs {
-            if let Some(b) = &r.bench {
-                let mut row = vec![r.label()];
-                row.extend(
-                    labels
-                        .iter()
-                        .map(|l| opt(b.percentiles_us.iter().find(|p| &p.0 == l).map(|p| p.1))),
-                );
-                t.push(row);
-            }
+/// Service time percentiles: one column per percentile of the first bench run.
+fn percentile_table(runs: &[RunView]) -> Option<Table> {
+    let first = runs.iter().find_map(|r| r.bench.as_ref())?;
+    let labels: Vec<String> = first.percentiles_us.iter().map(|p| p.0.clone()).collect();
+    let mut cols = vec!["run".to_string()];
+    cols.extend(labels.iter().map(|l| format!("{l} µs")));
+    let mut t = Table {
+        id: "bench-percentiles".to_string(),
+        section: "bench".to_string(),
+        title: "Service time percentiles".to_string(),
+        columns: cols,
+        rows: Vec::new(),
+    };
+    for r in runs {
+        if let Some(b) = &r.bench {
+            let mut row = vec![r.label()];
+            row.extend(
+                labels
+                    .iter()
+                    .map(|l| opt(b.percentiles_us.iter().find(|p| &p.0 == l).map(|p| p.1))),
+            );
+            t.push(row);
         }
-        out.push(t);
     }
+    Some(t)
+}
 
+/// TRIM validation: sequential write throughput clean, dirty and after TRIM.
+fn trim_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "trim-validation",
         "trim",
@@ -289,8 +316,11 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             ]);
         }
     }
-    out.push(t);
+    t
+}
 
+/// Seasoning: the sequential pass and the image restore.
+fn season_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "seasoning",
         "season",
@@ -318,9 +348,12 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             ]);
         }
     }
-    out.push(t);
+    t
+}
 
-    // Characterize tables: one per distinct trace (by name).
+/// Characterize tables: one per distinct trace (by name).
+fn trace_tables(runs: &[RunView]) -> Vec<Table> {
+    let mut out = Vec::new();
     let mut seen = Vec::<String>::new();
     for r in runs {
         for tr in &r.traces {
@@ -340,7 +373,11 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             out.push(t);
         }
     }
+    out
+}
 
+/// The targets: kind, name, capacity, block size, discard, backend and its details.
+fn target_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "targets",
         "targets",
@@ -377,8 +414,11 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
                 .join(" "),
         ]);
     }
-    out.push(t);
+    t
+}
 
+/// Drive health before and after each run, or why it is not available.
+fn health_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "health",
         "targets",
@@ -407,8 +447,11 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             ]);
         }
     }
-    out.push(t);
+    t
+}
 
+/// What ran: version, command line, options, phases, completeness, notes.
+fn methods_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "methods",
         "methods",
@@ -458,10 +501,7 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
             r.notes.join("; "),
         ]);
     }
-    out.push(t);
-
-    out.retain(|t| !t.rows.is_empty());
-    out
+    t
 }
 
 #[cfg(test)]

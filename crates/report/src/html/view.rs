@@ -5,7 +5,7 @@
 //! directory by [`crate::html::load`], or by hand in tests.
 
 use serde::{Deserialize, Serialize};
-use storbench_engine::target::TargetInfo;
+use storbench_core::TargetInfo;
 
 /// One result directory (one drive at one setting running one procedure).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
