@@ -78,7 +78,7 @@ impl Default for SpinMargin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
     /// io_uring when the kernel allows it, threads otherwise. On a block device the
-    /// details say whether it takes non-blocking I/O (`backend::nowait_reason`).
+    /// details say whether it takes non-blocking I/O (`backend::probe_block_device`).
     #[default]
     Auto,
     Uring,
@@ -149,10 +149,15 @@ impl RealTarget {
                 Box::new(u)
             }
             BackendChoice::Auto => match Uring::new(raw, max_in_flight as u32, &pool, trim) {
-                Ok(u) => {
+                Ok(mut u) => {
                     // Block devices: whether the device takes non-blocking I/O, in
-                    // the details; see backend::nowait_reason.
-                    if let Some(reason) = crate::backend::nowait_reason(fd.as_fd(), &info) {
+                    // the details; see backend::probe_block_device.
+                    if let Some((nowait, reason)) =
+                        crate::backend::probe_block_device(fd.as_fd(), &info)
+                    {
+                        if nowait == crate::target::blockdev::Nowait::Unsupported {
+                            u.set_poll_before_sleep(crate::backend::uring::IO_WQ_POLL_NS);
+                        }
                         info.details.insert("backend_reason".into(), reason);
                     }
                     Box::new(u)

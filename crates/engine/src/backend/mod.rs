@@ -307,54 +307,56 @@ pub(crate) fn io_err(context: impl Into<String>, source: std::io::Error) -> Targ
     }
 }
 
-/// What `--backend auto` notes of a block device (`None` for other targets): whether it
+/// What `--backend auto` finds of a block device (`None` for other targets): whether it
 /// takes non-blocking I/O (a `RWF_NOWAIT` read gets EOPNOTSUPP on zram; loop devices,
-/// NVMe and every blk-mq device take it). Such a device's I/O always goes to io_uring's
-/// io-wq workers, and io-wq runs it all on one worker. IOSQE_ASYNC (`--backend
-/// io_uring-async`) lets io-wq start more, but auto keeps the plain ring: on a quiet
-/// machine the flag was no faster.
+/// NVMe and every blk-mq device take it), and a note for the result's details. Such a
+/// device's I/O always goes to io_uring's io-wq workers, and io-wq runs it all on one
+/// worker; auto then polls before it sleeps
+/// ([`uring::Uring::set_poll_before_sleep`]).
+/// IOSQE_ASYNC (`--backend io_uring-async`) lets io-wq start more workers; auto keeps
+/// the plain ring: on a quiet machine the flag was no faster.
 ///
 /// zram, 1 GiB of random data, 4 KB random read, fio 3.33 io_uring with fixedbufs and
-/// registerfiles. Quiet machine (load 1.6-2.2, 3 s runs, 3 rounds, the three
-/// alternating): QD32 plain ring 377K-468K IOPS at 3.96-4.63 us of CPU per I/O,
-/// IOSQE_ASYNC 348K-392K at 4.14-4.66, fio 400K-457K at 4.09-4.56; QD128 plain
-/// 362K-423K (4.23-4.78 us), ASYNC 400K-434K (3.95-4.42), fio 404K-448K (4.13-4.80);
-/// `BENCH_DEVICE=zram bench/engine_fio.sh` with ASYNC, 3 pairs at load 1.9-2.0: QD32 IOPS
-/// ratio 0.81-0.85, CPU 0.99-1.05. Under load (5-9) ASYNC gave QD32 1.84x fio's IOPS
-/// and QD128 1.93x (medians of 3 pairs, CPU 0.66/0.72), because eight worker threads
-/// take more of the contended CPUs. Also measured and rejected (load 5-9): the threads
-/// backend (CPU per I/O 0.91-1.67x fio's at QD32, 0.88-1.29x at QD128), and IOSQE_ASYNC
-/// with io-wq capped at 2 workers (IORING_REGISTER_IOWQ_MAX_WORKERS: 2.2-3.2 us per
-/// I/O). fio's own IOSQE_ASYNC is `--force_async=1` (`BENCH_FIO_EXTRA`).
-pub fn nowait_reason(
+/// registerfiles (`BENCH_DEVICE=zram bench/engine_fio.sh`; figures in
+/// docs/benchmarks.md). Sleeping for each completion, the plain ring reached 0.80-0.90x
+/// fio's IOPS at 1.07-1.09x its CPU per I/O: the worker spent a fifth of its time
+/// waking the driving thread and yielding to it on its own CPU (`perf`: 14% of
+/// samples in `finish_task_switch`, 7% in the worker's `cond_resched`, against 6% and
+/// none for fio, whose thread rarely sleeps). IOSQE_ASYNC: QD32 0.81-0.85x at 0.99-1.05x
+/// the CPU on a quiet machine; under load (5-9) 1.84x fio's IOPS at QD32 and 1.93x at
+/// QD128, because eight worker threads take more of the contended CPUs. Also measured
+/// and rejected (load 5-9): the threads backend (CPU per I/O 0.91-1.67x fio's at QD32,
+/// 0.88-1.29x at QD128), and IOSQE_ASYNC with io-wq capped at 2 workers
+/// (IORING_REGISTER_IOWQ_MAX_WORKERS: 2.2-3.2 us per I/O). fio's own IOSQE_ASYNC is
+/// `--force_async=1` (`BENCH_FIO_EXTRA`).
+pub fn probe_block_device(
     fd: std::os::fd::BorrowedFd<'_>,
     info: &crate::target::TargetInfo,
-) -> Option<String> {
+) -> Option<(crate::target::blockdev::Nowait, String)> {
     use crate::target::blockdev::{probe_nowait, Nowait};
     if info.kind != crate::target::TargetKind::BlockDevice {
         return None;
     }
-    Some(
-        match probe_nowait(fd, info.logical_block_bytes, info.capacity_bytes) {
-            Nowait::Unsupported => format!(
-                "io_uring: {} does not take non-blocking I/O (a RWF_NOWAIT read got \
-                 EOPNOTSUPP), so io_uring hands every I/O to its io-wq worker; \
-                 --backend io_uring-async marks them IOSQE_ASYNC (more workers), \
-                 not chosen: no faster on a quiet machine",
-                info.name
-            ),
-            Nowait::Supported => {
-                format!(
-                    "io_uring: {} takes non-blocking I/O (RWF_NOWAIT)",
-                    info.name
-                )
-            }
-            Nowait::Unknown(why) => format!(
-                "io_uring: whether {} takes non-blocking I/O is unknown ({why})",
-                info.name
-            ),
-        },
-    )
+    let nowait = probe_nowait(fd, info.logical_block_bytes, info.capacity_bytes);
+    let reason = match &nowait {
+        Nowait::Unsupported => format!(
+            "io_uring: {} does not take non-blocking I/O (a RWF_NOWAIT read got \
+             EOPNOTSUPP), so io_uring hands every I/O to its io-wq worker; waits poll \
+             up to {} us before they sleep; --backend io_uring-async marks the I/Os \
+             IOSQE_ASYNC (more workers), not chosen: no faster on a quiet machine",
+            info.name,
+            uring::IO_WQ_POLL_NS / 1000
+        ),
+        Nowait::Supported => format!(
+            "io_uring: {} takes non-blocking I/O (RWF_NOWAIT)",
+            info.name
+        ),
+        Nowait::Unknown(why) => format!(
+            "io_uring: whether {} takes non-blocking I/O is unknown ({why})",
+            info.name
+        ),
+    };
+    Some((nowait, reason))
 }
 
 #[cfg(test)]
