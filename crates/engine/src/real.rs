@@ -259,98 +259,48 @@ impl Target for RealTarget {
         self.backend.submit(reqs, &self.pool)
     }
 
+    /// Far from a deadline each step is one `enter` (submission of what is queued and
+    /// the wait, one system call) and one harvest: the wait sleeps in the kernel until
+    /// a completion or until the spin margin before the deadline ([`Self::wait_step`]).
+    /// Closer than that it polls (spins) and enters the kernel only when there is I/O
+    /// to hand over or the kernel holds completions back (IORING_SQ_TASKRUN), and in
+    /// the last REAP_GUARD_NS not even for those: the deadline comes first
+    /// ([`Self::spin_step`]). Once the deadline has passed it returns with what is
+    /// already posted; the caller has I/O due, and the enter that submits it reaps in
+    /// the same system call ([`Self::advance_now`]).
+    ///
+    /// Tried and rejected: before a wait that would sleep for a completion, polling up
+    /// to 10 us for IORING_SQ_TASKRUN (no system call), holding the refills back so one
+    /// enter submits them and reaps, while 3/4 of the I/Os were in the kernel. 4 KB
+    /// random read at QD32 on a loop device over /dev/shm: context switches per I/O
+    /// 0.12 -> 0.06 (fio 0.04), io_uring_enter per I/O the same, but IOPS lower in each
+    /// of 4 alternating pairs at load 1.0-1.8 (432k -> 421k quiet) and CPU per I/O
+    /// 9-27% higher: the loop device's kworker, not our wake-ups, sets the pace.
+    /// Polling the enter itself (a non-waiting enter, then the poll) entered once per
+    /// completion, about 1 per I/O, for more CPU still.
     fn advance(
         &mut self,
         min_complete: usize,
         deadline_ns: Option<u64>,
         out: &mut Vec<Completion>,
     ) -> Result<(), TargetError> {
-        if !self.slack_set {
-            // The default 50 µs timer slack would make sleeps overshoot deadlines;
-            // 1 ns lets the sleep-then-spin wait land on time. Per thread, so done
-            // here, on the thread that drives the target.
-            // SAFETY: prctl(PR_SET_TIMERSLACK) takes an integer and touches no memory.
-            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-            self.slack_set = true;
-        }
-        // Far from a deadline each step is one `enter` (submission of what is queued
-        // and the wait, one system call) and one harvest: the wait sleeps in the kernel
-        // until a completion or until the spin margin before the deadline. Closer than
-        // that it polls (spins) and enters the kernel only when there is I/O to hand
-        // over or the kernel holds completions back (IORING_SQ_TASKRUN), and in the
-        // last REAP_GUARD_NS not even for those: the deadline comes first. Once the
-        // deadline has passed it returns with what is already posted; the caller has
-        // I/O due, and the enter that submits it reaps in the same system call.
-        //
-        // Tried and rejected: before a wait that would sleep for a completion, polling
-        // up to 10 us for IORING_SQ_TASKRUN (no system call), holding the refills back
-        // so one enter submits them and reaps, while 3/4 of the I/Os were in the
-        // kernel. 4 KB random read at QD32 on a loop device over /dev/shm: context
-        // switches per I/O 0.12 -> 0.06 (fio 0.04), io_uring_enter per I/O the same,
-        // but IOPS lower in each of 4 alternating pairs at load 1.0-1.8 (432k -> 421k
-        // quiet) and CPU per I/O 9-27% higher: the loop device's kworker, not our
-        // wake-ups, sets the pace. Polling the enter itself (a non-waiting enter, then
-        // the poll) entered once per completion, about 1 per I/O, for more CPU still.
+        self.set_timer_slack();
         let mut got = 0usize;
         loop {
             let now = self.clock.now_ns();
             let remaining = deadline_ns.map(|d| d.saturating_sub(now));
             if remaining == Some(0) || (min_complete == 0 && deadline_ns.is_none()) {
-                let work = self.backend.enter_work();
-                if work.submit || (deadline_ns.is_none() && work.reap) {
-                    self.backend.enter(Wait::No)?;
-                }
-                self.harvest(out)?;
-                return Ok(());
+                return self.advance_now(deadline_ns.is_none(), out);
             }
             let need = min_complete.saturating_sub(got);
             assert!(need > 0 || deadline_ns.is_some());
             let margin = self.spin.margin_ns();
             match remaining {
-                Some(r) if r <= margin => {
-                    let work = self.backend.enter_work();
-                    if work.submit || (work.reap && r > REAP_GUARD_NS) {
-                        self.backend.enter(Wait::No)?;
-                    } else {
-                        // Tried and rejected: sched_yield instead while more than 5 or
-                        // 10 us remain. Timed 50,000 IOPS replay on the loop device,
-                        // 3 runs each at load 1.6: p99 7.8-7.9 vs 9.4 us, but p99.9
-                        // 225-1000 vs 53 us (a yield can give the CPU away for a
-                        // slice), and the replay's CPU time the same (2.4 s for 3 s:
-                        // with nothing else runnable the yield returns at once). At
-                        // load 2.5: p99 3.3-3.8 ms for all three, the scheduler's.
-                        std::hint::spin_loop();
-                    }
-                }
+                Some(r) if r <= margin => self.spin_step(r)?,
                 _ => {
                     let timeout_ns = remaining.map(|r| r - margin);
-                    // When the wait sleeps towards the deadline: the time it should
-                    // wake up.
-                    let wake_at = timeout_ns.map(|t| now + t);
-                    if self.backend.in_flight() == 0 {
-                        // Nothing can complete: sleep towards the deadline.
-                        let (Some(t), Some(wake_at)) = (timeout_ns, wake_at) else {
-                            panic!(
-                                "advance({min_complete}, None) with nothing in flight would wait forever"
-                            );
-                        };
-                        std::thread::sleep(std::time::Duration::from_nanos(t));
-                        let woke = self.clock.now_ns();
-                        self.spin.observe(woke.saturating_sub(wake_at));
+                    if !self.wait_step(now, timeout_ns, need, min_complete)? {
                         continue;
-                    }
-                    self.backend.enter(Wait::For {
-                        nr: need.max(1),
-                        timeout_ns,
-                    })?;
-                    if let Some(w) = wake_at {
-                        // Ended at or past its wake-up time: a timeout (or a completion
-                        // just then), so it tells how late waits end. Earlier: a
-                        // completion.
-                        let woke = self.clock.now_ns();
-                        if woke >= w {
-                            self.spin.observe(woke - w);
-                        }
                     }
                 }
             }
@@ -359,6 +309,94 @@ impl Target for RealTarget {
                 return Ok(());
             }
         }
+    }
+}
+
+impl RealTarget {
+    /// The default 50 µs timer slack would make sleeps overshoot deadlines; 1 ns lets
+    /// the sleep-then-spin wait land on time. Per thread, so done on the first
+    /// `advance`, on the thread that drives the target.
+    #[inline]
+    fn set_timer_slack(&mut self) {
+        if !self.slack_set {
+            // SAFETY: prctl(PR_SET_TIMERSLACK) takes an integer and touches no memory.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+            self.slack_set = true;
+        }
+    }
+
+    /// No wait (the deadline has passed, or none asked): hand over queued I/O (and,
+    /// with no deadline, reap what the kernel holds back), then harvest what is posted.
+    #[inline]
+    fn advance_now(
+        &mut self,
+        no_deadline: bool,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), TargetError> {
+        let work = self.backend.enter_work();
+        if work.submit || (no_deadline && work.reap) {
+            self.backend.enter(Wait::No)?;
+        }
+        self.harvest(out)?;
+        Ok(())
+    }
+
+    /// Within the spin margin of the deadline, `r` ns away: enter only to hand over
+    /// I/O, or to reap outside the last REAP_GUARD_NS; otherwise spin.
+    #[inline]
+    fn spin_step(&mut self, r: u64) -> Result<(), TargetError> {
+        let work = self.backend.enter_work();
+        if work.submit || (work.reap && r > REAP_GUARD_NS) {
+            self.backend.enter(Wait::No)?;
+        } else {
+            // Tried and rejected: sched_yield instead while more than 5 or 10 us
+            // remain. Timed 50,000 IOPS replay on the loop device, 3 runs each at load
+            // 1.6: p99 7.8-7.9 vs 9.4 us, but p99.9 225-1000 vs 53 us (a yield can give
+            // the CPU away for a slice), and the replay's CPU time the same (2.4 s for
+            // 3 s: with nothing else runnable the yield returns at once). At load 2.5:
+            // p99 3.3-3.8 ms for all three, the scheduler's.
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    /// Far from the deadline: wait in the kernel for `need` completions, at most
+    /// `timeout_ns` (to the spin margin before the deadline), learning from how late
+    /// the wake-up is. With nothing in flight, sleeps towards the deadline instead and
+    /// returns false (nothing to harvest).
+    #[inline]
+    fn wait_step(
+        &mut self,
+        now: u64,
+        timeout_ns: Option<u64>,
+        need: usize,
+        min_complete: usize,
+    ) -> Result<bool, TargetError> {
+        // When the wait sleeps towards the deadline: the time it should wake up.
+        let wake_at = timeout_ns.map(|t| now + t);
+        if self.backend.in_flight() == 0 {
+            // Nothing can complete: sleep towards the deadline.
+            let (Some(t), Some(wake_at)) = (timeout_ns, wake_at) else {
+                panic!("advance({min_complete}, None) with nothing in flight would wait forever");
+            };
+            std::thread::sleep(std::time::Duration::from_nanos(t));
+            let woke = self.clock.now_ns();
+            self.spin.observe(woke.saturating_sub(wake_at));
+            return Ok(false);
+        }
+        self.backend.enter(Wait::For {
+            nr: need.max(1),
+            timeout_ns,
+        })?;
+        if let Some(w) = wake_at {
+            // Ended at or past its wake-up time: a timeout (or a completion just then),
+            // so it tells how late waits end. Earlier: a completion.
+            let woke = self.clock.now_ns();
+            if woke >= w {
+                self.spin.observe(woke - w);
+            }
+        }
+        Ok(true)
     }
 }
 

@@ -3,13 +3,13 @@
 
 use crate::backend::TrimMode;
 use crate::real::{BackendChoice, RealTarget};
-use crate::safety::identity::{DeviceIdentity, TargetIdentity};
+use crate::safety::identity::{DeviceIdentity, FileIdentity, TargetIdentity};
 use crate::safety::{confirm_opened, guard, WriteGate};
 use crate::target::blockdev::{is_block_device, open_blockdev};
 use crate::target::file::{open_file_as, FileOpen};
 use crate::target::TargetError;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A parsed target spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,13 +135,6 @@ pub fn open_real_as(
     o: &OpenOptions,
     recorded: Option<&TargetIdentity>,
 ) -> Result<RealTarget, TargetError> {
-    let kind_changed = |p: &std::path::Path, was: &str| TargetError::Refused {
-        message: format!(
-            "refusing to continue: {} is not the target this run started on (that was {was})",
-            p.display()
-        ),
-        hint: "a run continues only on the target it started on; start a new run".into(),
-    };
     match spec {
         TargetSpec::Sim(s) => Err(TargetError::Invalid(format!(
             "{s} is a simulated target: open it with storbench_sim::open_spec"
@@ -157,82 +150,109 @@ pub fn open_real_as(
                     return Err(kind_changed(p, "a block device"))
                 }
             };
-            let (fd, info, identity) = open_file_as(
-                p,
-                &FileOpen {
-                    write: o.write,
-                    size_bytes: o.size_bytes,
-                    overwrite: o.overwrite,
-                    direct: o.direct,
-                },
-                rec,
-            )?;
-            let gate = if o.write {
-                WriteGate::Allowed
-            } else {
-                WriteGate::ReadOnly {
-                    name: info.name.clone(),
-                }
-            };
-            let mut t = RealTarget::new(
-                fd,
-                info,
-                o.max_in_flight,
-                o.buffer_bytes,
-                o.backend,
-                TrimMode::PunchHole,
-                gate,
-            )?;
-            t.set_identity(TargetIdentity::File(identity));
-            Ok(t)
+            open_file_target(p, o, rec)
         }
         TargetSpec::BlockDevice(p) => {
-            if o.size_bytes.is_some() {
-                return Err(TargetError::Invalid(format!(
-                    "--size applies to files; {} is a block device (use --span to restrict the region)",
-                    p.display()
-                )));
-            }
             let rec = match recorded {
                 None => None,
                 Some(TargetIdentity::BlockDevice(d)) => Some(d),
                 Some(TargetIdentity::File(_)) => return Err(kind_changed(p, "a regular file")),
             };
-            // The guard runs before the device is opened for writing; the opened
-            // descriptor must then be the device it checked.
-            let checked = if o.write {
-                Some(guard(p, o.destroy_data.as_deref(), rec)?)
-            } else {
-                None
-            };
-            let (fd, info) = open_blockdev(p, o.write)?;
-            let identity = match checked {
-                Some(c) => {
-                    confirm_opened(fd.as_fd(), p, &c)?;
-                    c
-                }
-                None => DeviceIdentity::of_fd(fd.as_fd(), p)?,
-            };
-            let gate = if o.write {
-                WriteGate::Allowed
-            } else {
-                WriteGate::ReadOnly {
-                    name: p.display().to_string(),
-                }
-            };
-            let mut t = RealTarget::new(
-                fd,
-                info,
-                o.max_in_flight,
-                o.buffer_bytes,
-                o.backend,
-                TrimMode::BlkDiscard,
-                gate,
-            )?;
-            t.set_identity(TargetIdentity::BlockDevice(identity));
-            Ok(t)
+            open_device_target(p, o, rec)
         }
     }
+}
+
+/// The refusal when a continuing run names a target of another kind than it started on.
+fn kind_changed(p: &Path, was: &str) -> TargetError {
+    TargetError::Refused {
+        message: format!(
+            "refusing to continue: {} is not the target this run started on (that was {was})",
+            p.display()
+        ),
+        hint: "a run continues only on the target it started on; start a new run".into(),
+    }
+}
+
+/// The write gate: open, or read-only naming the target in its refusal.
+fn write_gate(write: bool, name: impl FnOnce() -> String) -> WriteGate {
+    if write {
+        WriteGate::Allowed
+    } else {
+        WriteGate::ReadOnly { name: name() }
+    }
+}
+
+/// A regular file target (created or sized as `o` asks); `rec`: the identity a
+/// continuing run recorded.
+fn open_file_target(
+    p: &Path,
+    o: &OpenOptions,
+    rec: Option<&FileIdentity>,
+) -> Result<RealTarget, TargetError> {
+    let (fd, info, identity) = open_file_as(
+        p,
+        &FileOpen {
+            write: o.write,
+            size_bytes: o.size_bytes,
+            overwrite: o.overwrite,
+            direct: o.direct,
+        },
+        rec,
+    )?;
+    let gate = write_gate(o.write, || info.name.clone());
+    let mut t = RealTarget::new(
+        fd,
+        info,
+        o.max_in_flight,
+        o.buffer_bytes,
+        o.backend,
+        TrimMode::PunchHole,
+        gate,
+    )?;
+    t.set_identity(TargetIdentity::File(identity));
+    Ok(t)
+}
+
+/// A block device target: for writing, only after the guard has passed it, and the
+/// opened descriptor must be the device it checked; `rec`: the identity a continuing
+/// run recorded.
+fn open_device_target(
+    p: &Path,
+    o: &OpenOptions,
+    rec: Option<&DeviceIdentity>,
+) -> Result<RealTarget, TargetError> {
+    if o.size_bytes.is_some() {
+        return Err(TargetError::Invalid(format!(
+            "--size applies to files; {} is a block device (use --span to restrict the region)",
+            p.display()
+        )));
+    }
+    let checked = if o.write {
+        Some(guard(p, o.destroy_data.as_deref(), rec)?)
+    } else {
+        None
+    };
+    let (fd, info) = open_blockdev(p, o.write)?;
+    let identity = match checked {
+        Some(c) => {
+            confirm_opened(fd.as_fd(), p, &c)?;
+            c
+        }
+        None => DeviceIdentity::of_fd(fd.as_fd(), p)?,
+    };
+    let gate = write_gate(o.write, || p.display().to_string());
+    let mut t = RealTarget::new(
+        fd,
+        info,
+        o.max_in_flight,
+        o.buffer_bytes,
+        o.backend,
+        TrimMode::BlkDiscard,
+        gate,
+    )?;
+    t.set_identity(TargetIdentity::BlockDevice(identity));
+    Ok(t)
 }
 
 impl TargetSpec {

@@ -337,6 +337,103 @@ fn shuffle<T>(v: &mut [T], rng: &mut Xoshiro256PlusPlus) {
     }
 }
 
+/// Index into a sorted table of `n_from` entries for rank `i` of `n_to`: the same
+/// quantile (the middle of rank i's share).
+#[inline]
+fn quantile(i: usize, n_to: usize, n_from: usize) -> usize {
+    (((i as f64 + 0.5) * n_from as f64 / n_to as f64) as usize).min(n_from - 1)
+}
+
+/// One run of the scaled-down model behind [`Ftl::direct_steady_state`].
+struct ModelRun {
+    ftl: Ftl,
+    /// Counters of the random phase alone (past the fill).
+    counters: SimCounters,
+    /// Mean unwritten slots over the second half of the random phase (None if too
+    /// short to sample).
+    unwritten_mean: Option<f64>,
+}
+
+impl ModelRun {
+    /// Fills a model of `bpd` blocks per die with `u_s` units, then writes `w_s`
+    /// uniformly random units; None if it cannot fill directly.
+    fn run(cfg: &SimConfig, bpd: u32, u_s: u64, w_s: u64, spu: u32, seed: u64) -> Option<Self> {
+        let mut m = Ftl::with_geometry(cfg, bpd, u_s);
+        if !m.direct_fill(u_s) {
+            return None;
+        }
+        let after_fill = m.c.clone();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let (mut w_sum, mut w_n) = (0.0f64, 0u64);
+        for i in 0..w_s {
+            let lba = rng.next_u64() % u_s;
+            m.write_unit(lba as u32, spu);
+            // Sample W over the second half of the random phase (past the fill).
+            if i >= w_s / 2 && i % 64 == 0 {
+                w_sum += m.unwritten_slots() as f64;
+                w_n += 1;
+            }
+        }
+        let unwritten_mean = (w_n > 0).then(|| w_sum / w_n as f64);
+        let counters = m.c.since(&after_fill);
+        Some(ModelRun {
+            ftl: m,
+            counters,
+            unwritten_mean,
+        })
+    }
+}
+
+/// What [`Ftl::direct_steady_state`] takes from its model (the model itself is
+/// dropped before the big drive is laid out).
+struct SteadyModel {
+    /// Closed native blocks, oldest first: (close sequence number, valid slots).
+    closed: Vec<(u64, u32)>,
+    /// Erase counts of every block, sorted.
+    erase_counts: Vec<u32>,
+    /// Sequence number at the end of the run.
+    seq: u64,
+    /// The model's span, in units.
+    span: u64,
+    /// Counters of the random phase.
+    counters: SimCounters,
+    /// Slots of the drive's block per slot of the model's block.
+    k: f64,
+}
+
+impl SteadyModel {
+    fn from_run(run: ModelRun, span: u64, k: f64) -> SteadyModel {
+        let m = run.ftl;
+        let mut closed: Vec<(u64, u32)> = (0..m.state.len())
+            .filter(|&b| m.state[b] == CLOSED && !m.slc_mode[b])
+            .map(|b| (m.close_seq[b], m.valid[b]))
+            .collect();
+        closed.sort_unstable();
+        assert!(!closed.is_empty());
+        let mut erase_counts: Vec<u32> = m.erase_count.clone();
+        erase_counts.sort_unstable();
+        SteadyModel {
+            closed,
+            erase_counts,
+            seq: m.seq,
+            span,
+            counters: run.counters,
+            k,
+        }
+    }
+}
+
+/// Roles dealt to the drive's native blocks by [`Ftl::direct_steady_state`].
+struct BlockRoles {
+    /// Closed blocks by age rank, oldest first.
+    closed: Vec<u32>,
+    /// One open block per die, and its write pointer (slots).
+    open: Vec<u32>,
+    open_wp: Vec<u32>,
+    /// The GC reserve, spread over the dies.
+    free: Vec<u32>,
+}
+
 impl Ftl {
     pub fn new(cfg: &SimConfig) -> Ftl {
         Ftl::with_geometry(cfg, cfg.native_blocks() as u32, cfg.user_units())
@@ -1683,15 +1780,7 @@ impl Ftl {
             let (d, k) = (lba % dies, lba / dies);
             let b = blocks[d as usize][(k / upb) as usize];
             let s = b * self.spb + (k % upb) as u32 * spu;
-            self.p2l[s as usize] = lba as u32;
-            for i in 1..spu {
-                self.p2l[(s + i) as usize] = CONT;
-            }
-            self.set_valid(s, spu);
-            self.l2p[lba as usize] = s;
-            if spu != 1 {
-                self.ulen[lba as usize] = spu as u8;
-            }
+            self.map_unit(lba as usize, s);
         }
         for (d, v) in blocks.iter().enumerate() {
             let n = units_of(d as u64);
@@ -1743,6 +1832,12 @@ impl Ftl {
     /// nothing, if unsupported (SLC cache) or not worth it (a drive of fewer than twice
     /// the model's blocks: replaying its writes is as fast and exact); the drive must
     /// be purged.
+    ///
+    /// The steps, in the order they draw from one generator (the order is part of the
+    /// result): [`Ftl::run_steady_model`], [`Ftl::deal_block_roles`],
+    /// [`Ftl::closed_valid_slots`], [`Ftl::lay_out_blocks`],
+    /// [`Ftl::deal_erase_counts`], then [`Ftl::close_in_age_order`] and
+    /// [`Ftl::add_model_counters`].
     pub fn direct_steady_state(&mut self, span: u64, writes: u64, seed: u64) -> bool {
         assert!(span >= 1 && span <= self.user_units);
         assert!(self.is_purged(), "direct_steady_state needs a purged drive");
@@ -1752,39 +1847,63 @@ impl Ftl {
         if writes == 0 {
             return self.direct_fill(span);
         }
+        let Some(model) = self.run_steady_model(span, writes, seed) else {
+            return false;
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5EED_CAFE_F00D_0001);
+        let roles = self.deal_block_roles(&mut rng);
+        let valid_of = self.closed_valid_slots(&model, &roles, span, &mut rng);
+        // Lay out the blocks: valid units at random positions, LBAs dealt to them.
+        for dd in self.die.iter_mut() {
+            dd.free_native.clear();
+        }
+        self.free_native_total = 0;
+        self.lay_out_blocks(&roles, &valid_of, span, &mut rng);
+        self.deal_erase_counts(&model.erase_counts, &mut rng);
+        for &b in &roles.free {
+            self.push_free_native(b);
+            self.free_native_total += 1;
+        }
+        let seq0 = self.seq;
+        let seq_end = seq0 + span + writes;
+        let scale = span as f64 / model.span as f64;
+        self.close_in_age_order(&model, &roles.closed, seq0, seq_end, scale);
+        self.next_die = 0;
+        self.gc_next_die = 0;
+        self.add_model_counters(&model.counters, span, writes, scale);
+        true
+    }
+
+    /// Runs the scaled-down model of this drive through a fill of its span and random
+    /// writes in the same proportion as `writes` to `span`; None if the model would be
+    /// most of the drive (replaying the writes costs no more and is exact) or cannot
+    /// fill directly.
+    ///
+    /// The model has this drive's dies, block size and GC reserve, and fewer blocks
+    /// per die. Its spare factor must equal this drive's: alpha = pages holding data
+    /// / span, where pages not holding data are the free blocks and the unwritten
+    /// rest of the dies' open blocks. That unwritten space W depends on the dies and
+    /// the reserve (with few free blocks many dies have no open block), not on the
+    /// drive's size, so it is measured in the model and the model's span chosen so
+    /// that (blocks x spb - W) / span match: a short calibration run (fill + at most
+    /// one span of writes) from a guess, then the run that is used.
+    fn run_steady_model(&self, span: u64, writes: u64, seed: u64) -> Option<SteadyModel> {
         let dies = self.dies as u64;
-        let spu = self.spu;
-        let upb = self.spb / spu;
         let reserve = self.cfg.gc_free_blocks as u64;
         let n_big = self.native_bpd as u64 * dies;
-        // The model has this drive's dies, block size and GC reserve, and fewer blocks
-        // per die. Its spare factor must equal this drive's: alpha = pages holding data
-        // / span, where pages not holding data are the free blocks and the unwritten
-        // rest of the dies' open blocks. That unwritten space W depends on the dies and
-        // the reserve (with few free blocks many dies have no open block), not on the
-        // drive's size, so it is measured in the model and the model's span chosen so
-        // that (blocks x spb - W) / span match: a short calibration run (fill + at most
-        // one span of writes) from a guess, then the run that is used.
         let bpd_s = (MODEL_BLOCKS / dies).max(reserve.div_ceil(dies) + 8);
         let n_s = bpd_s * dies;
         let spb64 = self.spb as u64;
-        let mut mcfg = self.cfg.clone();
-        mcfg.seed = self.cfg.seed ^ seed.rotate_left(17);
-        while mcfg.units_per_block() > MODEL_BLOCK_UNITS && mcfg.pages_per_block > 2 {
-            mcfg.pages_per_block /= 2;
-        }
+        let mcfg = self.model_config(seed);
         let mupb = mcfg.units_per_block() as u64;
-        let mspb = mupb * spu as u64;
+        let mspb = mupb * self.spu as u64;
         if 2 * n_s * mspb > n_big * spb64 {
-            // The model would be most of the drive: replaying the writes costs no more
-            // and is exact.
-            return false;
+            return None;
         }
         // Blocks of the drive per block of the model: the unwritten space, in blocks,
         // is the same in both.
         let k = spb64 as f64 / mspb as f64;
         let mut w_est = (reserve * mspb) as f64 + dies as f64 * mspb as f64 / 2.0;
-        let mut run = None;
         for attempt in 0..2 {
             let last = attempt == 1;
             let big = (n_big * spb64) as f64 - w_est * k;
@@ -1795,47 +1914,35 @@ impl Ftl {
             if !last {
                 w_s = w_s.min(u_s);
             }
-            let mut m = Ftl::with_geometry(&mcfg, (n_s / dies) as u32, u_s);
-            if !m.direct_fill(u_s) {
-                return false;
-            }
-            let after_fill = m.c.clone();
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            let (mut w_sum, mut w_n) = (0.0f64, 0u64);
-            for i in 0..w_s {
-                let lba = rng.next_u64() % u_s;
-                m.write_unit(lba as u32, spu);
-                // Sample W over the second half of the random phase (past the fill).
-                if i >= w_s / 2 && i % 64 == 0 {
-                    w_sum += m.unwritten_slots() as f64;
-                    w_n += 1;
-                }
-            }
-            if w_n > 0 {
-                w_est = w_sum / w_n as f64;
+            let run = ModelRun::run(&mcfg, bpd_s as u32, u_s, w_s, self.spu, seed)?;
+            if let Some(w) = run.unwritten_mean {
+                w_est = w;
             }
             if last {
-                let md = m.c.since(&after_fill);
-                run = Some((m, u_s, md));
-                break;
+                return Some(SteadyModel::from_run(run, u_s, k));
             }
         }
-        let (m, u_s, md) = run.expect("model ran");
-        // The model's closed native blocks, oldest first, and its erase counts.
-        let mut closed_s: Vec<(u64, u32)> = (0..m.state.len())
-            .filter(|&b| m.state[b] == CLOSED && !m.slc_mode[b])
-            .map(|b| (m.close_seq[b], m.valid[b]))
-            .collect();
-        closed_s.sort_unstable();
-        let mut ec_s: Vec<u32> = m.erase_count.clone();
-        ec_s.sort_unstable();
-        let seq_s = m.seq;
-        drop(m);
-        assert!(!closed_s.is_empty());
+        unreachable!("the second attempt returns")
+    }
 
-        // Roles of this drive's blocks: per die a random permutation, the first few
-        // free (the GC reserve spread over the dies), one open, the rest closed.
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5EED_CAFE_F00D_0001);
+    /// The model's configuration: this drive's, with its own seed and blocks of at
+    /// most [`MODEL_BLOCK_UNITS`] units.
+    fn model_config(&self, seed: u64) -> SimConfig {
+        let mut mcfg = self.cfg.clone();
+        mcfg.seed = self.cfg.seed ^ seed.rotate_left(17);
+        while mcfg.units_per_block() > MODEL_BLOCK_UNITS && mcfg.pages_per_block > 2 {
+            mcfg.pages_per_block /= 2;
+        }
+        mcfg
+    }
+
+    /// Roles of this drive's blocks: per die a random permutation, the first few
+    /// free (the GC reserve spread over the dies), one open, the rest closed; the
+    /// closed ones shuffled into age order and each open block's write pointer drawn.
+    fn deal_block_roles(&self, rng: &mut Xoshiro256PlusPlus) -> BlockRoles {
+        let dies = self.dies as u64;
+        let reserve = self.cfg.gc_free_blocks as u64;
+        let n_big = self.native_bpd as u64 * dies;
         let mut closed: Vec<u32> = Vec::with_capacity(n_big as usize);
         let mut open: Vec<u32> = Vec::with_capacity(dies as usize);
         let mut free: Vec<u32> = Vec::with_capacity(reserve as usize);
@@ -1843,54 +1950,68 @@ impl Ftl {
         for d in 0..dies {
             ids.clear();
             ids.extend((0..self.native_bpd).map(|i| d as u32 * self.bpd + i));
-            shuffle(&mut ids, &mut rng);
+            shuffle(&mut ids, rng);
             let nf = (reserve / dies + u64::from(d < reserve % dies)) as usize;
             free.extend_from_slice(&ids[..nf]);
             open.push(ids[nf]);
             closed.extend_from_slice(&ids[nf + 1..]);
         }
-        shuffle(&mut closed, &mut rng); // index = age rank, oldest first
-        let c_big = closed.len();
-        let seq0 = self.seq;
-        let seq_end = seq0 + span + writes;
-        let scale = span as f64 / u_s as f64;
-        let quantile = |i: usize, n_to: usize, n_from: usize| {
-            (((i as f64 + 0.5) * n_from as f64 / n_to as f64) as usize).min(n_from - 1)
-        };
-        // Valid slots per block (open blocks: written part, all valid).
-        let mut valid_of: Vec<u32> = (0..c_big)
-            .map(|i| {
-                let v = closed_s[quantile(i, c_big, closed_s.len())].1 as f64 * k;
-                (((v / spu as f64).round() as u32) * spu).min(self.spb)
-            })
-            .collect();
+        shuffle(&mut closed, rng); // index = age rank, oldest first
+        let upb = self.spb / self.spu;
         let open_wp: Vec<u32> = open
             .iter()
-            .map(|_| (rng.next_u64() % upb as u64) as u32 * spu)
+            .map(|_| (rng.next_u64() % upb as u64) as u32 * self.spu)
+            .collect();
+        BlockRoles {
+            closed,
+            open,
+            open_wp,
+            free,
+        }
+    }
+
+    /// Valid slots of each closed block (by age rank): the model's valid counts by
+    /// quantile, scaled to this block size, then evened out a unit at a time so that
+    /// closed and open blocks together hold exactly `span` units.
+    fn closed_valid_slots(
+        &self,
+        model: &SteadyModel,
+        roles: &BlockRoles,
+        span: u64,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Vec<u32> {
+        let (spu, spb) = (self.spu, self.spb);
+        let c_big = roles.closed.len();
+        let n_model = model.closed.len();
+        let mut valid_of: Vec<u32> = (0..c_big)
+            .map(|i| {
+                let v = model.closed[quantile(i, c_big, n_model)].1 as f64 * model.k;
+                (((v / spu as f64).round() as u32) * spu).min(spb)
+            })
             .collect();
         let target = span * spu as u64;
-        let open_sum: u64 = open_wp.iter().map(|&w| w as u64).sum();
+        let open_sum: u64 = roles.open_wp.iter().map(|&w| w as u64).sum();
         let want = target
             .checked_sub(open_sum)
             .expect("open blocks hold < span");
         let have: u64 = valid_of.iter().map(|&v| v as u64).sum();
         assert!(
-            want <= c_big as u64 * self.spb as u64,
+            want <= c_big as u64 * spb as u64,
             "model gives more data than the closed blocks hold"
         );
         if have > 0 {
             let r = want as f64 / have as f64;
             for v in valid_of.iter_mut() {
-                *v = ((((*v as f64 * r) / spu as f64).round() as u32) * spu).min(self.spb);
+                *v = ((((*v as f64 * r) / spu as f64).round() as u32) * spu).min(spb);
             }
         }
         let mut have: u64 = valid_of.iter().map(|&v| v as u64).sum();
         let mut order: Vec<u32> = (0..c_big as u32).collect();
-        shuffle(&mut order, &mut rng);
+        shuffle(&mut order, rng);
         while have != want {
             for &i in &order {
                 let v = &mut valid_of[i as usize];
-                if have < want && *v < self.spb {
+                if have < want && *v < spb {
                     *v += spu;
                     have += spu as u64;
                 } else if have > want && *v >= spu {
@@ -1902,14 +2023,24 @@ impl Ftl {
                 }
             }
         }
-        // Lay out the blocks: valid units at random positions, slot list for the LBAs.
-        for dd in self.die.iter_mut() {
-            dd.free_native.clear();
-        }
-        self.free_native_total = 0;
+        valid_of
+    }
+
+    /// Writes the blocks' contents: each closed block's valid units at random
+    /// positions, each open block's written prefix, and the LBAs 0..span dealt to
+    /// those slots by a random permutation.
+    fn lay_out_blocks(
+        &mut self,
+        roles: &BlockRoles,
+        valid_of: &[u32],
+        span: u64,
+        rng: &mut Xoshiro256PlusPlus,
+    ) {
+        let spu = self.spu;
+        let upb = self.spb / spu;
         let mut slots: Vec<u32> = Vec::with_capacity(span as usize);
         let mut pos: Vec<u32> = (0..upb).collect();
-        for (i, &b) in closed.iter().enumerate() {
+        for (i, &b) in roles.closed.iter().enumerate() {
             let bu = b as usize;
             let k = (valid_of[i] / spu) as usize;
             // Partial Fisher-Yates: the first k entries of `pos` become a random k-subset.
@@ -1922,7 +2053,7 @@ impl Ftl {
             self.wp[bu] = self.spb;
             self.valid[bu] = valid_of[i];
         }
-        for (d, (&b, &wp)) in open.iter().zip(&open_wp).enumerate() {
+        for (d, (&b, &wp)) in roles.open.iter().zip(&roles.open_wp).enumerate() {
             let bu = b as usize;
             for j in 0..wp / spu {
                 slots.push(b * self.spb + j * spu);
@@ -1933,48 +2064,68 @@ impl Ftl {
             self.die[d].open_native = b;
         }
         assert_eq!(slots.len() as u64, span);
-        let perm = Permutation::new(span, &mut rng);
+        let perm = Permutation::new(span, rng);
         for (i, &s) in slots.iter().enumerate() {
-            let lba = perm.apply(i as u64) as usize;
-            self.p2l[s as usize] = lba as u32;
-            for i in 1..spu {
-                self.p2l[(s + i) as usize] = CONT;
-            }
-            self.set_valid(s, spu);
-            self.l2p[lba] = s;
-            if spu != 1 {
-                self.ulen[lba] = spu as u8;
-            }
+            self.map_unit(perm.apply(i as u64) as usize, s);
         }
-        drop(slots);
-        // Erase counts: the model's distribution, dealt at random.
+    }
+
+    /// Maps `lba` to the unit that starts at slot `s` (its continuation slots follow).
+    #[inline]
+    fn map_unit(&mut self, lba: usize, s: u32) {
+        let spu = self.spu;
+        self.p2l[s as usize] = lba as u32;
+        for i in 1..spu {
+            self.p2l[(s + i) as usize] = CONT;
+        }
+        self.set_valid(s, spu);
+        self.l2p[lba] = s;
+        if spu != 1 {
+            self.ulen[lba] = spu as u8;
+        }
+    }
+
+    /// Erase counts: the model's distribution (`sorted`), dealt to the native blocks
+    /// at random.
+    fn deal_erase_counts(&mut self, sorted: &[u32], rng: &mut Xoshiro256PlusPlus) {
         let mut natives: Vec<u32> = (0..self.state.len() as u32)
             .filter(|&b| !self.is_static(b))
             .collect();
-        shuffle(&mut natives, &mut rng);
+        shuffle(&mut natives, rng);
         let nn = natives.len();
         for (j, &b) in natives.iter().enumerate() {
-            let e = ec_s[quantile(j, nn, ec_s.len())];
+            let e = sorted[quantile(j, nn, sorted.len())];
             self.erase_count[b as usize] += e;
             self.c.nand_erases += e as u64;
         }
         self.rebuild_ec_hist();
-        for &b in &free {
-            self.push_free_native(b);
-            self.free_native_total += 1;
-        }
-        // Close in age order with ages scaled from the model.
+    }
+
+    /// Closes the blocks (oldest first) into the victim structures, with close
+    /// sequence numbers from the model's ages scaled by `scale`, ending at `seq_end`.
+    fn close_in_age_order(
+        &mut self,
+        model: &SteadyModel,
+        closed: &[u32],
+        seq0: u64,
+        seq_end: u64,
+        scale: f64,
+    ) {
+        let c_big = closed.len();
         for (i, &b) in closed.iter().enumerate() {
-            let (cs, _) = closed_s[quantile(i, c_big, closed_s.len())];
-            let age = ((seq_s - cs) as f64 * scale) as u64;
+            let (cs, _) = model.closed[quantile(i, c_big, model.closed.len())];
+            let age = ((model.seq - cs) as f64 * scale) as u64;
             self.close_seq[b as usize] = seq_end.saturating_sub(age).max(seq0 + 1);
             self.seq = self.close_seq[b as usize];
             self.victim_insert(b);
         }
         self.seq = seq_end;
         self.refresh_all_room();
-        self.next_die = 0;
-        self.gc_next_die = 0;
+    }
+
+    /// Counters of the fill and the random writes: host data as written, the rest the
+    /// model's random phase scaled by `scale`.
+    fn add_model_counters(&mut self, md: &SimCounters, span: u64, writes: u64, scale: f64) {
         let sc = |x: u64| (x as f64 * scale).round() as u64;
         let bytes = (span + writes) * UNIT_BYTES;
         self.c.nand_write_bytes += span * UNIT_BYTES + sc(md.nand_write_bytes);
@@ -1984,7 +2135,6 @@ impl Ftl {
         self.c.gc_relocated_bytes += sc(md.gc_relocated_bytes);
         self.c.wl_migrations += sc(md.wl_migrations);
         self.c.wl_relocated_bytes += sc(md.wl_relocated_bytes);
-        true
     }
 
     /// TRIM one unit.
@@ -2084,8 +2234,28 @@ impl Ftl {
 
     /// Full consistency check (O(size)); panics with a description on any violation.
     pub fn check(&self) -> SlotCensus {
-        let nblocks = self.state.len();
-        // Every mapped LBA points at a start slot naming it, continuation slots follow.
+        let mapped_slots = self.check_mapping();
+        let mut in_lists = self.check_block_lists();
+        self.check_victim_sets(&mut in_lists);
+        self.check_ec_hist();
+        let mut census = SlotCensus {
+            total: 0,
+            free: 0,
+            valid: 0,
+            invalid: 0,
+        };
+        for (b, &n) in in_lists.iter().enumerate() {
+            assert_eq!(n, 1, "block {b} is in {n} lists");
+            self.check_block(b, &mut census);
+        }
+        assert_eq!(census.valid, mapped_slots, "valid slots != mapped slots");
+        assert_eq!(census.free + census.valid + census.invalid, census.total);
+        census
+    }
+
+    /// Every mapped LBA points at a start slot naming it, continuation slots follow,
+    /// all valid and below the write pointer. Returns the slots mapped.
+    fn check_mapping(&self) -> u64 {
         let mut mapped_slots = 0u64;
         for (lba, &s) in self.l2p.iter().enumerate() {
             if s == NONE {
@@ -2108,14 +2278,14 @@ impl Ftl {
             );
             mapped_slots += len as u64;
         }
-        // Every start slot in use is mapped exactly once (so the count matches).
-        let mut census = SlotCensus {
-            total: 0,
-            free: 0,
-            valid: 0,
-            invalid: 0,
-        };
-        let mut in_lists = vec![0u8; nblocks];
+        mapped_slots
+    }
+
+    /// Free lists, open blocks, the GC victim and the closed lists hold blocks of
+    /// their state; the free count and room bits agree with the dies. Returns how
+    /// many of these lists name each block.
+    fn check_block_lists(&self) -> Vec<u8> {
+        let mut in_lists = vec![0u8; self.state.len()];
         for d in &self.die {
             let free_native = d.free_native.iter().map(|&Reverse((_, b))| b);
             for b in free_native.chain(d.free_slc.iter().copied()) {
@@ -2153,6 +2323,12 @@ impl Ftl {
             let has = dd.open_native != NONE || !dd.free_native.is_empty();
             assert_eq!(bit, has, "room bit of die {d}");
         }
+        in_lists
+    }
+
+    /// The cost-benefit closed set knows each block's position; the valid-count
+    /// buckets hold closed blocks of their count (counted into `in_lists`).
+    fn check_victim_sets(&self, in_lists: &mut [u8]) {
         if self.cfg.victim == VictimPolicy::CostBenefit {
             for (i, &b) in self.closed.iter().enumerate() {
                 assert_eq!(
@@ -2162,28 +2338,32 @@ impl Ftl {
                 assert_eq!(self.state[b as usize], CLOSED);
             }
         }
-        if self.bucketed() {
-            let mut n = 0;
-            for (v, &h) in self.buckets.iter().enumerate() {
-                let mut b = h;
-                while b != NONE {
-                    in_lists[b as usize] += 1;
-                    assert_eq!(self.state[b as usize], CLOSED);
-                    assert_eq!(
-                        self.valid[b as usize] as usize, v,
-                        "block {b} in wrong bucket"
-                    );
-                    b = self.next[b as usize];
-                    n += 1;
-                }
-            }
-            if self.cfg.victim == VictimPolicy::CostBenefit {
-                assert_eq!(n, self.closed.len(), "buckets and closed set differ");
+        if !self.bucketed() {
+            return;
+        }
+        let mut n = 0;
+        for (v, &h) in self.buckets.iter().enumerate() {
+            let mut b = h;
+            while b != NONE {
+                in_lists[b as usize] += 1;
+                assert_eq!(self.state[b as usize], CLOSED);
+                assert_eq!(
+                    self.valid[b as usize] as usize, v,
+                    "block {b} in wrong bucket"
+                );
+                b = self.next[b as usize];
+                n += 1;
             }
         }
-        // Erase-count histogram of native blocks.
+        if self.cfg.victim == VictimPolicy::CostBenefit {
+            assert_eq!(n, self.closed.len(), "buckets and closed set differ");
+        }
+    }
+
+    /// The erase-count histogram of native blocks, and its minimum and maximum.
+    fn check_ec_hist(&self) {
         let mut hist = vec![0u32; self.ec_hist.len()];
-        for b in 0..nblocks as u32 {
+        for b in 0..self.state.len() as u32 {
             if !self.is_static(b) {
                 hist[self.erase_count[b as usize] as usize] += 1;
             }
@@ -2197,43 +2377,42 @@ impl Ftl {
             self.ec_max as usize,
             hist.iter().rposition(|&n| n > 0).unwrap()
         );
-        for (b, &n) in in_lists.iter().enumerate() {
-            assert_eq!(n, 1, "block {b} is in {n} lists");
-            let base = b * self.spb as usize;
-            let cap = self.cap[b] as usize;
-            let wp = self.wp[b] as usize;
-            assert!(wp <= cap);
-            let mut v = 0u64;
-            for i in 0..wp {
-                if !self.is_valid((base + i) as u32) {
-                    continue;
-                }
-                let l = self.p2l[base + i];
-                assert_ne!(l, NONE, "valid slot {} without an LBA", base + i);
-                v += 1;
-                if l < CONT {
-                    assert_eq!(
-                        self.l2p[l as usize],
-                        (base + i) as u32,
-                        "stale p2l at block {b}"
-                    );
-                }
+    }
+
+    /// Block `b`'s slots: valid ones name an LBA mapped back to them, none past the
+    /// write pointer is in use, the valid count matches. Adds them to `census`.
+    fn check_block(&self, b: usize, census: &mut SlotCensus) {
+        let base = b * self.spb as usize;
+        let cap = self.cap[b] as usize;
+        let wp = self.wp[b] as usize;
+        assert!(wp <= cap);
+        let mut v = 0u64;
+        for i in 0..wp {
+            if !self.is_valid((base + i) as u32) {
+                continue;
             }
-            for i in wp..self.spb as usize {
-                assert_eq!(self.p2l[base + i], NONE, "slot past wp in use, block {b}");
-                assert!(
-                    !self.is_valid((base + i) as u32),
-                    "slot past wp valid, block {b}"
+            let l = self.p2l[base + i];
+            assert_ne!(l, NONE, "valid slot {} without an LBA", base + i);
+            v += 1;
+            if l < CONT {
+                assert_eq!(
+                    self.l2p[l as usize],
+                    (base + i) as u32,
+                    "stale p2l at block {b}"
                 );
             }
-            assert_eq!(v, self.valid[b] as u64, "valid count of block {b}");
-            census.total += cap as u64;
-            census.valid += v;
-            census.invalid += wp as u64 - v;
-            census.free += (cap - wp) as u64;
         }
-        assert_eq!(census.valid, mapped_slots, "valid slots != mapped slots");
-        assert_eq!(census.free + census.valid + census.invalid, census.total);
-        census
+        for i in wp..self.spb as usize {
+            assert_eq!(self.p2l[base + i], NONE, "slot past wp in use, block {b}");
+            assert!(
+                !self.is_valid((base + i) as u32),
+                "slot past wp valid, block {b}"
+            );
+        }
+        assert_eq!(v, self.valid[b] as u64, "valid count of block {b}");
+        census.total += cap as u64;
+        census.valid += v;
+        census.invalid += wp as u64 - v;
+        census.free += (cap - wp) as u64;
     }
 }

@@ -234,96 +234,121 @@ pub fn parse_smartctl_json(j: &serde_json::Value) -> HealthSnapshot {
         ..Default::default()
     };
     if let Some(nv) = j.get("nvme_smart_health_information_log") {
-        // NVMe data units are 1000 × 512 bytes.
-        s.host_write_bytes = u64_at(nv, "/data_units_written").map(|u| u * 512_000);
-        s.host_read_bytes = u64_at(nv, "/data_units_read").map(|u| u * 512_000);
-        s.media_errors = u64_at(nv, "/media_errors");
-        s.percent_used = u64_at(nv, "/percentage_used");
-        if s.temperature_c.is_none() {
-            s.temperature_c = nv.get("temperature").and_then(|x| x.as_f64());
-        }
+        read_nvme_log(&mut s, nv);
     } else if let Some(table) = j
         .pointer("/ata_smart_attributes/table")
         .and_then(|t| t.as_array())
     {
         let lbs = u64_at(j, "/logical_block_size").unwrap_or(512);
-        let mut host_pages = None;
-        let mut ftl_pages = None;
-        for a in table {
-            let id = a.get("id").and_then(|x| x.as_u64()).unwrap_or(0);
-            let name = a.get("name").and_then(|x| x.as_str()).unwrap_or("");
-            let raw = a.pointer("/raw/value").and_then(|x| x.as_u64());
-            let Some(raw) = raw else { continue };
-            let unit = |name: &str| -> u64 {
-                if name.contains("32MiB") {
-                    32 << 20
-                } else if name.contains("GiB") || name.contains("1GB") {
-                    1 << 30
-                } else {
-                    lbs
-                }
-            };
-            match (id, name) {
-                (_, n) if n.contains("NAND_Writes") || n.contains("Flash_Writes") => {
-                    s.nand_write_bytes = Some(raw * unit(n))
-                }
-                (_, "Host_Program_Page_Count") => host_pages = Some(raw),
-                (_, n) if n == "FTL_Program_Page_Count" || n == "Bckgnd_Program_Page_Cnt" => {
-                    ftl_pages = Some(raw)
-                }
-                (241, n)
-                | (_, n @ ("Total_LBAs_Written" | "Host_Writes_32MiB" | "Host_Writes_GiB")) => {
-                    s.host_write_bytes = Some(raw * unit(n))
-                }
-                (242, n) | (_, n @ ("Total_LBAs_Read" | "Host_Reads_32MiB" | "Host_Reads_GiB")) => {
-                    s.host_read_bytes = Some(raw * unit(n))
-                }
-                (187, _) => s.media_errors = Some(raw),
-                (198, _) if s.media_errors.is_none() => s.media_errors = Some(raw),
-                _ => {}
-            }
-        }
-        if let (Some(h), Some(f)) = (host_pages, ftl_pages) {
-            if h > 0 {
-                s.lifetime_wa = Some((h + f) as f64 / h as f64);
-            }
-        }
+        read_ata_attributes(&mut s, table, lbs);
     } else if let Some(log) = j.get("scsi_error_counter_log") {
-        let r = u64_at(log, "/read/total_uncorrected_errors");
-        let w = u64_at(log, "/write/total_uncorrected_errors");
-        if r.is_some() || w.is_some() {
-            s.media_errors = Some(r.unwrap_or(0) + w.unwrap_or(0));
-        }
-        s.host_write_bytes = log
-            .pointer("/write/gigabytes_processed")
-            .and_then(|x| {
-                x.as_str()
-                    .and_then(|t| t.parse::<f64>().ok())
-                    .or(x.as_f64())
-            })
-            .map(|g| (g * 1e9) as u64);
+        read_scsi_log(&mut s, log);
     }
     s.available = s.host_write_bytes.is_some()
         || s.temperature_c.is_some()
         || s.media_errors.is_some()
         || s.nand_write_bytes.is_some();
     if !s.available {
-        let msgs: Vec<String> = j
-            .pointer("/smartctl/messages")
-            .and_then(|m| m.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m.get("string").and_then(|x| x.as_str()).map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        s.note = Some(if msgs.is_empty() {
-            "smartctl reported no health figures for this device".to_owned()
-        } else {
-            format!("smartctl: {}", msgs.join("; "))
-        });
+        s.note = Some(no_figures_note(j));
     }
     s
+}
+
+/// NVMe's SMART / health information log.
+fn read_nvme_log(s: &mut HealthSnapshot, nv: &serde_json::Value) {
+    // NVMe data units are 1000 × 512 bytes.
+    s.host_write_bytes = u64_at(nv, "/data_units_written").map(|u| u * 512_000);
+    s.host_read_bytes = u64_at(nv, "/data_units_read").map(|u| u * 512_000);
+    s.media_errors = u64_at(nv, "/media_errors");
+    s.percent_used = u64_at(nv, "/percentage_used");
+    if s.temperature_c.is_none() {
+        s.temperature_c = nv.get("temperature").and_then(|x| x.as_f64());
+    }
+}
+
+/// ATA SMART attributes, by the vendors' names (and ids 187, 198, 241, 242);
+/// `lbs` is the logical block size counters in LBAs are in.
+fn read_ata_attributes(s: &mut HealthSnapshot, table: &[serde_json::Value], lbs: u64) {
+    let mut host_pages = None;
+    let mut ftl_pages = None;
+    for a in table {
+        let id = a.get("id").and_then(|x| x.as_u64()).unwrap_or(0);
+        let name = a.get("name").and_then(|x| x.as_str()).unwrap_or("");
+        let raw = a.pointer("/raw/value").and_then(|x| x.as_u64());
+        let Some(raw) = raw else { continue };
+        let unit = |name: &str| ata_unit_bytes(name, lbs);
+        match (id, name) {
+            (_, n) if n.contains("NAND_Writes") || n.contains("Flash_Writes") => {
+                s.nand_write_bytes = Some(raw * unit(n))
+            }
+            (_, "Host_Program_Page_Count") => host_pages = Some(raw),
+            (_, n) if n == "FTL_Program_Page_Count" || n == "Bckgnd_Program_Page_Cnt" => {
+                ftl_pages = Some(raw)
+            }
+            (241, n)
+            | (_, n @ ("Total_LBAs_Written" | "Host_Writes_32MiB" | "Host_Writes_GiB")) => {
+                s.host_write_bytes = Some(raw * unit(n))
+            }
+            (242, n) | (_, n @ ("Total_LBAs_Read" | "Host_Reads_32MiB" | "Host_Reads_GiB")) => {
+                s.host_read_bytes = Some(raw * unit(n))
+            }
+            (187, _) => s.media_errors = Some(raw),
+            (198, _) if s.media_errors.is_none() => s.media_errors = Some(raw),
+            _ => {}
+        }
+    }
+    if let (Some(h), Some(f)) = (host_pages, ftl_pages) {
+        if h > 0 {
+            s.lifetime_wa = Some((h + f) as f64 / h as f64);
+        }
+    }
+}
+
+/// Bytes per count of an ATA attribute, from the unit its name gives (32 MiB, GiB;
+/// otherwise logical blocks of `lbs` bytes).
+fn ata_unit_bytes(name: &str, lbs: u64) -> u64 {
+    if name.contains("32MiB") {
+        32 << 20
+    } else if name.contains("GiB") || name.contains("1GB") {
+        1 << 30
+    } else {
+        lbs
+    }
+}
+
+/// SCSI's error counter log: uncorrected errors and gigabytes written.
+fn read_scsi_log(s: &mut HealthSnapshot, log: &serde_json::Value) {
+    let r = u64_at(log, "/read/total_uncorrected_errors");
+    let w = u64_at(log, "/write/total_uncorrected_errors");
+    if r.is_some() || w.is_some() {
+        s.media_errors = Some(r.unwrap_or(0) + w.unwrap_or(0));
+    }
+    s.host_write_bytes = log
+        .pointer("/write/gigabytes_processed")
+        .and_then(|x| {
+            x.as_str()
+                .and_then(|t| t.parse::<f64>().ok())
+                .or(x.as_f64())
+        })
+        .map(|g| (g * 1e9) as u64);
+}
+
+/// Why a document gave no health figures: smartctl's own messages, if any.
+fn no_figures_note(j: &serde_json::Value) -> String {
+    let msgs: Vec<String> = j
+        .pointer("/smartctl/messages")
+        .and_then(|m| m.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("string").and_then(|x| x.as_str()).map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if msgs.is_empty() {
+        "smartctl reported no health figures for this device".to_owned()
+    } else {
+        format!("smartctl: {}", msgs.join("; "))
+    }
 }
 
 #[cfg(test)]

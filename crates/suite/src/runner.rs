@@ -225,6 +225,77 @@ struct Watch<'w> {
     ios: Option<IoLogWriter>,
 }
 
+impl<'w> Watch<'w> {
+    /// A watch over a phase from `start`, with no progress bar or I/O log yet.
+    fn new(
+        plan: &'w PhasePlan,
+        rd: &'w mut RunDir,
+        journal: Journal<SeriesRow>,
+        ctl: &'w Control,
+        start: Start,
+        drive_clock: bool,
+    ) -> Self {
+        let now = Instant::now();
+        let last_cp_ns = start.checkpoint_ns.max(start.elapsed_ns);
+        Watch {
+            plan,
+            rd,
+            journal,
+            ctl,
+            start,
+            drive_clock,
+            started: now,
+            last_cp_wall: now,
+            last_cp_ns,
+            rows_seen: 0,
+            iops: Vec::new(),
+            steady_hit: false,
+            failed: false,
+            interrupted: false,
+            error: None,
+            progress: None,
+            ios: None,
+        }
+    }
+
+    /// After the engine loop: ends the progress bar and the ios.parquet log, then
+    /// returns the outcome unless the loop, an observer step or the log failed (the
+    /// first of these).
+    fn settle(
+        &mut self,
+        outcome: Result<PhaseOutcome, SuiteError>,
+    ) -> Result<PhaseOutcome, SuiteError> {
+        if let Some(p) = &self.progress {
+            match &outcome {
+                Ok(o) if o.complete || self.steady_hit => p.finish(),
+                _ => p.abandon(),
+            }
+        }
+        let logged = self.ios.take().map(|w| w.finish());
+        let outcome = outcome?;
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if let Some(Err(e)) = logged {
+            return Err(SuiteError::Invalid(format!("finishing ios.parquet: {e}")));
+        }
+        Ok(outcome)
+    }
+
+    /// Why the phase ended (the record's `ended`).
+    fn ended(&self, outcome: &PhaseOutcome, remaining: Option<u64>) -> &'static str {
+        if self.failed {
+            "io-errors"
+        } else if self.steady_hit {
+            "steady-state"
+        } else if remaining.is_some_and(|r| outcome.metrics.elapsed_ns >= r) {
+            "time-limit"
+        } else {
+            "source-done"
+        }
+    }
+}
+
 impl Watch<'_> {
     /// Check a re-simulated row against the journal, or journal a new one.
     fn row(&mut self, s: &SecondSample) -> Result<(), SuiteError> {
@@ -676,43 +747,13 @@ impl<'a> Runner<'a> {
         let start_cursor = start.cursor;
         let mut source = Resumed::new(src.as_mut(), &carried, None);
         let opts = engine_options(plan, remaining);
-        let now = Instant::now();
-        let mut watch = Watch {
-            plan,
-            rd: &mut *self.rd,
-            journal,
-            ctl: self.ctl,
-            start,
-            drive_clock: !self.target.persistent(),
-            started: now,
-            last_cp_wall: now,
-            last_cp_ns: 0,
-            rows_seen: 0,
-            iops: Vec::new(),
-            steady_hit: false,
-            failed: false,
-            interrupted: false,
-            error: None,
-            progress,
-            ios,
-        };
-        watch.last_cp_ns = watch.start.checkpoint_ns.max(watch.start.elapsed_ns);
+        let drive_clock = !self.target.persistent();
+        let mut watch = Watch::new(plan, &mut *self.rd, journal, self.ctl, start, drive_clock);
+        watch.progress = progress;
+        watch.ios = ios;
         let outcome = run_phase(self.target.target(), &mut source, &opts, &mut watch)
             .map_err(engine_err(plan));
-        if let Some(p) = &watch.progress {
-            match &outcome {
-                Ok(o) if o.complete || watch.steady_hit => p.finish(),
-                _ => p.abandon(),
-            }
-        }
-        let logged = watch.ios.take().map(|w| w.finish());
-        let outcome = outcome?;
-        if let Some(e) = watch.error.take() {
-            return Err(e);
-        }
-        if let Some(Err(e)) = logged {
-            return Err(SuiteError::Invalid(format!("finishing ios.parquet: {e}")));
-        }
+        let outcome = watch.settle(outcome)?;
         if watch.interrupted {
             let at = format!("{} s into the phase", watch.last_cp_ns / NS_PER_S);
             if let Some(c) = watch.start.carry.take() {
@@ -730,16 +771,18 @@ impl<'a> Runner<'a> {
         let tally = watch.start.tally.plus(&outcome, wall_ms);
         let submitted = outcome.submitted_ios;
         let ios_issued = start_cursor + submitted - submitted.min(carried.len() as u64);
-        let ended = if watch.failed {
-            "io-errors"
-        } else if watch.steady_hit {
-            "steady-state"
-        } else if remaining.is_some_and(|r| outcome.metrics.elapsed_ns >= r) {
-            "time-limit"
-        } else {
-            "source-done"
-        };
+        let ended = watch.ended(&outcome, remaining);
         let rec = tally.record(plan, ios_issued, ended, segments);
+        self.stop_on_errors(plan, rec)
+    }
+
+    /// With `stop_on_error`, a phase that saw I/O errors fails, its record kept as
+    /// the unfinished one.
+    fn stop_on_errors(
+        &mut self,
+        plan: &PhasePlan,
+        rec: PhaseRecord,
+    ) -> Result<PhaseRecord, SuiteError> {
         if plan.stop_on_error && rec.metrics.errors > 0 {
             let err = SuiteError::IoErrors {
                 phase: plan.name.clone(),

@@ -514,144 +514,199 @@ const RW_KINDS: [&str; 7] = [
 fn workloads(ctx: &Ctx<'_>, raw: &[Entry], base: &Path) -> Result<Vec<WorkloadVariant>, PlanError> {
     let mut out = Vec::new();
     for entry in raw {
-        let first = entry.values().map(|v| v.span()).min_by_key(|s| s.start);
-        let kinds: Vec<&str> = ["profile", "trace", "generator"]
-            .into_iter()
-            .filter(|k| entry.contains_key(*k))
-            .collect();
-        let kind = match kinds.as_slice() {
-            [k] => *k,
-            _ => {
-                return Err(ctx.err(first, "a [[workload]] names exactly one of `profile`, `trace` or `generator`".into(), Some("profile = \"heavy-2011\", trace = \"app.parquet\" or generator = \"randwrite\"")))
-            }
-        };
-        let allowed: &[&str] = match kind {
-            "profile" => &PROFILE_KEYS,
-            "trace" => &TRACE_KEYS,
-            _ => &GENERATOR_KEYS,
-        };
-        for (k, v) in entry {
-            if !allowed.contains(&k.as_str()) {
-                return Err(ctx.err(
-                    Some(v.span()),
-                    format!("a {kind} workload has no key `{k}`"),
-                    Some(&format!("its keys: {}", allowed.join(", "))),
-                ));
-            }
-        }
-        let line_of = |k: &str| entry.get(k).map(|v| v.span());
+        let kind = workload_kind(ctx, entry)?;
         for v in expand(ctx, entry, "workload", MAX_POINTS)? {
-            let get = |k: &str| {
-                v.values
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, c)| c.clone())
-            };
-            let text = |k: &str| -> Result<Option<String>, PlanError> {
-                match get(k) {
-                    None => Ok(None),
-                    Some(Cell::Text(s)) => Ok(Some(s)),
-                    Some(Cell::Int(i)) => Ok(Some(i.to_string())),
-                    Some(_) => Err(ctx.err(line_of(k), format!("`{k}` must be a string"), None)),
-                }
-            };
-            let int = |k: &str| -> Result<Option<i64>, PlanError> {
-                match get(k) {
-                    None => Ok(None),
-                    Some(Cell::Int(i)) if i >= 0 => Ok(Some(i)),
-                    Some(_) => Err(ctx.err(
-                        line_of(k),
-                        format!("`{k}` must be a non-negative integer"),
-                        None,
-                    )),
-                }
+            let w = WorkloadValues {
+                ctx,
+                entry,
+                values: &v.values,
             };
             let spec = match kind {
-                "profile" => {
-                    let name = text("profile")?.expect("profile key present");
-                    if storbench_workload::synth::builtin(&name).is_none()
-                        && !name.ends_with(".toml")
-                    {
-                        return Err(ctx.err(
-                            line_of("profile"),
-                            format!("unknown profile `{name}`"),
-                            Some("`storbench profiles` lists them; a profile file ends in .toml"),
-                        ));
-                    }
-                    let scale = match get("scale") {
-                        None => None,
-                        Some(c) => match c.as_f64() {
-                            Some(s) if s > 0.0 && !matches!(c, Cell::Bool(_)) => Some(s),
-                            _ => {
-                                return Err(ctx.err(
-                                    line_of("scale"),
-                                    "`scale` must be a positive number".into(),
-                                    None,
-                                ))
-                            }
-                        },
-                    };
-                    WorkloadSpec::Profile { name, scale }
-                }
-                "trace" => {
-                    let given = text("trace")?.expect("trace key present");
-                    let path = base.join(&given);
-                    if !path.is_file() {
-                        return Err(ctx.err(line_of("trace"), format!("trace {}: no such file", path.display()), Some("trace paths are relative to the plan file; `storbench import` or `synth` makes one")));
-                    }
-                    let path = std::path::absolute(&path).unwrap_or(path);
-                    WorkloadSpec::Trace { path }
-                }
-                _ => {
-                    let rw = text("generator")?.expect("generator key present");
-                    if !RW_KINDS.contains(&rw.as_str()) {
-                        return Err(ctx.err(
-                            line_of("generator"),
-                            format!("generator `{rw}`: unknown"),
-                            Some(&format!("one of {}", RW_KINDS.join(", "))),
-                        ));
-                    }
-                    let qd = int("qd")?.unwrap_or(1);
-                    if !(1..=65_536).contains(&qd) {
-                        return Err(ctx.err(
-                            line_of("qd"),
-                            format!("`qd` {qd}: must be in 1..=65536"),
-                            None,
-                        ));
-                    }
-                    let read_pct = match int("read_pct")? {
-                        Some(p) if p <= 100 => p as u8,
-                        Some(p) => {
-                            return Err(ctx.err(
-                                line_of("read_pct"),
-                                format!("`read_pct` {p}: must be at most 100"),
-                                None,
-                            ))
-                        }
-                        None if rw.contains("read") => 100,
-                        None if rw.contains("rw") => 50,
-                        None => 0,
-                    };
-                    let ios = int("ios")?.map(|i| i as u64);
-                    let size = text("size")?;
-                    if ios.is_some() == size.is_some() {
-                        return Err(ctx.err(first, "a generator workload needs `ios` (an I/O count) or `size` (bytes), not both".into(), Some("the trace bench replays a finite workload, e.g. ios = 100000 or size = \"4g\"")));
-                    }
-                    WorkloadSpec::Generator {
-                        rw,
-                        bs: text("bs")?.unwrap_or_else(|| "4k".into()),
-                        qd: qd as u32,
-                        read_pct,
-                        span: text("span")?.unwrap_or_else(|| "100%".into()),
-                        ios,
-                        size,
-                    }
-                }
+                "profile" => w.profile()?,
+                "trace" => w.trace(base)?,
+                _ => w.generator()?,
             };
             out.push(WorkloadVariant { spec, axes: v.axes });
         }
     }
     Ok(out)
+}
+
+/// The one of `profile`, `trace` or `generator` a [[workload]] entry names, after
+/// checking that its other keys belong to that kind.
+fn workload_kind(ctx: &Ctx<'_>, entry: &Entry) -> Result<&'static str, PlanError> {
+    let kinds: Vec<&'static str> = ["profile", "trace", "generator"]
+        .into_iter()
+        .filter(|k| entry.contains_key(*k))
+        .collect();
+    let kind = match kinds.as_slice() {
+        [k] => *k,
+        _ => return Err(ctx.err(
+            first_span(entry),
+            "a [[workload]] names exactly one of `profile`, `trace` or `generator`".into(),
+            Some("profile = \"heavy-2011\", trace = \"app.parquet\" or generator = \"randwrite\""),
+        )),
+    };
+    let allowed: &[&str] = match kind {
+        "profile" => &PROFILE_KEYS,
+        "trace" => &TRACE_KEYS,
+        _ => &GENERATOR_KEYS,
+    };
+    for (k, v) in entry {
+        if !allowed.contains(&k.as_str()) {
+            return Err(ctx.err(
+                Some(v.span()),
+                format!("a {kind} workload has no key `{k}`"),
+                Some(&format!("its keys: {}", allowed.join(", "))),
+            ));
+        }
+    }
+    Ok(kind)
+}
+
+/// The span of an entry's first key in the file (for errors about the whole entry).
+fn first_span(entry: &Entry) -> Option<std::ops::Range<usize>> {
+    entry.values().map(|v| v.span()).min_by_key(|s| s.start)
+}
+
+/// One expansion of a [[workload]] entry: its values, read as the types a workload
+/// needs, with errors that point at the entry's line for the key.
+struct WorkloadValues<'a> {
+    ctx: &'a Ctx<'a>,
+    entry: &'a Entry,
+    values: &'a [(String, Cell)],
+}
+
+impl WorkloadValues<'_> {
+    fn line_of(&self, k: &str) -> Option<std::ops::Range<usize>> {
+        self.entry.get(k).map(|v| v.span())
+    }
+
+    fn get(&self, k: &str) -> Option<Cell> {
+        self.values
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, c)| c.clone())
+    }
+
+    fn text(&self, k: &str) -> Result<Option<String>, PlanError> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Cell::Text(s)) => Ok(Some(s)),
+            Some(Cell::Int(i)) => Ok(Some(i.to_string())),
+            Some(_) => Err(self
+                .ctx
+                .err(self.line_of(k), format!("`{k}` must be a string"), None)),
+        }
+    }
+
+    fn int(&self, k: &str) -> Result<Option<i64>, PlanError> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Cell::Int(i)) if i >= 0 => Ok(Some(i)),
+            Some(_) => Err(self.ctx.err(
+                self.line_of(k),
+                format!("`{k}` must be a non-negative integer"),
+                None,
+            )),
+        }
+    }
+
+    /// `profile = NAME` (a built-in or a .toml file), with an optional `scale`.
+    fn profile(&self) -> Result<WorkloadSpec, PlanError> {
+        let name = self.text("profile")?.expect("profile key present");
+        if storbench_workload::synth::builtin(&name).is_none() && !name.ends_with(".toml") {
+            return Err(self.ctx.err(
+                self.line_of("profile"),
+                format!("unknown profile `{name}`"),
+                Some("`storbench profiles` lists them; a profile file ends in .toml"),
+            ));
+        }
+        let scale = match self.get("scale") {
+            None => None,
+            Some(c) => match c.as_f64() {
+                Some(s) if s > 0.0 && !matches!(c, Cell::Bool(_)) => Some(s),
+                _ => {
+                    return Err(self.ctx.err(
+                        self.line_of("scale"),
+                        "`scale` must be a positive number".into(),
+                        None,
+                    ))
+                }
+            },
+        };
+        Ok(WorkloadSpec::Profile { name, scale })
+    }
+
+    /// `trace = PATH`, relative to the plan's directory; it must exist.
+    fn trace(&self, base: &Path) -> Result<WorkloadSpec, PlanError> {
+        let given = self.text("trace")?.expect("trace key present");
+        let path = base.join(&given);
+        if !path.is_file() {
+            return Err(self.ctx.err(self.line_of("trace"), format!("trace {}: no such file", path.display()), Some("trace paths are relative to the plan file; `storbench import` or `synth` makes one")));
+        }
+        let path = std::path::absolute(&path).unwrap_or(path);
+        Ok(WorkloadSpec::Trace { path })
+    }
+
+    /// `generator = RW` with its fio-style keys; `ios` or `size`, not both.
+    fn generator(&self) -> Result<WorkloadSpec, PlanError> {
+        let rw = self.text("generator")?.expect("generator key present");
+        if !RW_KINDS.contains(&rw.as_str()) {
+            return Err(self.ctx.err(
+                self.line_of("generator"),
+                format!("generator `{rw}`: unknown"),
+                Some(&format!("one of {}", RW_KINDS.join(", "))),
+            ));
+        }
+        let qd = self.int("qd")?.unwrap_or(1);
+        if !(1..=65_536).contains(&qd) {
+            return Err(self.ctx.err(
+                self.line_of("qd"),
+                format!("`qd` {qd}: must be in 1..=65536"),
+                None,
+            ));
+        }
+        let read_pct = self.read_pct(&rw)?;
+        let ios = self.int("ios")?.map(|i| i as u64);
+        let size = self.text("size")?;
+        if ios.is_some() == size.is_some() {
+            return Err(self.ctx.err(
+                first_span(self.entry),
+                "a generator workload needs `ios` (an I/O count) or `size` (bytes), not both"
+                    .into(),
+                Some(
+                    "the trace bench replays a finite workload, e.g. ios = 100000 or size = \"4g\"",
+                ),
+            ));
+        }
+        Ok(WorkloadSpec::Generator {
+            rw,
+            bs: self.text("bs")?.unwrap_or_else(|| "4k".into()),
+            qd: qd as u32,
+            read_pct,
+            span: self.text("span")?.unwrap_or_else(|| "100%".into()),
+            ios,
+            size,
+        })
+    }
+
+    /// `read_pct`, at most 100; by default 100 for reads, 50 for mixed, 0 for writes.
+    fn read_pct(&self, rw: &str) -> Result<u8, PlanError> {
+        Ok(match self.int("read_pct")? {
+            Some(p) if p <= 100 => p as u8,
+            Some(p) => {
+                return Err(self.ctx.err(
+                    self.line_of("read_pct"),
+                    format!("`read_pct` {p}: must be at most 100"),
+                    None,
+                ))
+            }
+            None if rw.contains("read") => 100,
+            None if rw.contains("rw") => 50,
+            None => 0,
+        })
+    }
 }
 
 struct ProcVariant {
@@ -760,6 +815,260 @@ fn seeds(ctx: &Ctx<'_>, raw: Option<&Spanned<toml::Value>>) -> Result<Vec<u64>, 
     Ok(out)
 }
 
+/// `checkpoint_every`: the simulated drive's chunk length, more than 0 and at most
+/// 60 s (the default).
+fn checkpoint_every(ctx: &Ctx<'_>, raw: Option<&Spanned<String>>) -> Result<u64, PlanError> {
+    let Some(c) = raw else {
+        return Ok(60_000_000_000);
+    };
+    let ns = storbench_suite::units::parse_duration_ns("checkpoint_every", c.get_ref())
+        .map_err(|e| ctx.err(Some(c.span()), e.to_string(), None))?;
+    if ns == 0 || ns > 60_000_000_000 {
+        return Err(ctx.err(
+            Some(c.span()),
+            format!(
+                "checkpoint_every {}: must be more than 0 and at most 60s",
+                c.get_ref()
+            ),
+            None,
+        ));
+    }
+    Ok(ns)
+}
+
+/// A plan's sections, each expanded: the factors of its points.
+struct Sections {
+    seeds: Vec<u64>,
+    targets: Vec<TargetVariant>,
+    workloads: Vec<WorkloadVariant>,
+    procs: Vec<ProcVariant>,
+}
+
+impl Sections {
+    /// Column names: a key that is an axis in two sections (or that names a column of
+    /// its own) is named section.key.
+    fn columns(&self) -> Columns {
+        let mut sections: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
+        let mut note = |k: &str, s: &'static str| {
+            let e = sections.entry(k.to_owned()).or_default();
+            if !e.contains(&s) {
+                e.push(s);
+            }
+        };
+        self.targets
+            .iter()
+            .flat_map(|t| &t.axes)
+            .for_each(|(k, _)| note(k, "target"));
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.axes)
+            .for_each(|(k, _)| note(k, "workload"));
+        self.procs
+            .iter()
+            .flat_map(|p| &p.axes)
+            .for_each(|(k, _)| note(k, "procedure"));
+        Columns { sections }
+    }
+
+    /// The points: per procedure, targets x workloads (if it takes one) x seeds, in
+    /// that order; none twice, at most [`MAX_POINTS`].
+    fn points(&self, ctx: &Ctx<'_>, checkpoint_every_ns: u64) -> Result<Vec<Point>, PlanError> {
+        let columns = self.columns();
+        let mut points: Vec<Point> = Vec::new();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for p in &self.procs {
+            let ws: Vec<Option<&WorkloadVariant>> = if point::takes_workload(&p.name) {
+                if self.workloads.is_empty() {
+                    return Err(ctx.err(None, format!("procedure {} (line {}) replays a workload, and the plan has no [[workload]]", p.name, p.line), Some("add [[workload]] profile = \"heavy-2011\" (or trace = ..., generator = ...)")));
+                }
+                self.workloads.iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for t in &self.targets {
+                for w in &ws {
+                    for &seed in &self.seeds {
+                        if points.len() >= MAX_POINTS {
+                            return Err(ctx.err(
+                                None,
+                                format!("more than {MAX_POINTS} points"),
+                                Some("split the study into several plans"),
+                            ));
+                        }
+                        let run = RunSpec {
+                            procedure: p.name.clone(),
+                            target: t.spec_with_seed(seed),
+                            workload: w.map(|w| w.spec.clone()),
+                            options: p.options.clone(),
+                            seed,
+                            checkpoint_every_ns,
+                        };
+                        let id = run.id();
+                        if let Some(prev) = seen.insert(id.clone(), points.len()) {
+                            return Err(ctx.err(
+                                None,
+                                format!(
+                                    "points {prev} and {} are the same run ({} on {})",
+                                    points.len(),
+                                    run.procedure,
+                                    run.target
+                                ),
+                                Some("two [[target]] or [[workload]] entries overlap"),
+                            ));
+                        }
+                        points.push(Point {
+                            index: points.len(),
+                            id,
+                            run,
+                            preset: t.preset.clone(),
+                            params: columns.params(t, *w, p),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(points)
+    }
+
+    /// Checks every point now (its drive builds, its options parse): a bad value must
+    /// not surface after hours of others.
+    fn check_points(&self, file: &str, points: &[Point]) -> Result<(), PlanError> {
+        for pt in points {
+            if let Err(e) = storbench_sim::SimConfig::parse(&pt.run.target) {
+                let line = self
+                    .targets
+                    .iter()
+                    .find(|t| pt.run.target.starts_with(&t.spec))
+                    .map(|t| t.line);
+                return Err(PlanError {
+                    file: file.to_owned(),
+                    line,
+                    message: format!("point {} ({}): {e}", pt.index, pt.run.target),
+                    hint: None,
+                });
+            }
+            if let Err(e) = point::check(&pt.run) {
+                let line = self
+                    .procs
+                    .iter()
+                    .find(|p| p.name == pt.run.procedure && p.options == pt.run.options)
+                    .map(|p| p.line);
+                return Err(PlanError {
+                    file: file.to_owned(),
+                    line,
+                    message: format!(
+                        "point {} ({} on {}): {e}",
+                        pt.index, pt.run.procedure, pt.run.target
+                    ),
+                    hint: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TargetVariant {
+    /// The target's spec with the point's seed, unless the target sets its own.
+    fn spec_with_seed(&self, seed: u64) -> String {
+        if self.sets_seed {
+            self.spec.clone()
+        } else {
+            format!("{},seed={seed}", self.spec)
+        }
+    }
+}
+
+/// Which sections each axis key appears in, to name the dataset's columns.
+struct Columns {
+    sections: BTreeMap<String, Vec<&'static str>>,
+}
+
+impl Columns {
+    /// Key `k` of section `s` as a column name.
+    fn name(&self, k: &str, s: &str) -> String {
+        if self.sections.get(k).is_some_and(|v| v.len() > 1)
+            || ["point", "index", "procedure", "target", "workload", "seed"].contains(&k)
+        {
+            format!("{s}.{k}")
+        } else {
+            k.to_owned()
+        }
+    }
+
+    /// A point's axis values by column: target's, workload's, then procedure's.
+    fn params(
+        &self,
+        t: &TargetVariant,
+        w: Option<&WorkloadVariant>,
+        p: &ProcVariant,
+    ) -> Vec<(String, Cell)> {
+        let mut params: Vec<(String, Cell)> = Vec::new();
+        params.extend(
+            t.axes
+                .iter()
+                .map(|(k, c)| (self.name(k, "target"), c.clone())),
+        );
+        if let Some(w) = w {
+            params.extend(
+                w.axes
+                    .iter()
+                    .map(|(k, c)| (self.name(k, "workload"), c.clone())),
+            );
+        }
+        params.extend(
+            p.axes
+                .iter()
+                .map(|(k, c)| (self.name(k, "procedure"), c.clone())),
+        );
+        params
+    }
+}
+
+/// The plan's axes: every column with its values in order of first appearance.
+fn axes_of(points: &[Point]) -> Vec<Axis> {
+    let mut axes: Vec<Axis> = Vec::new();
+    for pt in points {
+        for (k, c) in &pt.params {
+            match axes.iter_mut().find(|a| a.name == *k) {
+                Some(a) => {
+                    if !a.values.contains(c) {
+                        a.values.push(c.clone());
+                    }
+                }
+                None => axes.push(Axis {
+                    name: k.clone(),
+                    values: vec![c.clone()],
+                }),
+            }
+        }
+    }
+    axes
+}
+
+/// `[report]`'s x and y, each an axis of the plan (or `preset`, `workload`).
+fn report_axes(
+    ctx: &Ctx<'_>,
+    report: Option<RawReport>,
+    axes: &[Axis],
+) -> Result<(Option<String>, Option<String>), PlanError> {
+    let (report_x, report_y) = match report {
+        Some(r) => (r.x, r.y),
+        None => (None, None),
+    };
+    for a in [&report_x, &report_y].into_iter().flatten() {
+        if !axes.iter().any(|x| x.name == *a) && !["preset", "workload"].contains(&a.as_str()) {
+            let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+            return Err(ctx.err(
+                None,
+                format!("[report] axis `{a}` is not an axis of the plan"),
+                Some(&format!("axes: {}", names.join(", "))),
+            ));
+        }
+    }
+    Ok((report_x, report_y))
+}
+
 impl Plan {
     /// Read and expand a plan file. Relative trace paths are relative to its directory.
     pub fn load(path: &Path) -> Result<Plan, PlanError> {
@@ -798,203 +1107,31 @@ impl Plan {
                 Some("add e.g. [[procedure]] name = \"consistency\""),
             ));
         }
-        let checkpoint_every_ns = match &raw.checkpoint_every {
-            None => 60_000_000_000,
-            Some(c) => {
-                let ns = storbench_suite::units::parse_duration_ns("checkpoint_every", c.get_ref())
-                    .map_err(|e| ctx.err(Some(c.span()), e.to_string(), None))?;
-                if ns == 0 || ns > 60_000_000_000 {
-                    return Err(ctx.err(
-                        Some(c.span()),
-                        format!(
-                            "checkpoint_every {}: must be more than 0 and at most 60s",
-                            c.get_ref()
-                        ),
-                        None,
-                    ));
-                }
-                ns
-            }
+        let checkpoint_every_ns = checkpoint_every(&ctx, raw.checkpoint_every.as_ref())?;
+        let sections = Sections {
+            seeds: seeds(&ctx, raw.seeds.as_ref())?,
+            targets: targets(&ctx, &raw.target)?,
+            workloads: workloads(&ctx, &raw.workload, base)?,
+            procs: procedures(&ctx, &raw.procedure)?,
         };
-        let seeds = seeds(&ctx, raw.seeds.as_ref())?;
-        let targets = targets(&ctx, &raw.target)?;
-        let workloads = workloads(&ctx, &raw.workload, base)?;
-        let procs = procedures(&ctx, &raw.procedure)?;
-        if !workloads.is_empty() && !procs.iter().any(|p| point::takes_workload(&p.name)) {
+        let procs = &sections.procs;
+        if !sections.workloads.is_empty() && !procs.iter().any(|p| point::takes_workload(&p.name)) {
             return Err(ctx.err(
                 None,
                 "[[workload]] entries but no procedure replays one".into(),
                 Some("add [[procedure]] name = \"bench\", or remove the workloads"),
             ));
         }
-        // Column names: a key that is an axis in two sections is named section.key.
-        let mut sections: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-        let mut note = |k: &str, s: &'static str| {
-            let e = sections.entry(k.to_owned()).or_default();
-            if !e.contains(&s) {
-                e.push(s);
-            }
-        };
-        targets
-            .iter()
-            .flat_map(|t| &t.axes)
-            .for_each(|(k, _)| note(k, "target"));
-        workloads
-            .iter()
-            .flat_map(|w| &w.axes)
-            .for_each(|(k, _)| note(k, "workload"));
-        procs
-            .iter()
-            .flat_map(|p| &p.axes)
-            .for_each(|(k, _)| note(k, "procedure"));
-        let column = |k: &str, s: &str| -> String {
-            if sections.get(k).is_some_and(|v| v.len() > 1)
-                || ["point", "index", "procedure", "target", "workload", "seed"].contains(&k)
-            {
-                format!("{s}.{k}")
-            } else {
-                k.to_owned()
-            }
-        };
-
-        let mut points: Vec<Point> = Vec::new();
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for p in &procs {
-            let ws: Vec<Option<&WorkloadVariant>> = if point::takes_workload(&p.name) {
-                if workloads.is_empty() {
-                    return Err(ctx.err(None, format!("procedure {} (line {}) replays a workload, and the plan has no [[workload]]", p.name, p.line), Some("add [[workload]] profile = \"heavy-2011\" (or trace = ..., generator = ...)")));
-                }
-                workloads.iter().map(Some).collect()
-            } else {
-                vec![None]
-            };
-            for t in &targets {
-                for w in &ws {
-                    for &seed in &seeds {
-                        if points.len() >= MAX_POINTS {
-                            return Err(ctx.err(
-                                None,
-                                format!("more than {MAX_POINTS} points"),
-                                Some("split the study into several plans"),
-                            ));
-                        }
-                        let target = if t.sets_seed {
-                            t.spec.clone()
-                        } else {
-                            format!("{},seed={seed}", t.spec)
-                        };
-                        let run = RunSpec {
-                            procedure: p.name.clone(),
-                            target,
-                            workload: w.map(|w| w.spec.clone()),
-                            options: p.options.clone(),
-                            seed,
-                            checkpoint_every_ns,
-                        };
-                        let id = run.id();
-                        if let Some(prev) = seen.insert(id.clone(), points.len()) {
-                            return Err(ctx.err(
-                                None,
-                                format!(
-                                    "points {prev} and {} are the same run ({} on {})",
-                                    points.len(),
-                                    run.procedure,
-                                    run.target
-                                ),
-                                Some("two [[target]] or [[workload]] entries overlap"),
-                            ));
-                        }
-                        let mut params: Vec<(String, Cell)> = Vec::new();
-                        params.extend(t.axes.iter().map(|(k, c)| (column(k, "target"), c.clone())));
-                        if let Some(w) = w {
-                            params.extend(
-                                w.axes
-                                    .iter()
-                                    .map(|(k, c)| (column(k, "workload"), c.clone())),
-                            );
-                        }
-                        params.extend(
-                            p.axes
-                                .iter()
-                                .map(|(k, c)| (column(k, "procedure"), c.clone())),
-                        );
-                        points.push(Point {
-                            index: points.len(),
-                            id,
-                            run,
-                            preset: t.preset.clone(),
-                            params,
-                        });
-                    }
-                }
-            }
-        }
-        // Check every point now: a bad value must not surface after hours of others.
-        for pt in &points {
-            if let Err(e) = storbench_sim::SimConfig::parse(&pt.run.target) {
-                let line = targets
-                    .iter()
-                    .find(|t| pt.run.target.starts_with(&t.spec))
-                    .map(|t| t.line);
-                return Err(PlanError {
-                    file: file.to_owned(),
-                    line,
-                    message: format!("point {} ({}): {e}", pt.index, pt.run.target),
-                    hint: None,
-                });
-            }
-            if let Err(e) = point::check(&pt.run) {
-                let line = procs
-                    .iter()
-                    .find(|p| p.name == pt.run.procedure && p.options == pt.run.options)
-                    .map(|p| p.line);
-                return Err(PlanError {
-                    file: file.to_owned(),
-                    line,
-                    message: format!(
-                        "point {} ({} on {}): {e}",
-                        pt.index, pt.run.procedure, pt.run.target
-                    ),
-                    hint: None,
-                });
-            }
-        }
-        let mut axes: Vec<Axis> = Vec::new();
-        for pt in &points {
-            for (k, c) in &pt.params {
-                match axes.iter_mut().find(|a| a.name == *k) {
-                    Some(a) => {
-                        if !a.values.contains(c) {
-                            a.values.push(c.clone());
-                        }
-                    }
-                    None => axes.push(Axis {
-                        name: k.clone(),
-                        values: vec![c.clone()],
-                    }),
-                }
-            }
-        }
+        let points = sections.points(&ctx, checkpoint_every_ns)?;
+        sections.check_points(file, &points)?;
+        let axes = axes_of(&points);
         let mut procedures: Vec<String> = Vec::new();
-        for p in &procs {
+        for p in procs {
             if !procedures.contains(&p.name) {
                 procedures.push(p.name.clone());
             }
         }
-        let (report_x, report_y) = match raw.report {
-            Some(r) => (r.x, r.y),
-            None => (None, None),
-        };
-        for a in [&report_x, &report_y].into_iter().flatten() {
-            if !axes.iter().any(|x| x.name == *a) && !["preset", "workload"].contains(&a.as_str()) {
-                let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
-                return Err(ctx.err(
-                    None,
-                    format!("[report] axis `{a}` is not an axis of the plan"),
-                    Some(&format!("axes: {}", names.join(", "))),
-                ));
-            }
-        }
+        let (report_x, report_y) = report_axes(&ctx, raw.report, &axes)?;
         Ok(Plan {
             title: raw.name.unwrap_or_else(|| {
                 file.rsplit('/')

@@ -1,7 +1,7 @@
 //! `storbench db`: the results catalogue (SQLite).
 
 use super::UserError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use storbench_report::db::{list_table, Added, Catalogue};
 
 #[derive(clap::Args)]
@@ -67,102 +67,119 @@ fn open(db: Option<PathBuf>) -> anyhow::Result<Catalogue> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut cat = open(args.db)?;
     match args.command {
-        DbCommand::Add { dirs } => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
-            for d in &dirs {
-                let found = storbench_report::html::load::discover(d)?;
-                if found.is_empty() {
-                    return Err(UserError {
-                        message: format!(
-                            "{}: no result.json here or in its subdirectories",
-                            d.display()
-                        ),
-                        hint: Some("give the directory a procedure wrote".into()),
-                    }
-                    .into());
-                }
-                for dir in found {
-                    let (view, text) = storbench_report::html::load::load(&dir)?;
-                    match cat.add(&view, &text, now)? {
-                        Added::New(id) => println!(
-                            "added {id}: {} {} ({})",
-                            view.procedure,
-                            view.label(),
-                            dir.display()
-                        ),
-                        Added::AlreadyThere(id) => {
-                            println!(
-                                "already there as {id}: {} ({})",
-                                view.label(),
-                                dir.display()
-                            )
-                        }
-                    }
-                }
-            }
-        }
+        DbCommand::Add { dirs } => add(&mut cat, &dirs)?,
         DbCommand::List => {
             let entries = cat.list()?;
             print!("{}", list_table(&entries).to_text());
             println!("catalogue: {}", cat.path().display());
         }
-        DbCommand::Show { id, json } => {
-            let (view, text) = cat.get(id)?;
-            if json {
-                println!("{text}");
-            } else {
-                println!(
-                    "{} · {} · {} · from {}",
-                    view.procedure,
-                    view.label(),
-                    view.tool_version,
-                    view.source
-                );
-                print!(
-                    "{}",
-                    storbench_report::compare::compare_text(std::slice::from_ref(&view))
-                );
-            }
-        }
+        DbCommand::Show { id, json } => show(&cat, id, json)?,
         DbCommand::Report {
             ids,
             where_sql,
             output,
             images,
-        } => {
-            let ids = match &where_sql {
-                Some(w) => {
-                    let ids = cat.ids_where(w)?;
-                    if ids.is_empty() {
-                        return Err(UserError {
-                            message: format!("--where {w}: no entry matches"),
-                            hint: Some(
-                                "`storbench db list` shows the entries and their columns".into(),
-                            ),
-                        }
-                        .into());
-                    }
-                    ids
-                }
-                None => ids,
-            };
-            let mut runs = cat.views(&ids)?;
-            storbench_report::html::view::name_runs(&mut runs, &[]);
-            if runs.is_empty() {
-                return Err(UserError {
-                    message: format!("the catalogue {} is empty", cat.path().display()),
-                    hint: Some("add results with `storbench db add DIR`".into()),
-                }
-                .into());
-            }
-            super::report::write_report(&runs, &output, images.as_deref())?;
-        }
+        } => report(&cat, ids, where_sql.as_deref(), &output, images.as_deref())?,
         DbCommand::Remove { id } => {
             cat.remove(id)?;
             println!("removed {id}");
         }
     }
+    Ok(())
+}
+
+/// `db add`: every result directory under each of `dirs`, one line each.
+fn add(cat: &mut Catalogue, dirs: &[PathBuf]) -> anyhow::Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    for d in dirs {
+        let found = storbench_report::html::load::discover(d)?;
+        if found.is_empty() {
+            return Err(UserError {
+                message: format!(
+                    "{}: no result.json here or in its subdirectories",
+                    d.display()
+                ),
+                hint: Some("give the directory a procedure wrote".into()),
+            }
+            .into());
+        }
+        for dir in found {
+            let (view, text) = storbench_report::html::load::load(&dir)?;
+            match cat.add(&view, &text, now)? {
+                Added::New(id) => println!(
+                    "added {id}: {} {} ({})",
+                    view.procedure,
+                    view.label(),
+                    dir.display()
+                ),
+                Added::AlreadyThere(id) => {
+                    println!(
+                        "already there as {id}: {} ({})",
+                        view.label(),
+                        dir.display()
+                    )
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `db show`: one entry's comparison table, or its stored result.json.
+fn show(cat: &Catalogue, id: i64, json: bool) -> anyhow::Result<()> {
+    let (view, text) = cat.get(id)?;
+    if json {
+        println!("{text}");
+    } else {
+        println!(
+            "{} · {} · {} · from {}",
+            view.procedure,
+            view.label(),
+            view.tool_version,
+            view.source
+        );
+        print!(
+            "{}",
+            storbench_report::compare::compare_text(std::slice::from_ref(&view))
+        );
+    }
+    Ok(())
+}
+
+/// `db report`: the entries `ids` (or those `where_sql` selects; all when neither)
+/// as an HTML report.
+fn report(
+    cat: &Catalogue,
+    ids: Vec<i64>,
+    where_sql: Option<&str>,
+    output: &Path,
+    images: Option<&Path>,
+) -> anyhow::Result<()> {
+    let ids = match where_sql {
+        Some(w) => {
+            let ids = cat.ids_where(w)?;
+            if ids.is_empty() {
+                return Err(UserError {
+                    message: format!("--where {w}: no entry matches"),
+                    hint: Some("`storbench db list` shows the entries and their columns".into()),
+                }
+                .into());
+            }
+            ids
+        }
+        None => ids,
+    };
+    let mut runs = cat.views(&ids)?;
+    storbench_report::html::view::name_runs(&mut runs, &[]);
+    if runs.is_empty() {
+        return Err(UserError {
+            message: format!("the catalogue {} is empty", cat.path().display()),
+            hint: Some("add results with `storbench db add DIR`".into()),
+        }
+        .into());
+    }
+    super::report::write_report(&runs, output, images)?;
     Ok(())
 }

@@ -90,57 +90,82 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let t0 = Instant::now();
     prepare_out(&a.out)?;
-    let ctl = Control {
-        command_line: std::env::args().collect(),
-        ..Control::default()
+    let demo = Demo {
+        ctl: Control {
+            command_line: std::env::args().collect(),
+            ..Control::default()
+        },
+        a,
+        t0,
     };
-    let step = |what: &str| {
-        if !a.quiet {
-            eprintln!("[{:5.1}s] {what}", t0.elapsed().as_secs_f64())
-        }
-    };
-    let capacity = a.capacity;
-    let cons_capacity = a.consistency_capacity;
-
-    // One trace for every drive: Heavy 2011, scaled, sized for the drives.
-    step(&format!("synthesizing Heavy 2011 at scale {}", a.scale));
-    let trace = a.out.join("heavy-2011.parquet");
-    let profile = storbench_workload::synth::load("heavy-2011")?;
-    let opts = storbench_workload::synth::SynthOptions {
-        scale: a.scale,
-        capacity_bytes: capacity,
-        seed: 1,
-    };
-    let meta = storbench_workload::synth::trace_meta(&profile, &opts);
-    let mut w = storbench_trace::TraceWriter::create(&trace, &meta)?;
-    let synth = storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {})?;
-    w.finish()?;
-    step(&format!(
-        "trace: {} I/Os ({:.0}% reads), average QD {:.2}",
-        synth.total(),
-        100.0 * synth.reads as f64 / synth.total().max(1) as f64,
-        synth.avg_qd()
-    ));
-
+    let trace = demo.synthesize()?;
     let mut lines = Vec::new();
-    for preset in &a.presets {
-        let spec = format!("sim:{preset},capacity={capacity},seed=1");
+    for preset in &demo.a.presets {
+        lines.extend(demo.bench(preset, &trace)?);
+        lines.extend(demo.consistency(preset)?);
+    }
+    demo.report(&lines)
+}
+
+/// One demo's options, start time and run control, shared by its steps.
+struct Demo {
+    a: Args,
+    t0: Instant,
+    ctl: Control,
+}
+
+impl Demo {
+    /// A step line on stderr, with the time since the start (unless --quiet).
+    fn step(&self, what: &str) {
+        if !self.a.quiet {
+            eprintln!("[{:5.1}s] {what}", self.t0.elapsed().as_secs_f64())
+        }
+    }
+
+    /// One trace for every drive: Heavy 2011, scaled, sized for the drives.
+    fn synthesize(&self) -> anyhow::Result<PathBuf> {
+        let a = &self.a;
+        self.step(&format!("synthesizing Heavy 2011 at scale {}", a.scale));
+        let trace = a.out.join("heavy-2011.parquet");
+        let profile = storbench_workload::synth::load("heavy-2011")?;
+        let opts = storbench_workload::synth::SynthOptions {
+            scale: a.scale,
+            capacity_bytes: a.capacity,
+            seed: 1,
+        };
+        let meta = storbench_workload::synth::trace_meta(&profile, &opts);
+        let mut w = storbench_trace::TraceWriter::create(&trace, &meta)?;
+        let synth = storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {})?;
+        w.finish()?;
+        self.step(&format!(
+            "trace: {} I/Os ({:.0}% reads), average QD {:.2}",
+            synth.total(),
+            100.0 * synth.reads as f64 / synth.total().max(1) as f64,
+            synth.avg_qd()
+        ));
+        Ok(trace)
+    }
+
+    /// The trace bench on a fresh and on a seasoned drive; a summary line each.
+    fn bench(&self, preset: &str, trace: &Path) -> anyhow::Result<Vec<String>> {
+        let spec = format!("sim:{preset},capacity={},seed=1", self.a.capacity);
+        let mut lines = Vec::new();
         for seasoned in [false, true] {
             let state = if seasoned { "seasoned" } else { "fresh" };
-            step(&format!("{preset}: replay the trace on a {state} drive"));
+            self.step(&format!("{preset}: replay the trace on a {state} drive"));
             let mut b = BenchConfig::new(
                 &spec,
                 Workload::Trace {
-                    path: std::fs::canonicalize(&trace)?,
+                    path: std::fs::canonicalize(trace)?,
                 },
             );
             if seasoned {
                 b.season = Some(SeasonConfig::new(&spec));
             }
             let r = execute(
-                &a.out.join(format!("bench-{preset}-{state}")),
+                &self.a.out.join(format!("bench-{preset}-{state}")),
                 Start::New(b),
-                &ctl,
+                &self.ctl,
             )
             .with_context(|| format!("trace bench on {spec}"))?;
             let s: BenchSummary = serde_json::from_value(r.summary)?;
@@ -149,9 +174,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 s.data_rate_mb_per_s, s.service.mean_us, s.service.stddev_us
             ));
         }
-        let cons_spec = format!("sim:{preset},capacity={cons_capacity},seed=1");
+        Ok(lines)
+    }
+
+    /// Performance consistency at full span and with 25% spare area, on the larger
+    /// drive; a summary line each.
+    fn consistency(&self, preset: &str) -> anyhow::Result<Vec<String>> {
+        let a = &self.a;
+        let cons_spec = format!("sim:{preset},capacity={},seed=1", a.consistency_capacity);
+        let mut lines = Vec::new();
         for (span, tag) in [(1.0, "full"), (0.75, "spare25")] {
-            step(&format!(
+            self.step(&format!(
                 "{preset}: consistency, {} span, {} s of 4 KB random writes",
                 if span < 1.0 { "75%" } else { "full" },
                 a.consistency_s
@@ -164,7 +197,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let r = execute(
                 &a.out.join(format!("consistency-{preset}-{tag}")),
                 Start::New(c),
-                &ctl,
+                &self.ctl,
             )
             .with_context(|| format!("consistency on {cons_spec}"))?;
             let s: ConsistencySummary = serde_json::from_value(r.summary)?;
@@ -178,23 +211,28 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 ));
             }
         }
+        Ok(lines)
     }
 
-    step("writing the report");
-    let runs = super::report::load_runs(std::slice::from_ref(&a.out))?;
-    let report = a.out.join("report.html");
-    super::report::write_report(&runs, &report, None)?;
-    println!();
-    for l in &lines {
-        println!("{l}");
+    /// Writes report.html and prints the summary lines and where the report is.
+    fn report(&self, lines: &[String]) -> anyhow::Result<()> {
+        self.step("writing the report");
+        let out = &self.a.out;
+        let runs = super::report::load_runs(std::slice::from_ref(out))?;
+        let report = out.join("report.html");
+        super::report::write_report(&runs, &report, None)?;
+        println!();
+        for l in lines {
+            println!("{l}");
+        }
+        let shown = std::fs::canonicalize(&report).unwrap_or(report);
+        println!(
+            "\ndone in {:.0} s. Open the report: {}",
+            self.t0.elapsed().as_secs_f64(),
+            shown.display()
+        );
+        Ok(())
     }
-    let shown = std::fs::canonicalize(&report).unwrap_or(report);
-    println!(
-        "\ndone in {:.0} s. Open the report: {}",
-        t0.elapsed().as_secs_f64(),
-        shown.display()
-    );
-    Ok(())
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_record::sink::{trace_meta, TraceSink};
-use storbench_record::{device_info, RecordError, RecordOptions, RecordSummary, Recorder};
+use storbench_record::{
+    device_info, DeviceInfo, RecordError, RecordOptions, RecordSummary, Recorder,
+};
 use storbench_trace::{Op, TraceWriter};
 
 #[derive(clap::Args)]
@@ -115,16 +117,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let writer = TraceWriter::create(&args.output, &trace_meta(&device))
         .with_context(|| format!("creating {}", args.output.display()))?;
 
-    // Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\) set the flag; the loop sees it within one poll.
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGQUIT,
-    ] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
-    }
+    let stop = stop_on_signals()?;
 
     let opts = RecordOptions {
         duration: args.duration,
@@ -137,37 +130,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut sink = TraceSink::new(writer, &device, recorder.start_mono_ns());
 
-    let bar = if std::io::stderr().is_terminal() && !quiet {
-        let b = match args.duration {
-            Some(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
-                ProgressStyle::with_template("recording {wide_bar} {pos}/{len}s, ETA {eta}  {msg}")
-                    .expect("valid template"),
-            ),
-            None => ProgressBar::new_spinner().with_style(
-                ProgressStyle::with_template(
-                    "{spinner} recording {elapsed}  {msg}  (Ctrl-C stops)",
-                )
-                .expect("valid template"),
-            ),
-        };
-        b.enable_steady_tick(Duration::from_millis(200));
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let part = device.partition.as_ref().map_or(String::new(), |p| {
-        format!(
-            ", partition of {} from byte {}",
-            p.disk.display(),
-            p.start_sector * 512
-        )
-    });
-    eprintln!(
-        "recording {} ({}{part}) into {}",
-        args.device.display(),
-        device.name(),
-        args.output.display()
-    );
+    let bar = progress_bar(args.duration, quiet);
+    announce(&args, &device);
 
     let summary = recorder.run(&stop, |io| {
         let rec = sink.write(io)?;
@@ -191,7 +155,59 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Removes the output file on drop unless disarmed.
+/// A flag that Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\) set; the recording loop
+/// sees it within one poll.
+fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGQUIT,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
+    }
+    Ok(stop)
+}
+
+/// Seconds of a timed recording, or a spinner without a time; hidden when stderr is
+/// not a terminal or with --quiet.
+fn progress_bar(duration: Option<Duration>, quiet: bool) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || quiet {
+        return ProgressBar::hidden();
+    }
+    let b = match duration {
+        Some(d) => ProgressBar::new(d.as_secs().max(1)).with_style(
+            ProgressStyle::with_template("recording {wide_bar} {pos}/{len}s, ETA {eta}  {msg}")
+                .expect("valid template"),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{spinner} recording {elapsed}  {msg}  (Ctrl-C stops)")
+                .expect("valid template"),
+        ),
+    };
+    b.enable_steady_tick(Duration::from_millis(200));
+    b
+}
+
+/// The line that says what is recorded, from where (a partition: of which disk), and
+/// into which file.
+fn announce(args: &Resolved, device: &DeviceInfo) {
+    let part = device.partition.as_ref().map_or(String::new(), |p| {
+        format!(
+            ", partition of {} from byte {}",
+            p.disk.display(),
+            p.start_sector * 512
+        )
+    });
+    eprintln!(
+        "recording {} ({}{part}) into {}",
+        args.device.display(),
+        device.name(),
+        args.output.display()
+    );
+}
+
 /// The arguments of a recording (not `--cleanup`).
 struct Resolved {
     device: PathBuf,

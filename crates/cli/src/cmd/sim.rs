@@ -76,8 +76,22 @@ fn size(b: u64) -> String {
     b.to_string()
 }
 
+/// The parameters of a drive, one (name, value) line each: the flash, the
+/// controller and host link, then the firmware's features.
 fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
-    let us = |ns: u64| format!("{}", ns as f64 / 1000.0);
+    let mut lines = describe_flash(c);
+    lines.extend(describe_controller(c));
+    lines.extend(describe_features(c));
+    lines
+}
+
+/// Microseconds, from nanoseconds.
+fn us(ns: u64) -> String {
+    format!("{}", ns as f64 / 1000.0)
+}
+
+/// Capacity, spare area, cells, their timing and the array's geometry.
+fn describe_flash(c: &SimConfig) -> Vec<(&'static str, String)> {
     let gb = |units: u64| {
         format!(
             "{:.2} GiB",
@@ -129,6 +143,12 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
                 c.flash_program_mbps()
             ),
         ),
+    ]
+}
+
+/// The host interface, the controller's cores, its buffer and garbage collection.
+fn describe_controller(c: &SimConfig) -> Vec<(&'static str, String)> {
+    vec![
         (
             "host",
             format!(
@@ -167,6 +187,12 @@ fn describe(c: &SimConfig) -> Vec<(&'static str, String)> {
                 c.bg_gc_free_blocks
             ),
         ),
+    ]
+}
+
+/// SLC cache, wear levelling and compression.
+fn describe_features(c: &SimConfig) -> Vec<(&'static str, String)> {
+    vec![
         (
             "slc cache",
             if c.slc_static_bytes + c.slc_dynamic_bytes == 0 {

@@ -162,107 +162,16 @@ pub fn open_file_as(
     recorded: Option<&FileIdentity>,
 ) -> Result<(OwnedFd, TargetInfo, FileIdentity), TargetError> {
     if let Some(r) = recorded {
-        let now = FileIdentity::of(path).map_err(|_| TargetError::Refused {
-            message: format!(
-                "refusing to continue: {} is gone (the run started on it)",
-                path.display()
-            ),
-            hint: "a run continues only on the file it started on; start a new run".into(),
-        })?;
-        let diffs = r.differences(&now);
-        if !diffs.is_empty() {
-            return Err(TargetError::Refused {
-                message: format!(
-                    "refusing to write to {}: it is not the file this run started on: {}",
-                    path.display(),
-                    diffs.join("; ")
-                ),
-                hint: "a run continues only on the file it started on; start a new run (without --resume) to use this one".into(),
-            });
-        }
+        check_same_file(path, r)?;
     }
-    let exists = path.exists();
-    let mut created = false;
-    if !exists {
-        let Some(size) = o.size_bytes else {
-            return Err(TargetError::Refused {
-                message: format!("{} does not exist", path.display()),
-                hint: "give --size (e.g. --size 1g) to create it".into(),
-            });
-        };
-        if size == 0 {
-            return Err(TargetError::Invalid(format!(
-                "--size of {} must be more than 0",
-                path.display()
-            )));
-        }
-        let f = FsOpen::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| io(format!("create {}", path.display()), e))?;
-        let fd: OwnedFd = f.into();
-        mark_created(path, &fd)?;
-        preallocate(&fd, path, size)?;
-        created = true;
+    let created = if path.exists() {
+        check_existing(path, o)?;
+        false
     } else {
-        let md = std::fs::metadata(path).map_err(|e| io(format!("stat {}", path.display()), e))?;
-        if !md.is_file() {
-            return Err(TargetError::Invalid(format!(
-                "{} is not a regular file",
-                path.display()
-            )));
-        }
-        let ours = created_by_storbench(path);
-        let len = md.len();
-        let grow = o.size_bytes.is_some_and(|s| s > len);
-        if (o.write || grow) && !ours && !o.overwrite {
-            return Err(TargetError::Refused {
-                message: format!(
-                    "refusing to write to {}: the file exists and storbench did not create it",
-                    path.display()
-                ),
-                hint:
-                    "pass --overwrite to let storbench overwrite its contents, or name a new file \
-                       (a file storbench made counts as its own only while it is the same file: \
-                       same device, inode and creation time)"
-                        .into(),
-            });
-        }
-        if grow {
-            let f = FsOpen::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| io(format!("open {}", path.display()), e))?;
-            let fd: OwnedFd = f.into();
-            preallocate(&fd, path, o.size_bytes.expect("grow implies size"))?;
-        }
-    }
-    let open = |direct: bool| {
-        let mut oo = FsOpen::new();
-        oo.read(true).write(o.write);
-        if direct {
-            oo.custom_flags(libc::O_DIRECT);
-        }
-        oo.open(path)
+        create(path, o)?;
+        true
     };
-    let (f, direct) = if o.direct {
-        match open(true) {
-            Ok(f) => (f, true),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (
-                open(false).map_err(|e| io(format!("open {}", path.display()), e))?,
-                false,
-            ),
-            Err(e) => return Err(io(format!("open {} with O_DIRECT", path.display()), e)),
-        }
-    } else {
-        (
-            open(false).map_err(|e| io(format!("open {}", path.display()), e))?,
-            false,
-        )
-    };
-    let fd: OwnedFd = f.into();
+    let (fd, direct) = open_maybe_direct(path, o)?;
     let len = std::fs::metadata(path)
         .map_err(|e| io(format!("stat {}", path.display()), e))?
         .len();
@@ -291,6 +200,119 @@ pub fn open_file_as(
         },
         identity,
     ))
+}
+
+/// A continuing run: the file at `path` must still be the one it `recorded`.
+fn check_same_file(path: &Path, recorded: &FileIdentity) -> Result<(), TargetError> {
+    let now = FileIdentity::of(path).map_err(|_| TargetError::Refused {
+        message: format!(
+            "refusing to continue: {} is gone (the run started on it)",
+            path.display()
+        ),
+        hint: "a run continues only on the file it started on; start a new run".into(),
+    })?;
+    let diffs = recorded.differences(&now);
+    if !diffs.is_empty() {
+        return Err(TargetError::Refused {
+            message: format!(
+                "refusing to write to {}: it is not the file this run started on: {}",
+                path.display(),
+                diffs.join("; ")
+            ),
+            hint: "a run continues only on the file it started on; start a new run (without --resume) to use this one".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A new file of `--size` bytes, marked as storbench's own and preallocated.
+fn create(path: &Path, o: &FileOpen) -> Result<(), TargetError> {
+    let Some(size) = o.size_bytes else {
+        return Err(TargetError::Refused {
+            message: format!("{} does not exist", path.display()),
+            hint: "give --size (e.g. --size 1g) to create it".into(),
+        });
+    };
+    if size == 0 {
+        return Err(TargetError::Invalid(format!(
+            "--size of {} must be more than 0",
+            path.display()
+        )));
+    }
+    let f = FsOpen::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io(format!("create {}", path.display()), e))?;
+    let fd: OwnedFd = f.into();
+    mark_created(path, &fd)?;
+    preallocate(&fd, path, size)
+}
+
+/// An existing file: a regular file, written (or grown to `--size`) only if storbench
+/// made it or `--overwrite` allows; grown here if asked.
+fn check_existing(path: &Path, o: &FileOpen) -> Result<(), TargetError> {
+    let md = std::fs::metadata(path).map_err(|e| io(format!("stat {}", path.display()), e))?;
+    if !md.is_file() {
+        return Err(TargetError::Invalid(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let ours = created_by_storbench(path);
+    let len = md.len();
+    let grow = o.size_bytes.is_some_and(|s| s > len);
+    if (o.write || grow) && !ours && !o.overwrite {
+        return Err(TargetError::Refused {
+            message: format!(
+                "refusing to write to {}: the file exists and storbench did not create it",
+                path.display()
+            ),
+            hint: "pass --overwrite to let storbench overwrite its contents, or name a new file \
+                   (a file storbench made counts as its own only while it is the same file: \
+                   same device, inode and creation time)"
+                .into(),
+        });
+    }
+    if grow {
+        let f = FsOpen::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io(format!("open {}", path.display()), e))?;
+        let fd: OwnedFd = f.into();
+        preallocate(&fd, path, o.size_bytes.expect("grow implies size"))?;
+    }
+    Ok(())
+}
+
+/// Opens the file for the run: with O_DIRECT if asked and the file system takes it
+/// (EINVAL: without). Returns the descriptor and whether O_DIRECT is in use.
+fn open_maybe_direct(path: &Path, o: &FileOpen) -> Result<(OwnedFd, bool), TargetError> {
+    let open = |direct: bool| {
+        let mut oo = FsOpen::new();
+        oo.read(true).write(o.write);
+        if direct {
+            oo.custom_flags(libc::O_DIRECT);
+        }
+        oo.open(path)
+    };
+    let (f, direct) = if o.direct {
+        match open(true) {
+            Ok(f) => (f, true),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (
+                open(false).map_err(|e| io(format!("open {}", path.display()), e))?,
+                false,
+            ),
+            Err(e) => return Err(io(format!("open {} with O_DIRECT", path.display()), e)),
+        }
+    } else {
+        (
+            open(false).map_err(|e| io(format!("open {}", path.display()), e))?,
+            false,
+        )
+    };
+    Ok((f.into(), direct))
 }
 
 #[cfg(test)]
