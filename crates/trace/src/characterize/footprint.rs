@@ -1,11 +1,26 @@
 //! Footprint: distinct bytes touched by reads and writes, in bounded memory.
 //!
-//! Hand-written (issue 22's rule: kept only if it wins 1.5x on the whole command): the
-//! bitmap's one huge-page arena ([`Pages`]) won 2.3x on a whole `characterize` of a
-//! 1,000-I/O trace (11.0 -> 4.8 ms, notes below) and 1.08-1.11x at 1 M and 10 M I/Os,
-//! against one allocation per page. Kept on that figure for now; it was measured
-//! before issue 22 and not again against `roaring` or a plain bitmap
-//! (docs/benchmarks.md, "trace: hand-written code").
+//! The bitmap's pages are plain boxed arrays, allocated (zeroed) when first touched.
+//! Issue 22 keeps a hand-written part only if it wins 1.5x on the whole command; the
+//! huge-page arena that held them before (one zeroed allocation advised for
+//! transparent huge pages, with a slot directory) did not, so it was removed. Measured
+//! on the whole `storbench characterize --json -q TRACE` (release builds of main,
+//! with the arena, and of this code; `bench/cputime.py` user + system CPU, pinned to
+//! one core, runs alternating, JSON byte-identical every run; traces from `storbench
+//! synth heavy-2011 --scale S`, whose unit refines to 512 B so the bitmap is large):
+//!
+//! | I/Os | pairs | arena, median | plain pages, median | arena's gain (median of pair ratios) |
+//! |---|---|---|---|---|
+//! | 1,000 | 21 | 7.3 ms | 9.7 ms | 1.30x |
+//! | 1 M | 9 | 140 ms | 156 ms | 1.11x |
+//! | 10 M | 9 | 1,223 ms | 1,267 ms | 1.035x |
+//!
+//! What the arena saved is page faults (1 M: 2,520 against 10,500 minor faults: 4 KiB
+//! pages instead of 2 MiB ones), a fixed cost per bitmap page touched, not per I/O. At
+//! 1,000 I/Os it is 2.4 ms of a command that takes milliseconds either way (process
+//! start and the Parquet footer dominate); at the sizes worth characterizing (1 M I/Os
+//! and more) it is 3-11%. docs/benchmarks.md, "trace: hand-written code", has the
+//! commands.
 
 use super::sort::radix_sort_by_key;
 use super::FOOTPRINT_MAX_INTERVALS;
@@ -195,8 +210,9 @@ const PAGES_PAST_BUDGET: usize = (MAX_BITMAP_RANGE_UNITS >> PAGE_BITS) as usize 
 // - huge pages for the bitmap through glibc's `glibc.malloc.hugetlb=1` (its heap
 //   advised MADV_HUGEPAGE; AnonHugePages showed it took): 12.87 against 13.12 alone,
 //   and the whole characterize run 706 against 709 ms task-clock (min of 7, load 7).
-//   Taken up again later as one arena ([`Pages`]), for the fixed cost rather than the
-//   loop: a 32 KiB page per `vec![0; ..]` was a memset and 8 page faults, so the 6 MB
+//   Taken up again later as one arena (removed in issue 22: see the module doc), for
+//   the fixed cost rather than the loop: a 32 KiB page per `vec![0; ..]` was a memset
+//   and 8 page faults, so the 6 MB
 //   bitmap of a 1,000-I/O bench trace cost 1,900 faults, more than the rest of the
 //   run (2,210 faults, 8.4-11 ms against 3.5 ms for reading the file alone). One
 //   zeroed allocation advised for huge pages, plus the finish's popcount with the
