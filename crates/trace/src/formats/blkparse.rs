@@ -103,29 +103,70 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         return Ok(Line::Summary);
     }
     let mut f = fields_ws(t);
-    let (major, minor, ts_ns) = parse_prefix(&mut f)?;
-    let complete = match field(&mut f, "action")? {
+    let dev_tok = f.next().ok_or_else(|| ("dev", "missing".to_owned()))?;
+    let (major, minor) =
+        parse_dev(dev_tok).ok_or_else(|| ("dev", format!("not MAJ,MIN: {}", show(dev_tok))))?;
+    let cpu = f.next().ok_or_else(|| ("cpu", "missing".to_owned()))?;
+    parse_u64(cpu).ok_or_else(|| ("cpu", format!("not a number: {}", show(cpu))))?;
+    let seq = f.next().ok_or_else(|| ("seq", "missing".to_owned()))?;
+    parse_u64(seq).ok_or_else(|| ("seq", format!("not a number: {}", show(seq))))?;
+    let ts = f.next().ok_or_else(|| ("time", "missing".to_owned()))?;
+    let ts_ns = parse_secs_ns(ts).ok_or_else(|| ("time", format!("not seconds: {}", show(ts))))?;
+    let _pid = f.next().ok_or_else(|| ("pid", "missing".to_owned()))?;
+    let action = f.next().ok_or_else(|| ("action", "missing".to_owned()))?;
+    let complete = match action {
         b"D" => false,
         b"C" => true,
-        a => {
-            return match skipped(a) {
-                Some(reason) => Ok(Line::Skipped(reason)),
-                None => Err((
-                    "action",
-                    format!(
-                        "not a blkparse action (Q G I D C M F P U T X B A S R m): {}",
-                        show(a)
-                    ),
-                )),
-            }
-        }
+        a => return other_action(a),
     };
-    let rwbs_tok = field(&mut f, "rwbs")?;
+    let rwbs_tok = f.next().ok_or_else(|| ("rwbs", "missing".to_owned()))?;
     let rwbs = rwbs::parse(rwbs_tok)
         .ok_or_else(|| ("rwbs", format!("not RWBS letters: {}", show(rwbs_tok))))?;
-    let Some((sector, nsectors)) = parse_sectors(&mut f, complete, rwbs)? else {
-        return Ok(Line::Skipped(PASSTHROUGH));
-    };
+    let mut sector = 0;
+    let mut nsectors = 0;
+    match f.next() {
+        None => {}
+        // No sector at all: a passthrough completion unless it is a flush's ...
+        Some(tok)
+            if tok.starts_with(b"[")
+                && complete
+                && rwbs.op != Some(crate::model::Op::Flush)
+                && !rwbs.preflush =>
+        {
+            return Ok(Line::Skipped(PASSTHROUGH));
+        }
+        // ... or a request without sectors (D; a flush's completion).
+        Some(tok) if tok.starts_with(b"[") => {}
+        Some(tok) if tok.starts_with(b"(") => {
+            if complete {
+                // `(command dump) [error]`: a passthrough completion.
+                return Ok(Line::Skipped(PASSTHROUGH));
+            }
+            // `(elapsed) [comm]`: an issue without sectors.
+            skip_parens(tok, &mut f)?;
+        }
+        Some(sector_tok) => {
+            sector = parse_u64(sector_tok)
+                .ok_or_else(|| ("sector", format!("not a number: {}", show(sector_tok))))?;
+            match f.next() {
+                Some(b"+") => {
+                    let n_tok = f.next().ok_or_else(|| ("nsectors", "missing".to_owned()))?;
+                    nsectors = parse_u64(n_tok)
+                        .ok_or_else(|| ("nsectors", format!("not a number: {}", show(n_tok))))?;
+                }
+                // An issue's number without `+ n` is a passthrough's byte count.
+                Some(tok) if !complete && (tok.starts_with(b"[") || tok.starts_with(b"(")) => {
+                    return Ok(Line::Skipped(PASSTHROUGH));
+                }
+                // A completion with no sectors left: `sector [error]` or
+                // `sector (elapsed) [error]`.
+                Some(tok) if tok.starts_with(b"[") || tok.starts_with(b"(") => {}
+                None if complete => {}
+                Some(tok) => return Err(("nsectors", format!("expected `+`: {}", show(tok)))),
+                None => return Err(("nsectors", "missing".to_owned())),
+            }
+        }
+    }
     Ok(Line::Event(BlockEvent {
         complete,
         major,
@@ -138,79 +179,24 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     }))
 }
 
-/// The next field, or an error naming it as missing.
-#[inline]
-fn field<'a>(f: &mut FieldsWs<'a>, name: &'static str) -> Result<&'a [u8], (&'static str, String)> {
-    f.next().ok_or_else(|| (name, "missing".to_owned()))
-}
-
-/// `maj,min cpu seq secs.nsecs pid`: the device, and the time in ns.
-#[inline]
-fn parse_prefix(f: &mut FieldsWs<'_>) -> Result<(u32, u32, u64), (&'static str, String)> {
-    let dev_tok = field(f, "dev")?;
-    let (major, minor) =
-        parse_dev(dev_tok).ok_or_else(|| ("dev", format!("not MAJ,MIN: {}", show(dev_tok))))?;
-    let cpu = field(f, "cpu")?;
-    parse_u64(cpu).ok_or_else(|| ("cpu", format!("not a number: {}", show(cpu))))?;
-    let seq = field(f, "seq")?;
-    parse_u64(seq).ok_or_else(|| ("seq", format!("not a number: {}", show(seq))))?;
-    let ts = field(f, "time")?;
-    let ts_ns = parse_secs_ns(ts).ok_or_else(|| ("time", format!("not seconds: {}", show(ts))))?;
-    let _pid = field(f, "pid")?;
-    Ok((major, minor, ts_ns))
-}
-
-/// What follows a D or C event's RWBS: (sector, sectors), both 0 for a request
-/// without sectors; None for a passthrough request (skipped).
-#[inline]
-fn parse_sectors(
-    f: &mut FieldsWs<'_>,
-    complete: bool,
-    rwbs: rwbs::Rwbs,
-) -> Result<Option<(u64, u64)>, (&'static str, String)> {
-    let Some(tok) = f.next() else {
-        return Ok(Some((0, 0)));
-    };
-    if tok.starts_with(b"[") {
-        // No sector at all: a passthrough completion unless it is a flush's, or a
-        // request without sectors (D; a flush's completion).
-        let passthrough = complete && rwbs.op != Some(crate::model::Op::Flush) && !rwbs.preflush;
-        return Ok((!passthrough).then_some((0, 0)));
+/// A line whose action is not D or C: skipped by rule, or not blkparse's.
+#[cold]
+fn other_action(a: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
+    match skipped(a) {
+        Some(reason) => Ok(Line::Skipped(reason)),
+        None => Err((
+            "action",
+            format!(
+                "not a blkparse action (Q G I D C M F P U T X B A S R m): {}",
+                show(a)
+            ),
+        )),
     }
-    if tok.starts_with(b"(") {
-        if complete {
-            // `(command dump) [error]`: a passthrough completion.
-            return Ok(None);
-        }
-        // `(elapsed) [comm]`: an issue without sectors.
-        skip_parens(tok, f)?;
-        return Ok(Some((0, 0)));
-    }
-    let sector =
-        parse_u64(tok).ok_or_else(|| ("sector", format!("not a number: {}", show(tok))))?;
-    let nsectors = match f.next() {
-        Some(b"+") => {
-            let n_tok = field(f, "nsectors")?;
-            parse_u64(n_tok)
-                .ok_or_else(|| ("nsectors", format!("not a number: {}", show(n_tok))))?
-        }
-        // An issue's number without `+ n` is a passthrough's byte count.
-        Some(tok) if !complete && (tok.starts_with(b"[") || tok.starts_with(b"(")) => {
-            return Ok(None);
-        }
-        // A completion with no sectors left: `sector [error]` or
-        // `sector (elapsed) [error]`.
-        Some(tok) if tok.starts_with(b"[") || tok.starts_with(b"(") => 0,
-        None if complete => 0,
-        Some(tok) => return Err(("nsectors", format!("expected `+`: {}", show(tok)))),
-        None => return Err(("nsectors", "missing".to_owned())),
-    };
-    Ok(Some((sector, nsectors)))
 }
 
 /// The text of a line's closing `[...]` (the issuing process, or a completion's error
 /// status); empty if it has none.
-#[inline]
+#[inline(always)]
 fn bracketed_tail(t: &[u8]) -> &[u8] {
     if t.ends_with(b"]") {
         if let Some(open) = memchr::memrchr(b'[', t) {

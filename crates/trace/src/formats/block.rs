@@ -79,7 +79,7 @@ impl BlockImporter {
     }
 
     /// Pairs a completion with its issue and writes out what can no longer be preceded.
-    #[inline]
+    #[inline(always)]
     fn complete(
         &mut self,
         ctx: &mut Ctx,
@@ -131,7 +131,7 @@ impl BlockImporter {
     }
 
     /// Records an issue, pending until its completion.
-    #[inline]
+    #[inline(always)]
     fn issue(
         &mut self,
         ctx: &mut Ctx,
@@ -170,7 +170,7 @@ impl BlockImporter {
     }
 
     /// The device's id, interned once per change of device.
-    #[inline]
+    #[inline(always)]
     fn device_id(&mut self, sink: &mut Sink, ev: &BlockEvent) -> crate::model::DeviceId {
         match self.last_dev {
             Some((a, b, id)) if (a, b) == (ev.major, ev.minor) => id,
@@ -186,7 +186,7 @@ impl BlockImporter {
 
     /// The issuing process's id. Consecutive I/Os mostly come from the same process:
     /// the last one is remembered, skipping the hash lookup.
-    #[inline]
+    #[inline(always)]
     fn stream_id(&mut self, sink: &mut Sink, tail: &[u8]) -> crate::model::StreamId {
         match &self.last_stream {
             Some((name, id)) if name.as_slice() == tail => *id,
@@ -215,7 +215,7 @@ impl Default for BlockImporter {
 }
 
 /// Pairing key of an event's device.
-#[inline]
+#[inline(always)]
 fn dev_key(ev: &BlockEvent) -> u64 {
     (u64::from(ev.major) << 32) | u64::from(ev.minor)
 }
@@ -223,7 +223,7 @@ fn dev_key(ev: &BlockEvent) -> u64 {
 /// An issue's (op, byte offset, byte length): a flush has neither; a write with no data
 /// that asks for a preflush or FUA is recorded as a flush; None for other zero-length
 /// requests (dropped, and counted).
-#[inline]
+#[inline(always)]
 fn issue_range(
     ctx: &mut Ctx,
     ev: &BlockEvent,
