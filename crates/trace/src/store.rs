@@ -35,7 +35,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::column::page::{Page, PageReader};
-use parquet::file::metadata::{KeyValue, ParquetMetaData};
+use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::schema::types::ColumnPath;
@@ -865,23 +865,7 @@ impl TraceReader {
         batch_rows: usize,
     ) -> Result<TraceReader, TraceError> {
         assert!(batch_rows > 0);
-        let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| TraceError::io(path, "stat", e))?
-            .len();
-        let file_for_chunks = Arc::new(
-            file.try_clone()
-                .map_err(|e| TraceError::io(path, "open", e))?,
-        );
-        // A file without a readable Parquet footer is the user's input, not a failure of
-        // ours: say what it is not (a text trace passed where a Parquet one belongs).
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| TraceError::Format {
-                path: path.to_path_buf(),
-                message: format!("not a Parquet trace file ({e})"),
-            })?;
-        check_footer(path, builder.metadata(), file_len)?;
+        let (builder, file_for_chunks) = open_parquet(path)?;
         let file_md = builder.metadata().file_metadata();
         let num_rows = u64::try_from(file_md.num_rows())
             .map_err(|_| TraceError::schema(path, "negative row count"))?;
@@ -893,110 +877,9 @@ impl TraceReader {
                 .flatten()
                 .filter_map(|kv| kv.value.as_deref().map(|v| (kv.key.as_str(), v))),
         )?;
-        // storbench always writes its format version: a storbench file without it lost
-        // its key-value list to a corrupt footer (the list is skipped, not refused).
-        let ours = file_md
-            .created_by()
-            .is_some_and(|c| c.starts_with("storbench"));
-        let has_version = file_md.key_value_metadata().is_some_and(|kv| {
-            kv.iter()
-                .any(|kv| kv.key == format!("{KEY_PREFIX}trace_format_version"))
-        });
-        // A footer naming no writer and holding no key-value pairs: every common
-        // writer (pyarrow, DuckDB, Polars, Spark, storbench) sets both, and a flipped
-        // byte in a storbench footer can make the parser skip both.
-        let anonymous = file_md.created_by().is_none()
-            && file_md.key_value_metadata().is_none_or(|kv| kv.is_empty());
-        if anonymous {
-            return Err(TraceError::schema(
-                path,
-                "the footer names no writer (created_by) and holds no metadata: a corrupt footer, \
-                 or a writer storbench does not know (rewrite the file with pyarrow or DuckDB)",
-            ));
-        }
-        if ours && !has_version {
-            return Err(TraceError::schema(
-                path,
-                "written by storbench but without its metadata (storbench.trace_format_version): the footer is corrupt",
-            ));
-        }
-        let schema = builder.schema().clone();
-        let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
-        let need = |name: &str| {
-            find(name).ok_or_else(|| {
-                TraceError::schema(
-                    path,
-                    format!("missing column `{name}` (see docs/trace-format.md)"),
-                )
-            })
-        };
-        let mut wanted = vec![
-            need(COL_ISSUE)?,
-            need(COL_OFFSET)?,
-            need(COL_LEN)?,
-            need(COL_OP)?,
-        ];
-        let opt_complete = find(COL_COMPLETE);
-        wanted.extend(opt_complete);
-        let (opt_stream, opt_device) = match columns {
-            Columns::All => (find(COL_STREAM), find(COL_DEVICE)),
-            Columns::NoNames => (None, None),
-            Columns::NoStream => (None, find(COL_DEVICE)),
-        };
-        // A name column that holds only nulls reads as no column: same rows, but
-        // parquet turns an all-null dictionary column into per-row values that it
-        // hashes back into a dictionary, batch by batch (measured: 56% of the CPU time
-        // of characterize on a synthesized trace, whose device column is all null).
-        let all_null = |name: &str| -> Result<bool, TraceError> {
-            let leaf = builder
-                .parquet_schema()
-                .columns()
-                .iter()
-                .position(|c| c.path().parts() == [name]);
-            match leaf {
-                Some(leaf) => {
-                    dictionary_column_all_null(path, &file_for_chunks, builder.metadata(), leaf)
-                }
-                None => Ok(false),
-            }
-        };
-        let opt_stream = match opt_stream {
-            Some(_) if all_null(COL_STREAM)? => None,
-            o => o,
-        };
-        let opt_device = match opt_device {
-            Some(_) if all_null(COL_DEVICE)? => None,
-            o => o,
-        };
-        wanted.extend(opt_stream);
-        wanted.extend(opt_device);
-        for &i in &wanted {
-            let f = schema.field(i);
-            let ok = match f.name().as_str() {
-                COL_OP | COL_STREAM | COL_DEVICE => is_string_like(f.data_type()),
-                _ => matches!(f.data_type(), DataType::Int64 | DataType::UInt64),
-            };
-            if !ok {
-                return Err(TraceError::schema(
-                    path,
-                    format!("column `{}` has type {}", f.name(), f.data_type()),
-                ));
-            }
-        }
-        // The projected batch keeps the file's column order: map names to positions.
-        let mut sorted = wanted.clone();
-        sorted.sort_unstable();
-        let pos = |i: usize| sorted.iter().position(|&x| x == i).expect("projected");
-        let idx = ColumnIdx {
-            issue: pos(need(COL_ISSUE)?),
-            complete: opt_complete.map(pos),
-            offset: pos(need(COL_OFFSET)?),
-            len: pos(need(COL_LEN)?),
-            op: pos(need(COL_OP)?),
-            stream: opt_stream.map(pos),
-            device: opt_device.map(pos),
-        };
-        let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
+        check_writer(path, file_md)?;
+        let (projected, idx) = project_columns(path, &builder, &file_for_chunks, columns)?;
+        let mask = ProjectionMask::roots(builder.parquet_schema(), projected);
         let reader = builder
             .with_projection(mask)
             .with_batch_size(batch_rows)
@@ -1206,6 +1089,162 @@ pub(crate) fn check_rows(
         }
     }
     Ok(())
+}
+
+/// Opens `path` as a Parquet file with a sound footer; with a second handle to the
+/// file, for reading column chunks directly.
+fn open_parquet(
+    path: &Path,
+) -> Result<(ParquetRecordBatchReaderBuilder<File>, Arc<File>), TraceError> {
+    let file = File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
+    let file_len = file
+        .metadata()
+        .map_err(|e| TraceError::io(path, "stat", e))?
+        .len();
+    let file_for_chunks = Arc::new(
+        file.try_clone()
+            .map_err(|e| TraceError::io(path, "open", e))?,
+    );
+    // A file without a readable Parquet footer is the user's input, not a failure of
+    // ours: say what it is not (a text trace passed where a Parquet one belongs).
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| TraceError::Format {
+            path: path.to_path_buf(),
+            message: format!("not a Parquet trace file ({e})"),
+        })?;
+    check_footer(path, builder.metadata(), file_len)?;
+    Ok((builder, file_for_chunks))
+}
+
+/// Refuses a footer that lost what its writer always puts there (a corrupt footer).
+fn check_writer(path: &Path, file_md: &FileMetaData) -> Result<(), TraceError> {
+    // storbench always writes its format version: a storbench file without it lost
+    // its key-value list to a corrupt footer (the list is skipped, not refused).
+    let ours = file_md
+        .created_by()
+        .is_some_and(|c| c.starts_with("storbench"));
+    let has_version = file_md.key_value_metadata().is_some_and(|kv| {
+        kv.iter()
+            .any(|kv| kv.key == format!("{KEY_PREFIX}trace_format_version"))
+    });
+    // A footer naming no writer and holding no key-value pairs: every common
+    // writer (pyarrow, DuckDB, Polars, Spark, storbench) sets both, and a flipped
+    // byte in a storbench footer can make the parser skip both.
+    let anonymous = file_md.created_by().is_none()
+        && file_md.key_value_metadata().is_none_or(|kv| kv.is_empty());
+    if anonymous {
+        return Err(TraceError::schema(
+            path,
+            "the footer names no writer (created_by) and holds no metadata: a corrupt footer, \
+             or a writer storbench does not know (rewrite the file with pyarrow or DuckDB)",
+        ));
+    }
+    if ours && !has_version {
+        return Err(TraceError::schema(
+            path,
+            "written by storbench but without its metadata (storbench.trace_format_version): the footer is corrupt",
+        ));
+    }
+    Ok(())
+}
+
+/// The columns to read, in file order, and where each lands in a projected batch
+/// (which keeps the file's column order). Checks their types.
+fn project_columns(
+    path: &Path,
+    builder: &ParquetRecordBatchReaderBuilder<File>,
+    file_for_chunks: &Arc<File>,
+    columns: Columns,
+) -> Result<(Vec<usize>, ColumnIdx), TraceError> {
+    let schema = builder.schema();
+    let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
+    let need = |name: &str| {
+        find(name).ok_or_else(|| {
+            TraceError::schema(
+                path,
+                format!("missing column `{name}` (see docs/trace-format.md)"),
+            )
+        })
+    };
+    let mut wanted = vec![
+        need(COL_ISSUE)?,
+        need(COL_OFFSET)?,
+        need(COL_LEN)?,
+        need(COL_OP)?,
+    ];
+    let opt_complete = find(COL_COMPLETE);
+    wanted.extend(opt_complete);
+    let (opt_stream, opt_device) = name_columns(path, builder, file_for_chunks, columns)?;
+    wanted.extend(opt_stream);
+    wanted.extend(opt_device);
+    for &i in &wanted {
+        let f = schema.field(i);
+        let ok = match f.name().as_str() {
+            COL_OP | COL_STREAM | COL_DEVICE => is_string_like(f.data_type()),
+            _ => matches!(f.data_type(), DataType::Int64 | DataType::UInt64),
+        };
+        if !ok {
+            return Err(TraceError::schema(
+                path,
+                format!("column `{}` has type {}", f.name(), f.data_type()),
+            ));
+        }
+    }
+    wanted.sort_unstable();
+    let pos = |i: usize| wanted.iter().position(|&x| x == i).expect("projected");
+    let idx = ColumnIdx {
+        issue: pos(need(COL_ISSUE)?),
+        complete: opt_complete.map(pos),
+        offset: pos(need(COL_OFFSET)?),
+        len: pos(need(COL_LEN)?),
+        op: pos(need(COL_OP)?),
+        stream: opt_stream.map(pos),
+        device: opt_device.map(pos),
+    };
+    Ok((wanted, idx))
+}
+
+/// The stream and device name columns to read: those `columns` asks for that the file
+/// has, unless they hold only nulls.
+fn name_columns(
+    path: &Path,
+    builder: &ParquetRecordBatchReaderBuilder<File>,
+    file_for_chunks: &Arc<File>,
+    columns: Columns,
+) -> Result<(Option<usize>, Option<usize>), TraceError> {
+    let schema = builder.schema();
+    let find = |name: &str| schema.fields().iter().position(|f| f.name() == name);
+    let (opt_stream, opt_device) = match columns {
+        Columns::All => (find(COL_STREAM), find(COL_DEVICE)),
+        Columns::NoNames => (None, None),
+        Columns::NoStream => (None, find(COL_DEVICE)),
+    };
+    // A name column that holds only nulls reads as no column: same rows, but
+    // parquet turns an all-null dictionary column into per-row values that it
+    // hashes back into a dictionary, batch by batch (measured: 56% of the CPU time
+    // of characterize on a synthesized trace, whose device column is all null).
+    let all_null = |name: &str| -> Result<bool, TraceError> {
+        let leaf = builder
+            .parquet_schema()
+            .columns()
+            .iter()
+            .position(|c| c.path().parts() == [name]);
+        match leaf {
+            Some(leaf) => {
+                dictionary_column_all_null(path, file_for_chunks, builder.metadata(), leaf)
+            }
+            None => Ok(false),
+        }
+    };
+    let opt_stream = match opt_stream {
+        Some(_) if all_null(COL_STREAM)? => None,
+        o => o,
+    };
+    let opt_device = match opt_device {
+        Some(_) if all_null(COL_DEVICE)? => None,
+        o => o,
+    };
+    Ok((opt_stream, opt_device))
 }
 
 /// Whether parquet leaf column `leaf` can hold nothing but nulls in any row group:

@@ -1,11 +1,26 @@
 //! Footprint: distinct bytes touched by reads and writes, in bounded memory.
 //!
-//! Hand-written (issue 22's rule: kept only if it wins 1.5x on the whole command): the
-//! bitmap's one huge-page arena ([`Pages`]) won 2.3x on a whole `characterize` of a
-//! 1,000-I/O trace (11.0 -> 4.8 ms, notes below) and 1.08-1.11x at 1 M and 10 M I/Os,
-//! against one allocation per page. Kept on that figure for now; it was measured
-//! before issue 22 and not again against `roaring` or a plain bitmap
-//! (docs/benchmarks.md, "trace: hand-written code").
+//! The bitmap's pages are plain boxed arrays, allocated (zeroed) when first touched.
+//! Issue 22 keeps a hand-written part only if it wins 1.5x on the whole command; the
+//! huge-page arena that held them before (one zeroed allocation advised for
+//! transparent huge pages, with a slot directory) did not, so it was removed. Measured
+//! on the whole `storbench characterize --json -q TRACE` (release builds of main,
+//! with the arena, and of this code; `bench/cputime.py` user + system CPU, pinned to
+//! one core, runs alternating, JSON byte-identical every run; traces from `storbench
+//! synth heavy-2011 --scale S`, whose unit refines to 512 B so the bitmap is large):
+//!
+//! | I/Os | pairs | arena, median | plain pages, median | arena's gain (median of pair ratios) |
+//! |---|---|---|---|---|
+//! | 1,000 | 21 | 7.3 ms | 9.7 ms | 1.30x |
+//! | 1 M | 9 | 140 ms | 156 ms | 1.11x |
+//! | 10 M | 9 | 1,223 ms | 1,267 ms | 1.035x |
+//!
+//! What the arena saved is page faults (1 M: 2,520 against 10,500 minor faults: 4 KiB
+//! pages instead of 2 MiB ones), a fixed cost per bitmap page touched, not per I/O. At
+//! 1,000 I/Os it is 2.4 ms of a command that takes milliseconds either way (process
+//! start and the Parquet footer dominate); at the sizes worth characterizing (1 M I/Os
+//! and more) it is 3-11%. docs/benchmarks.md, "trace: hand-written code", has the
+//! commands.
 
 use super::sort::radix_sort_by_key;
 use super::FOOTPRINT_MAX_INTERVALS;
@@ -195,8 +210,9 @@ const PAGES_PAST_BUDGET: usize = (MAX_BITMAP_RANGE_UNITS >> PAGE_BITS) as usize 
 // - huge pages for the bitmap through glibc's `glibc.malloc.hugetlb=1` (its heap
 //   advised MADV_HUGEPAGE; AnonHugePages showed it took): 12.87 against 13.12 alone,
 //   and the whole characterize run 706 against 709 ms task-clock (min of 7, load 7).
-//   Taken up again later as one arena ([`Pages`]), for the fixed cost rather than the
-//   loop: a 32 KiB page per `vec![0; ..]` was a memset and 8 page faults, so the 6 MB
+//   Taken up again later as one arena (removed in issue 22: see the module doc), for
+//   the fixed cost rather than the loop: a 32 KiB page per `vec![0; ..]` was a memset
+//   and 8 page faults, so the 6 MB
 //   bitmap of a 1,000-I/O bench trace cost 1,900 faults, more than the rest of the
 //   run (2,210 faults, 8.4-11 ms against 3.5 ms for reading the file alone). One
 //   zeroed allocation advised for huge pages, plus the finish's popcount with the
@@ -234,36 +250,15 @@ fn prefetch(word: &u64) {
     let _ = word;
 }
 
-/// The bitmap's pages: one zeroed allocation of `capacity` pages, handed out in the
-/// order they are first needed, and a directory from page number to slot.
-///
-/// One allocation rather than one per page: zeroed with `alloc_zeroed` (fresh pages
-/// from the kernel, no memset) and, on Linux, advised for transparent huge pages, so a
-/// bitmap of a few MB takes a few page faults instead of one per 4 KiB page and its
-/// random accesses miss the TLB less. The memory is only committed as pages are
-/// touched: the allocation's size bounds the address space, not the RSS.
-#[derive(Clone, Debug)]
+/// The bitmap's pages by page number, each allocated (zeroed) when first needed.
+#[derive(Clone, Debug, Default)]
 struct Pages {
-    /// Per page number: its slot in `arena` plus one; 0 where the page is absent.
-    dir: Vec<u32>,
-    /// Allocated with the first page (`capacity` pages).
-    arena: Vec<u64>,
-    capacity: usize,
-    /// Slots handed out (the first `used` pages of `arena`).
-    used: usize,
+    dir: Vec<Option<Box<[u64; PAGE_WORDS]>>>,
+    /// Pages present.
+    count: usize,
 }
 
 impl Pages {
-    fn with_capacity(capacity: usize) -> Pages {
-        assert!(capacity >= 1 && capacity < u32::MAX as usize);
-        Pages {
-            dir: Vec::new(),
-            arena: Vec::new(),
-            capacity,
-            used: 0,
-        }
-    }
-
     /// Directory entries (page numbers below this may be present).
     fn dir_len(&self) -> usize {
         self.dir.len()
@@ -271,74 +266,47 @@ impl Pages {
 
     /// Pages present.
     fn count(&self) -> usize {
-        self.used
+        self.count
     }
 
     fn has(&self, p: usize) -> bool {
-        self.dir.get(p).is_some_and(|&s| s != 0)
+        self.dir.get(p).is_some_and(Option::is_some)
     }
 
     fn get(&self, p: usize) -> Option<&[u64; PAGE_WORDS]> {
-        let slot = (*self.dir.get(p)?).checked_sub(1)? as usize;
-        let (pages, _) = self.arena.as_chunks::<PAGE_WORDS>();
-        Some(&pages[slot])
+        self.dir.get(p)?.as_deref()
     }
 
-    /// Page `p`, taken from the arena (zeroed) if absent.
+    /// Page `p`, allocated (zeroed) if absent.
     fn get_or_alloc(&mut self, p: usize) -> &mut [u64; PAGE_WORDS] {
         debug_assert!(p < MAX_DIR);
         if p >= self.dir.len() {
-            self.dir.resize(p + 1, 0);
+            self.dir.resize_with(p + 1, || None);
         }
-        if self.dir[p] == 0 {
-            assert!(self.used < self.capacity, "bitmap page budget exceeded");
-            if self.arena.is_empty() {
-                self.arena = vec![0u64; self.capacity * PAGE_WORDS];
-                advise_huge_pages(&self.arena);
-            }
-            self.used += 1;
-            self.dir[p] = self.used as u32;
-        }
-        let slot = self.dir[p] as usize - 1;
-        let (pages, _) = self.arena.as_chunks_mut::<PAGE_WORDS>();
-        &mut pages[slot]
+        let count = &mut self.count;
+        self.dir[p].get_or_insert_with(|| {
+            *count += 1;
+            // Zeroed by the allocator (fresh memory from the kernel needs no memset).
+            vec![0u64; PAGE_WORDS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("PAGE_WORDS words")
+        })
     }
 
     /// The present pages among `base..base + REGION_PAGES`, by page number.
     fn region_mut(&mut self, base: usize) -> [Option<&mut [u64; PAGE_WORDS]>; REGION_PAGES] {
         let mut out: [Option<&mut [u64; PAGE_WORDS]>; REGION_PAGES] = Default::default();
         let end = (base + REGION_PAGES).min(self.dir.len());
-        // (slot, page in region), in slot order, so the arena can be split in order.
-        let mut want: [(u32, u8); REGION_PAGES] = [(0, 0); REGION_PAGES];
-        let mut n = 0;
-        for (i, &s) in self.dir[base..end].iter().enumerate() {
-            if s != 0 {
-                want[n] = (s - 1, i as u8);
-                n += 1;
-            }
-        }
-        want[..n].sort_unstable();
-        let (mut rest, _) = self.arena.as_chunks_mut::<PAGE_WORDS>();
-        let mut at = 0;
-        for &(slot, i) in &want[..n] {
-            let (page, tail) = rest[slot as usize - at..]
-                .split_first_mut()
-                .expect("a present page's slot is in the arena");
-            out[i as usize] = Some(page);
-            rest = tail;
-            at = slot as usize + 1;
+        for (o, page) in out.iter_mut().zip(&mut self.dir[base..end]) {
+            *o = page.as_deref_mut();
         }
         out
     }
 
     /// Present pages with their page numbers, in page order.
     fn iter(&self) -> impl Iterator<Item = (usize, &[u64; PAGE_WORDS])> + '_ {
-        (0..self.dir.len()).filter_map(|p| self.get(p).map(|w| (p, w)))
-    }
-
-    /// Every word of the present pages (in slot order).
-    fn words(&self) -> &[u64] {
-        &self.arena[..self.used * PAGE_WORDS]
+        (self.dir.iter().enumerate()).filter_map(|(p, w)| w.as_deref().map(|w| (p, w)))
     }
 }
 
@@ -371,32 +339,6 @@ fn count_ones(words: &[u64]) -> u64 {
         return unsafe { with_popcnt(words) };
     }
     portable(words)
-}
-
-/// Asks the kernel to back `arena` with transparent huge pages where it can (a hint:
-/// no effect on any result; ignored where unsupported).
-fn advise_huge_pages(arena: &[u64]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = arena.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(arena);
-        let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if a < b {
-            // SAFETY: [a, b) lies inside `arena`'s own allocation, which outlives
-            // this call; MADV_HUGEPAGE changes how the range is backed, never its
-            // contents, and creates no reference. A failure (no THP) is ignored.
-            let _ = unsafe {
-                rustix::mm::madvise(
-                    a as *mut std::ffi::c_void,
-                    b - a,
-                    rustix::mm::Advice::LinuxHugepage,
-                )
-            };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = arena;
 }
 
 /// Distinct bytes touched: a paged bitmap of device units (4 KiB, refined down to
@@ -607,7 +549,7 @@ impl Footprint {
         Footprint {
             unit_shift: START_UNIT_SHIFT,
             exact: true,
-            pages: Pages::with_capacity(max_pages + PAGES_PAST_BUDGET),
+            pages: Pages::default(),
             max_pages,
             refused_shift: 0,
             rest: IntervalSet::with_max_intervals(max_intervals),
@@ -848,7 +790,7 @@ impl Footprint {
         }
         let units = std::mem::take(&mut self.units);
         let mut new_pages = std::mem::take(&mut self.new_pages);
-        // In page order, so a region's pages lie together in the arena.
+        // In page order, so the allocator tends to place a region's pages together.
         new_pages.sort_unstable();
         for &p in &new_pages {
             self.page_mut(p);
@@ -929,7 +871,14 @@ impl Footprint {
 
     #[inline]
     fn page_mut(&mut self, p: usize) -> &mut [u64; PAGE_WORDS] {
+        debug_assert!(self.has_room_for(p), "bitmap page budget exceeded");
         self.pages.get_or_alloc(p)
+    }
+
+    /// Whether page `p` is present or one more page stays within the budget plus the
+    /// pages one range can add past it before the bitmap coarsens.
+    fn has_room_for(&self, p: usize) -> bool {
+        self.pages.has(p) || self.pages.count() < self.max_pages + PAGES_PAST_BUDGET
     }
 
     /// Halves the unit down to `2^shift` bytes (not below 512 B), losslessly; false
@@ -943,7 +892,7 @@ impl Footprint {
             return false;
         }
         for _ in 0..k {
-            let mut new = Pages::with_capacity(self.pages.capacity);
+            let mut new = Pages::default();
             for (p, page) in self.pages.iter() {
                 for half in 0..2 {
                     let to = new.get_or_alloc(2 * p + half);
@@ -963,7 +912,7 @@ impl Footprint {
     fn coarsen(&mut self) {
         while self.pages.count() > self.max_pages / 2 {
             self.exact = false;
-            let mut new = Pages::with_capacity(self.pages.capacity);
+            let mut new = Pages::default();
             for (p, page) in self.pages.iter() {
                 let to = new.get_or_alloc(p / 2);
                 let base = (p % 2) * PAGE_WORDS / 2;
@@ -1133,7 +1082,7 @@ impl Footprint {
     pub fn finish(&mut self) -> (u64, u64) {
         self.flush();
         self.drain_buckets();
-        let bitmap_units = count_ones(self.pages.words());
+        let bitmap_units: u64 = self.pages.iter().map(|(_, w)| count_ones(w)).sum();
         let mut total = bitmap_units << self.unit_shift;
         let rest = std::mem::replace(&mut self.rest, IntervalSet::with_max_intervals(4));
         let mut rest = rest;
@@ -1154,56 +1103,6 @@ impl Footprint {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pages_hand_out_slots_in_first_touch_order_and_regions_find_them() {
-        // Pages touched out of page order, across three regions and the directory's
-        // end: each page's words are its own, and a region lists exactly its present
-        // pages at their place (a mix-up of slots would show another page's marker).
-        let order = [37usize, 3, 16, 0, 31, 17, 5, 47, 32, 15];
-        let mut pages = Pages::with_capacity(order.len());
-        for (k, &p) in order.iter().enumerate() {
-            let w = pages.get_or_alloc(p);
-            assert!(w.iter().all(|&x| x == 0), "page {p} starts zeroed");
-            w[0] = 1000 + p as u64;
-            w[PAGE_WORDS - 1] = k as u64;
-            assert_eq!(pages.count(), k + 1);
-        }
-        // Asking again hands out nothing new.
-        assert_eq!(pages.get_or_alloc(16)[0], 1016);
-        assert_eq!(pages.count(), order.len());
-        assert_eq!(pages.dir_len(), 48);
-        for base in [0, REGION_PAGES, 2 * REGION_PAGES, 3 * REGION_PAGES] {
-            let region = pages.region_mut(base);
-            for (i, page) in region.iter().enumerate() {
-                let p = base + i;
-                match page {
-                    Some(w) => assert_eq!(w[0], 1000 + p as u64, "page {p}"),
-                    None => assert!(!order.contains(&p), "page {p} missing"),
-                }
-            }
-        }
-        let listed: Vec<usize> = pages
-            .iter()
-            .map(|(p, w)| {
-                assert_eq!(w[0], 1000 + p as u64);
-                p
-            })
-            .collect();
-        let mut want = order.to_vec();
-        want.sort_unstable();
-        assert_eq!(listed, want);
-        assert_eq!(pages.words().len(), order.len() * PAGE_WORDS);
-    }
-
-    #[test]
-    #[should_panic(expected = "bitmap page budget exceeded")]
-    fn pages_refuse_more_than_their_capacity() {
-        let mut pages = Pages::with_capacity(2);
-        pages.get_or_alloc(0);
-        pages.get_or_alloc(9);
-        pages.get_or_alloc(4);
-    }
 
     #[test]
     fn count_ones_agrees_with_the_portable_count() {
@@ -1562,6 +1461,52 @@ mod tests {
         for (i, f) in fs.iter_mut().enumerate() {
             assert_eq!(f.finish(), (want_bytes, 1), "feed {i}");
             assert_eq!(f.flushed, want_flushed, "feed {i}");
+        }
+    }
+
+    /// Byte ranges of every kind the footprint sorts apart: 4K-aligned (the bitmap's
+    /// common path), 512-aligned (refines the unit), unaligned (the interval set), in
+    /// far pages, and longer than a bitmap range.
+    fn arb_range() -> impl proptest::strategy::Strategy<Value = (u64, u64)> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => (0u64..2048, 1u64..80).prop_map(|(s, l)| (s * 4096, (s + l) * 4096)),
+            2 => (0u64..16_384, 1u64..40).prop_map(|(s, l)| (s * 512, (s + l) * 512)),
+            2 => (0u64..8 << 20, 1u64..20_000).prop_map(|(s, l)| (s, s + l)),
+            2 => (1u64..64, 0u64..1 << 18, 1u64..16)
+                .prop_map(|(g, u, l)| ((g << 30) + u * 4096, (g << 30) + (u + l) * 4096)),
+            1 => (0u64..4, 1u64..4).prop_map(|(g, l)| (g << 40, (g << 40) + (l << 31))),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(48))]
+        #[test]
+        fn footprint_equals_a_brute_force_union_of_random_io(
+            rows in proptest::collection::vec((0u8..3, arb_range()), 1..3000),
+            batch in 1usize..700,
+        ) {
+            let op = |k: u8| [Op::Read, Op::Write, Op::Trim][usize::from(k)];
+            // Brute force: every data range, sorted, each byte counted once.
+            let mut data: Vec<(u64, u64)> = rows
+                .iter()
+                .filter(|(k, _)| op(*k).is_data())
+                .map(|&(_, r)| r)
+                .collect();
+            data.sort_unstable();
+            let (mut want, mut reach) = (0u64, 0u64);
+            for &(s, e) in &data {
+                want += e.saturating_sub(s.max(reach));
+                reach = reach.max(e);
+            }
+            let mut f = Footprint::default();
+            for c in rows.chunks(batch) {
+                let ops: Vec<Op> = c.iter().map(|r| op(r.0)).collect();
+                let offset: Vec<u64> = c.iter().map(|r| r.1 .0).collect();
+                let len: Vec<u64> = c.iter().map(|r| r.1 .1 - r.1 .0).collect();
+                f.add_data(&ops, &offset, &len);
+            }
+            proptest::prop_assert_eq!(f.finish(), (want, 1));
         }
     }
 

@@ -409,25 +409,7 @@ impl Characterizer {
         let counts = self.mix.counts;
         let bytes = self.mix.bytes;
         let seq = self.sequential.seq;
-        let total: u64 = counts.iter().sum();
         let data = counts[0] + counts[1];
-        let pct = |n: u64, d: u64| {
-            if d == 0 {
-                0.0
-            } else {
-                n as f64 * 100.0 / d as f64
-            }
-        };
-        let mut sizes = Vec::new();
-        for (i, &c) in self.mix.sizes.iter().enumerate() {
-            let len = SIZE_BUCKETS_BYTES.get(i).copied();
-            sizes.push(SizeBucket {
-                label: len.map_or("other".to_owned(), |l| format!("{}K", l / 1024)),
-                len_bytes: len,
-                count: c,
-                pct: pct(c, data),
-            });
-        }
         let with_completion = self.completions.with_completion;
         let last_event_ns = self
             .arrivals
@@ -440,61 +422,20 @@ impl Characterizer {
         // With every service time 0 nothing says how long I/Os took: busy time, QD and
         // service times are unknown, as without completions.
         let have = with_completion > 0 && busy[0] > 0;
-        let busy_ns = have.then_some(busy[0]);
         // busy[0] is the sweep's time at QD >= 1, the sum of the QD buckets' times by
         // construction; debug builds check it against the interval union (qd.rs).
+        let busy_ns = have.then_some(busy[0]);
         let c = &self.completions;
-        let qd = have.then(|| {
-            let busy = busy_ns.unwrap_or(0);
-            let mut histogram = Vec::new();
-            for (i, &lo) in QD_BUCKET_MIN.iter().enumerate() {
-                histogram.push(QdBucket {
-                    qd_min: lo,
-                    qd_max: QD_BUCKET_MIN.get(i + 1).map(|n| n - 1),
-                    busy_pct: if busy == 0 {
-                        0.0
-                    } else {
-                        qd_time_ns[i] as f64 * 100.0 / busy as f64
-                    },
-                    issued_ios: qd_issued[i],
-                    issued_pct: pct(qd_issued[i], with_completion),
-                });
-            }
-            QdStats {
-                avg_qd: if busy == 0 {
-                    0.0
-                } else {
-                    c.service_sum_ns as f64 / busy as f64
-                },
-                max_qd: c.max_qd,
-                ios_at_qd1: c.at_qd1,
-                qd1_pct: pct(c.at_qd1, with_completion),
-                histogram,
-            }
-        });
+        let qd = have.then(|| qd_stats(c, busy[0], &qd_time_ns, &qd_issued));
         let service_time_us = if have {
             c.service.percentiles(1000.0)
         } else {
             None
         };
         let (footprint_bytes, footprint_granularity_bytes, per) = self.footprint.finish();
-        let names = self.device_names.as_ref();
-        let mut footprint_per_device: Vec<DeviceFootprint> = per
-            .into_iter()
-            .map(|(slot, b)| DeviceFootprint {
-                device: slot.checked_sub(1).map(|id| {
-                    names
-                        .and_then(|n| n.get(id))
-                        .map_or_else(|| format!("device {id}"), str::to_owned)
-                }),
-                footprint_bytes: b,
-            })
-            .collect();
-        // By name: the same order whatever ids a reader or writer gave the devices.
-        footprint_per_device.sort_by(|a, b| a.device.cmp(&b.device));
         Characterization {
             schema_version: SCHEMA_VERSION,
-            ios_total: total,
+            ios_total: counts.iter().sum(),
             reads: counts[0],
             writes: counts[1],
             trims: counts[2],
@@ -504,7 +445,7 @@ impl Characterizer {
             bytes_trimmed: bytes[2],
             gb_read: bytes[0] as f64 / 1e9,
             gb_written: bytes[1] as f64 / 1e9,
-            sizes,
+            sizes: size_buckets(&self.mix.sizes, data),
             sequential_ios: seq[0] + seq[1],
             sequential_pct: pct(seq[0] + seq[1], data),
             sequential_read_pct: pct(seq[0], counts[0]),
@@ -518,12 +459,85 @@ impl Characterizer {
             qd,
             service_time_us,
             footprint_bytes,
-            footprint_per_device,
+            footprint_per_device: device_footprints(per, self.device_names.as_ref()),
             footprint_granularity_bytes,
             inter_arrival_us: self.arrivals.inter_arrival.percentiles(1000.0),
             issue_order_violations: self.arrivals.order_violations,
         }
     }
+}
+
+/// `n` in percent of `d` (0 when `d` is 0).
+fn pct(n: u64, d: u64) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        n as f64 * 100.0 / d as f64
+    }
+}
+
+/// The size buckets, counted among the `data` reads and writes.
+fn size_buckets(counts: &[u64], data: u64) -> Vec<SizeBucket> {
+    let mut sizes = Vec::new();
+    for (i, &c) in counts.iter().enumerate() {
+        let len = SIZE_BUCKETS_BYTES.get(i).copied();
+        sizes.push(SizeBucket {
+            label: len.map_or("other".to_owned(), |l| format!("{}K", l / 1024)),
+            len_bytes: len,
+            count: c,
+            pct: pct(c, data),
+        });
+    }
+    sizes
+}
+
+/// The QD figures of the sweep: `busy_ns` at QD >= 1, and per QD bucket the time
+/// spent and the I/Os issued.
+fn qd_stats(c: &Completions, busy_ns: u64, qd_time_ns: &[u64], qd_issued: &[u64]) -> QdStats {
+    let with_completion = c.with_completion;
+    let mut histogram = Vec::new();
+    for (i, &lo) in QD_BUCKET_MIN.iter().enumerate() {
+        histogram.push(QdBucket {
+            qd_min: lo,
+            qd_max: QD_BUCKET_MIN.get(i + 1).map(|n| n - 1),
+            busy_pct: if busy_ns == 0 {
+                0.0
+            } else {
+                qd_time_ns[i] as f64 * 100.0 / busy_ns as f64
+            },
+            issued_ios: qd_issued[i],
+            issued_pct: pct(qd_issued[i], with_completion),
+        });
+    }
+    QdStats {
+        avg_qd: if busy_ns == 0 {
+            0.0
+        } else {
+            c.service_sum_ns as f64 / busy_ns as f64
+        },
+        max_qd: c.max_qd,
+        ios_at_qd1: c.at_qd1,
+        qd1_pct: pct(c.at_qd1, with_completion),
+        histogram,
+    }
+}
+
+/// Per device slot (0: no device) its footprint, named, in name order: the same order
+/// whatever ids a reader or writer gave the devices.
+fn device_footprints(per: Vec<(u32, u64)>, names: Option<&Names>) -> Vec<DeviceFootprint> {
+    let mut out: Vec<DeviceFootprint> = per
+        .into_iter()
+        .map(|(slot, b)| DeviceFootprint {
+            device: slot.checked_sub(1).map(|id| {
+                names
+                    .and_then(|n| n.get(id))
+                    .map_or_else(|| format!("device {id}"), str::to_owned)
+            }),
+            footprint_bytes: b,
+        })
+        .collect();
+    out.sort_by(|a, b| a.device.cmp(&b.device));
+    out
 }
 
 /// Characterizes a Parquet trace, decoding only the columns needed.
@@ -569,64 +583,22 @@ impl Characterization {
     /// A plain-text table, as published benchmarks print it.
     pub fn to_table(&self) -> String {
         let mut s = String::new();
-        let mut row = |k: &str, v: String| {
-            let _ = writeln!(s, "{k:<28} {v}");
-        };
-        row("reads", self.reads.to_string());
-        row("writes", self.writes.to_string());
-        row("trims", self.trims.to_string());
-        row("flushes", self.flushes.to_string());
-        row("total I/Os", self.ios_total.to_string());
-        row("GB read", format!("{:.2}", self.gb_read));
-        row("GB written", format!("{:.2}", self.gb_written));
-        for b in &self.sizes {
-            row(
-                &format!("I/O size {}", b.label),
-                format!("{:.1}% ({})", b.pct, b.count),
-            );
-        }
-        row(
-            "sequential",
-            format!(
-                "{:.1}% (reads {:.1}%, writes {:.1}%)",
-                self.sequential_pct, self.sequential_read_pct, self.sequential_write_pct
-            ),
-        );
+        self.table_mix(&mut s);
         match &self.qd {
-            Some(q) => {
-                row("average QD (busy time)", format!("{:.3}", q.avg_qd));
-                row("max QD", q.max_qd.to_string());
-                row(
-                    "I/Os issued at QD1",
-                    format!("{:.1}% ({})", q.qd1_pct, q.ios_at_qd1),
-                );
-                for b in &q.histogram {
-                    let label = match b.qd_max {
-                        Some(m) if m == b.qd_min => format!("QD {}", b.qd_min),
-                        Some(m) => format!("QD {}-{}", b.qd_min, m),
-                        None => format!("QD {}+", b.qd_min),
-                    };
-                    row(
-                        &label,
-                        format!(
-                            "{:5.1}% of busy time, {:5.1}% of issues",
-                            b.busy_pct, b.issued_pct
-                        ),
-                    );
-                }
-            }
-            None => row("queue depth", self.no_completions().into()),
+            Some(q) => table_qd(&mut s, q),
+            None => row(&mut s, "queue depth", self.no_completions().into()),
         }
-        row("duration", secs(self.duration_ns));
+        row(&mut s, "duration", secs(self.duration_ns));
         match (self.busy_ns, self.idle_ns) {
             (Some(b), Some(i)) => {
-                row("busy time", secs(b));
-                row("idle time", secs(i));
+                row(&mut s, "busy time", secs(b));
+                row(&mut s, "idle time", secs(i));
             }
-            _ => row("busy time", self.no_completions().into()),
+            _ => row(&mut s, "busy time", self.no_completions().into()),
         }
         if let Some(p) = &self.service_time_us {
             row(
+                &mut s,
                 "service time r+w (us)",
                 format!(
                     "mean {:.1}, p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
@@ -634,12 +606,66 @@ impl Characterization {
                 ),
             );
         }
+        self.table_footprint(&mut s);
+        if let Some(p) = &self.inter_arrival_us {
+            row(
+                &mut s,
+                "inter-arrival (us)",
+                format!(
+                    "p50 {:.1}, p90 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+                    p.p50, p.p90, p.p99, p.p99_9, p.max
+                ),
+            );
+        }
+        if self.issue_order_violations > 0 {
+            row(
+                &mut s,
+                "out-of-order issues",
+                format!(
+                    "{} (treated as issued at the previous time)",
+                    self.issue_order_violations
+                ),
+            );
+        }
+        s
+    }
+
+    /// The table's rows of counts, bytes, sizes and sequential I/O.
+    fn table_mix(&self, s: &mut String) {
+        row(s, "reads", self.reads.to_string());
+        row(s, "writes", self.writes.to_string());
+        row(s, "trims", self.trims.to_string());
+        row(s, "flushes", self.flushes.to_string());
+        row(s, "total I/Os", self.ios_total.to_string());
+        row(s, "GB read", format!("{:.2}", self.gb_read));
+        row(s, "GB written", format!("{:.2}", self.gb_written));
+        for b in &self.sizes {
+            row(
+                s,
+                &format!("I/O size {}", b.label),
+                format!("{:.1}% ({})", b.pct, b.count),
+            );
+        }
+        row(
+            s,
+            "sequential",
+            format!(
+                "{:.1}% (reads {:.1}%, writes {:.1}%)",
+                self.sequential_pct, self.sequential_read_pct, self.sequential_write_pct
+            ),
+        );
+    }
+
+    /// The table's footprint rows: in all, then the largest devices' when there are
+    /// several.
+    fn table_footprint(&self, s: &mut String) {
         let fp = format!(
             "{:.3} GB ({} bytes)",
             self.footprint_bytes as f64 / 1e9,
             self.footprint_bytes
         );
         row(
+            s,
             "footprint",
             if self.footprint_granularity_bytes == 1 {
                 fp
@@ -650,44 +676,59 @@ impl Characterization {
                 )
             },
         );
-        if self.footprint_per_device.len() > 1 {
-            const SHOWN: usize = 16;
-            let mut by_size: Vec<&DeviceFootprint> = self.footprint_per_device.iter().collect();
-            by_size.sort_by_key(|d| std::cmp::Reverse(d.footprint_bytes));
-            for d in by_size.iter().take(SHOWN) {
-                row(
-                    &format!(
-                        "  footprint {}",
-                        d.device.as_deref().unwrap_or("(no device)")
-                    ),
-                    format!("{:.3} GB", d.footprint_bytes as f64 / 1e9),
-                );
-            }
-            if by_size.len() > SHOWN {
-                row(
-                    "  footprint, other devices",
-                    format!("{} more (all in --json)", by_size.len() - SHOWN),
-                );
-            }
+        if self.footprint_per_device.len() <= 1 {
+            return;
         }
-        if let Some(p) = &self.inter_arrival_us {
+        const SHOWN: usize = 16;
+        let mut by_size: Vec<&DeviceFootprint> = self.footprint_per_device.iter().collect();
+        by_size.sort_by_key(|d| std::cmp::Reverse(d.footprint_bytes));
+        for d in by_size.iter().take(SHOWN) {
             row(
-                "inter-arrival (us)",
-                format!(
-                    "p50 {:.1}, p90 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
-                    p.p50, p.p90, p.p99, p.p99_9, p.max
+                s,
+                &format!(
+                    "  footprint {}",
+                    d.device.as_deref().unwrap_or("(no device)")
                 ),
+                format!("{:.3} GB", d.footprint_bytes as f64 / 1e9),
             );
         }
-        if self.issue_order_violations > 0 {
+        if by_size.len() > SHOWN {
             row(
-                "out-of-order issues",
-                format!(
-                    "{} (treated as issued at the previous time)",
-                    self.issue_order_violations
-                ),
+                s,
+                "  footprint, other devices",
+                format!("{} more (all in --json)", by_size.len() - SHOWN),
             );
         }
-        s
+    }
+}
+
+/// One row of [`Characterization::to_table`].
+fn row(s: &mut String, k: &str, v: String) {
+    let _ = writeln!(s, "{k:<28} {v}");
+}
+
+/// The table's queue-depth rows.
+fn table_qd(s: &mut String, q: &QdStats) {
+    row(s, "average QD (busy time)", format!("{:.3}", q.avg_qd));
+    row(s, "max QD", q.max_qd.to_string());
+    row(
+        s,
+        "I/Os issued at QD1",
+        format!("{:.1}% ({})", q.qd1_pct, q.ios_at_qd1),
+    );
+    for b in &q.histogram {
+        let label = match b.qd_max {
+            Some(m) if m == b.qd_min => format!("QD {}", b.qd_min),
+            Some(m) => format!("QD {}-{}", b.qd_min, m),
+            None => format!("QD {}+", b.qd_min),
+        };
+        row(
+            s,
+            &label,
+            format!(
+                "{:5.1}% of busy time, {:5.1}% of issues",
+                b.busy_pct, b.issued_pct
+            ),
+        );
     }
 }

@@ -307,11 +307,9 @@ impl Completions {
     fn sweep(&mut self, issue: &[u64], complete: &[u64]) {
         let m = issue.len();
         assert!(m >= 1 && m < u32::MAX as usize / 2);
-        let cal = &mut self.calendar;
-        cal.build(issue);
+        self.calendar.build(issue);
         // Completions still ahead: those outstanding, plus this batch's (an I/O
-        // completing at its issue is never outstanding), each with its gap, and the
-        // number in each gap.
+        // completing at its issue is never outstanding), each with its gap.
         let q0 = self.outstanding.len();
         let n = q0 + m;
         assert!(n < u32::MAX as usize);
@@ -322,25 +320,14 @@ impl Completions {
         // Every slot read below is written first: grown, never cleared.
         grow(&mut gap_buf, n);
         let gap = &mut gap_buf[..n];
-        // Gaps 0..=m, then one for the rows that add nothing (completing at their
-        // issue), placed last and never read.
-        ends.clear();
-        ends.resize(m + 2, 0);
-        let (gap_out, gap_rows) = gap.split_at_mut(q0);
-        for (g, &c) in gap_out.iter_mut().zip(&self.outstanding) {
-            *g = cal.gap(c);
-            ends[*g as usize] += 1;
-        }
-        key_gaps(cal, issue, complete, gap_rows, &mut ends);
-        // Gap after gap: `ends[g]` becomes where gap g starts, then, as the gap is
-        // filled, where it ends: the completions up to gap g, those before issue g.
-        let mut sum = 0u32;
-        for e in ends.iter_mut() {
-            let here = *e;
-            *e = sum;
-            sum += here;
-        }
-        assert_eq!(sum as usize, n);
+        gap_starts(
+            &self.calendar,
+            &self.outstanding,
+            issue,
+            complete,
+            gap,
+            &mut ends,
+        );
         let (mut placed, mut placed_gap) = (
             std::mem::take(&mut self.placed),
             std::mem::take(&mut self.placed_gap),
@@ -359,48 +346,16 @@ impl Completions {
         // Retired in this batch: the completions not after its last issue (gaps up to
         // m - 1); those of gap m stay outstanding, in no order.
         let retired = ends[m - 1] as usize;
-        // Gaps holding more completions than the window orders are sorted first
-        // (apart from the issues' pass, which then calls nothing).
-        let mut gap_start = 0;
-        for &gap_end in &ends[..m] {
-            let gap_end = gap_end as usize;
-            if gap_end - gap_start > SORT_WINDOW + 1 {
-                placed[gap_start..gap_end].sort_unstable();
-            }
-            gap_start = gap_end;
-        }
-        // Issues: the QD before issue i is q0 + (adds before i) - (completions before
-        // it). `adds` keeps the running count per issue for the completions' pass.
+        sort_crowded_gaps(&mut placed, &ends[..m]);
         let mut adds = std::mem::take(&mut self.adds_before);
         grow(&mut adds, m + 1);
-        let slots = &mut self.qd_slots;
-        let mut a = 0u32;
-        let mut max_qd = 0usize;
-        for i in 0..m {
-            let (s, c) = (issue[i], complete[i]);
-            adds[i] = a;
-            // Completions before issue i: those of gaps 0..=i (at or before it).
-            let before = q0 + a as usize - ends[i] as usize;
-            let add = c > s;
-            // The QD after it; it opens an interval there when it adds (else it
-            // subtracts 0).
-            let qd = before + 1;
-            let slot = &mut slots[qd.min(ATLEAST_DUMMY)];
-            slot.atleast_ns = slot
-                .atleast_ns
-                .wrapping_sub(s & 0u64.wrapping_sub(u64::from(add)));
-            slot.issued += 1;
-            if qd >= QD_OPEN {
-                max_qd = max_qd.max(qd);
-            }
-            a += u32::from(add);
-        }
-        adds[m] = a;
+        let (a, max_qd) = open_at_issues(&mut self.qd_slots, issue, complete, &ends, q0, &mut adds);
         // Completions: the QD before completion k is q0 + (adds before the first issue
         // after it) - k; it closes an interval at that QD. Gaps hold disjoint,
         // ascending time ranges, so only completions sharing a gap need ordering:
         // a small window does it on the way for gaps of up to SORT_WINDOW + 1 (at most
         // SORT_WINDOW out of place); the few larger gaps were sorted above.
+        let slots = &mut self.qd_slots;
         close_in_window(slots, &placed[..retired], &placed_gap[..retired], &adds, q0);
         self.max_qd = self.max_qd.max(u32::try_from(max_qd).unwrap_or(u32::MAX));
         debug_assert_eq!(q0 + a as usize, ends[m] as usize);
@@ -465,6 +420,94 @@ impl Completions {
 struct QdSlot {
     atleast_ns: u64,
     issued: u64,
+}
+
+/// The gap of every completion still ahead into `gap` (the outstanding ones first,
+/// then this batch's rows), and where each gap starts in gap order into `ends`: gaps
+/// 0..=m of the batch's m issues, then one for the rows that add nothing (completing
+/// at their issue), placed last and never read.
+#[inline]
+fn gap_starts(
+    cal: &Calendar,
+    outstanding: &[u64],
+    issue: &[u64],
+    complete: &[u64],
+    gap: &mut [u32],
+    ends: &mut Vec<u32>,
+) {
+    let m = issue.len();
+    ends.clear();
+    ends.resize(m + 2, 0);
+    let (gap_out, gap_rows) = gap.split_at_mut(outstanding.len());
+    for (g, &c) in gap_out.iter_mut().zip(outstanding) {
+        *g = cal.gap(c);
+        ends[*g as usize] += 1;
+    }
+    key_gaps(cal, issue, complete, gap_rows, ends);
+    // Gap after gap: `ends[g]` becomes where gap g starts, then, as the gap is
+    // filled (`place`), where it ends: the completions up to gap g, those before
+    // issue g.
+    let mut sum = 0u32;
+    for e in ends.iter_mut() {
+        let here = *e;
+        *e = sum;
+        sum += here;
+    }
+    assert_eq!(sum as usize, gap.len());
+}
+
+/// Sorts the gaps of `placed` (ending at `gap_ends`) holding more completions than
+/// [`close_in_window`]'s window orders (apart from the issues' pass, which then calls
+/// nothing).
+#[inline]
+fn sort_crowded_gaps(placed: &mut [u64], gap_ends: &[u32]) {
+    let mut gap_start = 0;
+    for &gap_end in gap_ends {
+        let gap_end = gap_end as usize;
+        if gap_end - gap_start > SORT_WINDOW + 1 {
+            placed[gap_start..gap_end].sort_unstable();
+        }
+        gap_start = gap_end;
+    }
+}
+
+/// The issues' pass: the QD before issue i is q0 + (adds before i) - (completions
+/// before it); an issue that adds opens an interval at the QD after it. `adds` gets the
+/// running count of adds per issue (for the completions' pass). Returns the adds in
+/// all and the highest QD at or past [`QD_OPEN`] (0: none).
+#[inline]
+fn open_at_issues(
+    slots: &mut [QdSlot; ATLEAST_DUMMY + 1],
+    issue: &[u64],
+    complete: &[u64],
+    ends: &[u32],
+    q0: usize,
+    adds: &mut [u32],
+) -> (u32, usize) {
+    let m = issue.len();
+    let mut a = 0u32;
+    let mut max_qd = 0usize;
+    for i in 0..m {
+        let (s, c) = (issue[i], complete[i]);
+        adds[i] = a;
+        // Completions before issue i: those of gaps 0..=i (at or before it).
+        let before = q0 + a as usize - ends[i] as usize;
+        let add = c > s;
+        // The QD after it; it opens an interval there when it adds (else it
+        // subtracts 0).
+        let qd = before + 1;
+        let slot = &mut slots[qd.min(ATLEAST_DUMMY)];
+        slot.atleast_ns = slot
+            .atleast_ns
+            .wrapping_sub(s & 0u64.wrapping_sub(u64::from(add)));
+        slot.issued += 1;
+        if qd >= QD_OPEN {
+            max_qd = max_qd.max(qd);
+        }
+        a += u32::from(add);
+    }
+    adds[m] = a;
+    (a, max_qd)
 }
 
 /// Completions held back by [`close_in_window`].

@@ -117,18 +117,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     let complete = match action {
         b"D" => false,
         b"C" => true,
-        a => {
-            return match skipped(a) {
-                Some(reason) => Ok(Line::Skipped(reason)),
-                None => Err((
-                    "action",
-                    format!(
-                        "not a blkparse action (Q G I D C M F P U T X B A S R m): {}",
-                        show(a)
-                    ),
-                )),
-            }
-        }
+        a => return other_action(a),
     };
     let rwbs_tok = f.next().ok_or_else(|| ("rwbs", "missing".to_owned()))?;
     let rwbs = rwbs::parse(rwbs_tok)
@@ -178,12 +167,6 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
             }
         }
     }
-    let mut tail = &[][..];
-    if t.ends_with(b"]") {
-        if let Some(open) = memchr::memrchr(b'[', t) {
-            tail = &t[open + 1..t.len() - 1];
-        }
-    }
     Ok(Line::Event(BlockEvent {
         complete,
         major,
@@ -191,9 +174,36 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         rwbs,
         sector,
         nsectors,
-        tail,
+        tail: bracketed_tail(t),
         ts_ns,
     }))
+}
+
+/// A line whose action is not D or C: skipped by rule, or not blkparse's.
+#[cold]
+fn other_action(a: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
+    match skipped(a) {
+        Some(reason) => Ok(Line::Skipped(reason)),
+        None => Err((
+            "action",
+            format!(
+                "not a blkparse action (Q G I D C M F P U T X B A S R m): {}",
+                show(a)
+            ),
+        )),
+    }
+}
+
+/// The text of a line's closing `[...]` (the issuing process, or a completion's error
+/// status); empty if it has none.
+#[inline(always)]
+fn bracketed_tail(t: &[u8]) -> &[u8] {
+    if t.ends_with(b"]") {
+        if let Some(open) = memchr::memrchr(b'[', t) {
+            return &t[open + 1..t.len() - 1];
+        }
+    }
+    &[]
 }
 
 pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {

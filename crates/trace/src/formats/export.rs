@@ -4,7 +4,7 @@
 
 use super::csv::{quote, HEADER};
 use crate::error::TraceError;
-use crate::model::Op;
+use crate::model::{IoRecord, Op};
 use crate::store::TraceReader;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -98,126 +98,171 @@ pub fn export(
     format: ExportFormat,
     opts: &ExportOptions,
 ) -> Result<ExportSummary, TraceError> {
-    if let Some(span) = opts.span_bytes {
-        let b = opts.align_bytes;
-        if b == 0 || span < b || !span.is_multiple_of(b) {
-            return Err(TraceError::Format {
-                path: output.to_path_buf(),
-                message: format!(
-                    "the span ({span} bytes) must be a whole, non-zero number of {b}-byte blocks"
-                ),
-            });
-        }
-    }
+    check_span(output, opts)?;
     let mut reader = TraceReader::open(input)?;
     // Written whole or not at all (crate::atomic): a full disk leaves no torn export.
     let mut out = crate::atomic::AtomicFile::create(output)
         .map_err(|e| TraceError::io(output, "create", e))?;
     let mut w = BufWriter::with_capacity(1 << 20, out.file());
-    let werr = |e| TraceError::io(output, "write", e);
-    let mut n = 0u64;
     let mut sum = ExportSummary::default();
-    let mut batch = Vec::new();
-    // Folds a batch in place (flushes carry no range).
-    let mut fold = |batch: &mut Vec<crate::model::IoRecord>| {
-        let Some(span) = opts.span_bytes else { return };
-        for r in batch.iter_mut().filter(|r| r.op != Op::Flush) {
-            let (o, l, folded, aligned) =
-                fold_align(r.offset_bytes, r.len_bytes, span, opts.align_bytes);
-            r.offset_bytes = o;
-            r.len_bytes = l;
-            sum.folded += u64::from(folded);
-            sum.aligned += u64::from(aligned);
-        }
-    };
     match format {
-        ExportFormat::Csv => {
-            writeln!(w, "{HEADER}").map_err(werr)?;
-            let mut line = String::with_capacity(128);
-            while reader.next_batch(&mut batch)? {
-                fold(&mut batch);
-                for r in &batch {
-                    line.clear();
-                    use std::fmt::Write as _;
-                    let _ = write!(line, "{},", r.issue_ns);
-                    if let Some(c) = r.complete_ns {
-                        let _ = write!(line, "{c}");
-                    }
-                    let _ = write!(
-                        line,
-                        ",{},{},{},",
-                        r.offset_bytes,
-                        r.len_bytes,
-                        r.op.as_str()
-                    );
-                    if let Some(s) = r.stream {
-                        line.push_str(&quote(
-                            reader.streams().get(s.0).expect("stream id from reader"),
-                        ));
-                    }
-                    line.push(',');
-                    if let Some(d) = r.device {
-                        line.push_str(&quote(
-                            reader.devices().get(d.0).expect("device id from reader"),
-                        ));
-                    }
-                    line.push('\n');
-                    w.write_all(line.as_bytes()).map_err(werr)?;
-                    n += 1;
-                }
-            }
-        }
-        ExportFormat::FioIologV3 => {
-            // Names seen so far get their add/open when first used (fio needs them
-            // before the first I/O on the file); all are closed at the end.
-            let mut opened: Vec<String> = Vec::new();
-            let mut last_ts_us = 0u64;
-            writeln!(w, "fio version 3 iolog").map_err(werr)?;
-            while reader.next_batch(&mut batch)? {
-                fold(&mut batch);
-                for r in &batch {
-                    let name: &str = match (&opts.filename, r.device) {
-                        (Some(f), _) => f.as_str(),
-                        (None, Some(d)) => {
-                            reader.devices().get(d.0).expect("device id from reader")
-                        }
-                        (None, None) => DEFAULT_FIO_FILE,
-                    };
-                    if name.is_empty() || name.contains(char::is_whitespace) {
-                        return Err(TraceError::Format {
-                            path: output.to_path_buf(),
-                            message: format!(
-                                "fio iolog file names cannot be empty or hold spaces: {name:?}; give --filename"
-                            ),
-                        });
-                    }
-                    let ts_us = r.issue_ns / 1000;
-                    last_ts_us = last_ts_us.max(ts_us);
-                    if !opened.iter().any(|o| o == name) {
-                        writeln!(w, "{ts_us} {name} add\n{ts_us} {name} open").map_err(werr)?;
-                        opened.push(name.to_owned());
-                        assert!(opened.len() <= 1 << 16, "more than 65536 distinct files");
-                    }
-                    let (action, off, len) = match r.op {
-                        Op::Read => ("read", r.offset_bytes, r.len_bytes),
-                        Op::Write => ("write", r.offset_bytes, r.len_bytes),
-                        Op::Trim => ("trim", r.offset_bytes, r.len_bytes),
-                        Op::Flush => ("sync", 0, 0),
-                    };
-                    writeln!(w, "{ts_us} {name} {action} {off} {len}").map_err(werr)?;
-                    n += 1;
-                }
-            }
-            for name in &opened {
-                writeln!(w, "{last_ts_us} {name} close").map_err(werr)?;
-            }
-        }
+        ExportFormat::Csv => write_csv(&mut reader, &mut w, output, opts, &mut sum)?,
+        ExportFormat::FioIologV3 => write_fio(&mut reader, &mut w, output, opts, &mut sum)?,
     }
+    let werr = |e| TraceError::io(output, "write", e);
     w.flush().map_err(werr)?;
     drop(w);
     out.commit().map_err(werr)?;
-    sum.records = n;
     Ok(sum)
+}
+
+/// A span to fold onto must be a whole, non-zero number of blocks.
+fn check_span(output: &Path, opts: &ExportOptions) -> Result<(), TraceError> {
+    let Some(span) = opts.span_bytes else {
+        return Ok(());
+    };
+    let b = opts.align_bytes;
+    if b == 0 || span < b || !span.is_multiple_of(b) {
+        return Err(TraceError::Format {
+            path: output.to_path_buf(),
+            message: format!(
+                "the span ({span} bytes) must be a whole, non-zero number of {b}-byte blocks"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Folds a batch in place onto the span, if there is one (flushes carry no range).
+fn fold_batch(batch: &mut [IoRecord], opts: &ExportOptions, sum: &mut ExportSummary) {
+    let Some(span) = opts.span_bytes else { return };
+    for r in batch.iter_mut().filter(|r| r.op != Op::Flush) {
+        let (o, l, folded, aligned) =
+            fold_align(r.offset_bytes, r.len_bytes, span, opts.align_bytes);
+        r.offset_bytes = o;
+        r.len_bytes = l;
+        sum.folded += u64::from(folded);
+        sum.aligned += u64::from(aligned);
+    }
+}
+
+/// Writes every record as a line of storbench CSV.
+fn write_csv(
+    reader: &mut TraceReader,
+    w: &mut impl Write,
+    output: &Path,
+    opts: &ExportOptions,
+    sum: &mut ExportSummary,
+) -> Result<(), TraceError> {
+    let werr = |e| TraceError::io(output, "write", e);
+    writeln!(w, "{HEADER}").map_err(werr)?;
+    let mut batch = Vec::new();
+    let mut line = String::with_capacity(128);
+    while reader.next_batch(&mut batch)? {
+        fold_batch(&mut batch, opts, sum);
+        for r in &batch {
+            csv_line(&mut line, r, reader);
+            w.write_all(line.as_bytes()).map_err(werr)?;
+            sum.records += 1;
+        }
+    }
+    Ok(())
+}
+
+/// `line` set to record `r`'s CSV line (names quoted, newline included).
+fn csv_line(line: &mut String, r: &IoRecord, reader: &TraceReader) {
+    use std::fmt::Write as _;
+    line.clear();
+    let _ = write!(line, "{},", r.issue_ns);
+    if let Some(c) = r.complete_ns {
+        let _ = write!(line, "{c}");
+    }
+    let _ = write!(
+        line,
+        ",{},{},{},",
+        r.offset_bytes,
+        r.len_bytes,
+        r.op.as_str()
+    );
+    if let Some(s) = r.stream {
+        line.push_str(&quote(
+            reader.streams().get(s.0).expect("stream id from reader"),
+        ));
+    }
+    line.push(',');
+    if let Some(d) = r.device {
+        line.push_str(&quote(
+            reader.devices().get(d.0).expect("device id from reader"),
+        ));
+    }
+    line.push('\n');
+}
+
+/// Writes a fio iolog v3: each file added and opened before its first I/O, all closed
+/// at the end.
+fn write_fio(
+    reader: &mut TraceReader,
+    w: &mut impl Write,
+    output: &Path,
+    opts: &ExportOptions,
+    sum: &mut ExportSummary,
+) -> Result<(), TraceError> {
+    let werr = |e| TraceError::io(output, "write", e);
+    // Names seen so far get their add/open when first used (fio needs them before the
+    // first I/O on the file); all are closed at the end.
+    let mut opened: Vec<String> = Vec::new();
+    let mut last_ts_us = 0u64;
+    writeln!(w, "fio version 3 iolog").map_err(werr)?;
+    let mut batch = Vec::new();
+    while reader.next_batch(&mut batch)? {
+        fold_batch(&mut batch, opts, sum);
+        for r in &batch {
+            let name = fio_file_name(r, reader, output, opts)?;
+            let ts_us = r.issue_ns / 1000;
+            last_ts_us = last_ts_us.max(ts_us);
+            if !opened.iter().any(|o| o == name) {
+                writeln!(w, "{ts_us} {name} add\n{ts_us} {name} open").map_err(werr)?;
+                opened.push(name.to_owned());
+                assert!(opened.len() <= 1 << 16, "more than 65536 distinct files");
+            }
+            let (action, off, len) = match r.op {
+                Op::Read => ("read", r.offset_bytes, r.len_bytes),
+                Op::Write => ("write", r.offset_bytes, r.len_bytes),
+                Op::Trim => ("trim", r.offset_bytes, r.len_bytes),
+                Op::Flush => ("sync", 0, 0),
+            };
+            writeln!(w, "{ts_us} {name} {action} {off} {len}").map_err(werr)?;
+            sum.records += 1;
+        }
+    }
+    for name in &opened {
+        writeln!(w, "{last_ts_us} {name} close").map_err(werr)?;
+    }
+    Ok(())
+}
+
+/// The file a record's I/O goes to in a fio iolog: `--filename`, else the record's
+/// device name, else [`DEFAULT_FIO_FILE`]; an error if fio could not read it back.
+fn fio_file_name<'a>(
+    r: &IoRecord,
+    reader: &'a TraceReader,
+    output: &Path,
+    opts: &'a ExportOptions,
+) -> Result<&'a str, TraceError> {
+    let name: &str = match (&opts.filename, r.device) {
+        (Some(f), _) => f.as_str(),
+        (None, Some(d)) => reader.devices().get(d.0).expect("device id from reader"),
+        (None, None) => DEFAULT_FIO_FILE,
+    };
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(TraceError::Format {
+            path: output.to_path_buf(),
+            message: format!(
+                "fio iolog file names cannot be empty or hold spaces: {name:?}; give --filename"
+            ),
+        });
+    }
+    Ok(name)
 }
 
 #[cfg(test)]

@@ -368,26 +368,45 @@ impl Profile {
         if self.name.is_empty() {
             return Err("name: must not be empty".into());
         }
+        self.validate_counts()?;
+        self.validate_scalars()?;
+        self.targets.validate()?;
+        self.drive.validate()?;
+        if self.streams.is_empty() {
+            return Err("stream: at least one [[stream]] is needed".into());
+        }
+        for (i, s) in self.streams.iter().enumerate() {
+            s.validate(i, &self.streams[..i])?;
+        }
+        self.validate_windows_cover()?;
+        for (i, p) in self.published.iter().enumerate() {
+            p.validate(i)?;
+        }
+        Ok(())
+    }
+
+    /// Either `ios` or both `targets.reads` and `targets.writes`, adding up to more
+    /// than 0.
+    fn validate_counts(&self) -> Result<(), String> {
         match (self.targets.reads, self.targets.writes, self.ios) {
             (Some(r), Some(w), _) if r + w == 0 => {
-                return Err("targets.reads + targets.writes: must be > 0".into())
+                Err("targets.reads + targets.writes: must be > 0".into())
             }
-            (Some(_), Some(_), Some(_)) => {
-                return Err(
-                    "ios: give either `ios` or both `targets.reads` and `targets.writes`, not both"
-                        .into(),
-                )
-            }
-            (Some(_), Some(_), None) => {}
-            (_, _, Some(0)) => return Err("ios: must be > 0".into()),
-            (None, None, Some(_)) => {}
-            (_, _, _) => {
-                return Err(
-                    "ios: missing (give `ios`, or both `targets.reads` and `targets.writes`)"
-                        .into(),
-                )
-            }
+            (Some(_), Some(_), Some(_)) => Err(
+                "ios: give either `ios` or both `targets.reads` and `targets.writes`, not both"
+                    .into(),
+            ),
+            (Some(_), Some(_), None) => Ok(()),
+            (_, _, Some(0)) => Err("ios: must be > 0".into()),
+            (None, None, Some(_)) => Ok(()),
+            (_, _, _) => Err(
+                "ios: missing (give `ios`, or both `targets.reads` and `targets.writes`)".into(),
+            ),
         }
+    }
+
+    /// The profile's own numbers: duration, footprint, idle chance, mixing.
+    fn validate_scalars(&self) -> Result<(), String> {
         if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
             return Err(format!("duration_s = {}: must be > 0", self.duration_s));
         }
@@ -403,113 +422,11 @@ impl Profile {
         if !in_unit(self.mixing) {
             return Err(format!("mixing = {}: must be in [0, 1]", self.mixing));
         }
-        let t = &self.targets;
-        for (name, v) in [("targets.sequential", t.sequential), ("targets.qd1", t.qd1)] {
-            if let Some(v) = v {
-                if !in_unit(v) {
-                    return Err(format!("{name} = {v}: must be in [0, 1]"));
-                }
-            }
-        }
-        for (name, v) in [
-            ("targets.gb_read", t.gb_read),
-            ("targets.gb_written", t.gb_written),
-        ] {
-            if let Some(v) = v {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(format!("{name} = {v}: must be >= 0"));
-                }
-            }
-        }
-        if let Some(qd) = t.avg_qd {
-            if !(qd.is_finite() && (1.0..=32.0).contains(&qd)) {
-                return Err(format!("targets.avg_qd = {qd}: must be in [1, 32]"));
-            }
-        }
-        if let Some(s) = &t.sizes {
-            s.validate("targets.sizes")?;
-        }
-        let d = &self.drive;
-        if d.units == 0 || d.units > 64 {
-            return Err(format!("drive.units = {}: must be in 1..=64", d.units));
-        }
-        for (name, v) in [
-            ("drive.read_latency_us", d.read_latency_us),
-            ("drive.write_latency_us", d.write_latency_us),
-            ("drive.read_mb_s", d.read_mb_s),
-            ("drive.write_mb_s", d.write_mb_s),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{name} = {v}: must be > 0"));
-            }
-        }
-        if self.streams.is_empty() {
-            return Err("stream: at least one [[stream]] is needed".into());
-        }
-        for (i, s) in self.streams.iter().enumerate() {
-            let at = format!("stream[{i}] `{}`", s.name);
-            if s.name.is_empty() {
-                return Err(format!("stream[{i}].name: must not be empty"));
-            }
-            if self.streams[..i].iter().any(|o| o.name == s.name) {
-                return Err(format!("{at}: name used twice"));
-            }
-            if !(s.weight.is_finite() && s.weight > 0.0) {
-                return Err(format!("{at}: weight = {}: must be > 0", s.weight));
-            }
-            if s.windows.is_empty() {
-                return Err(format!(
-                    "{at}: windows: at least one [start, end) is needed"
-                ));
-            }
-            for w in &s.windows {
-                if !(in_unit(w[0]) && in_unit(w[1]) && w[0] < w[1]) {
-                    return Err(format!(
-                        "{at}: windows: [{}, {}] must satisfy 0 <= start < end <= 1",
-                        w[0], w[1]
-                    ));
-                }
-            }
-            let [rs, rl] = s.region;
-            if !(in_unit(rs) && rl > 0.0 && rl.is_finite() && rs + rl <= 1.0 + 1e-9) {
-                return Err(format!(
-                    "{at}: region = [{rs}, {rl}]: need start >= 0, length > 0, start + length <= 1"
-                ));
-            }
-            for (name, v) in [
-                ("read_fraction", s.read_fraction),
-                ("sequential", s.sequential),
-                ("locality", s.locality),
-                ("burst", s.burst),
-            ] {
-                if !in_unit(v) {
-                    return Err(format!("{at}: {name} = {v}: must be in [0, 1]"));
-                }
-            }
-            s.read_sizes.validate(&format!("{at}: read_sizes"))?;
-            s.write_sizes.validate(&format!("{at}: write_sizes"))?;
-            let [lo, hi] = s.other_kib;
-            if !(lo.is_finite() && hi.is_finite() && lo >= 0.5 && hi >= lo && hi <= 16384.0) {
-                return Err(format!(
-                    "{at}: other_kib = [{lo}, {hi}]: need 0.5 <= low <= high <= 16384"
-                ));
-            }
-            for (name, v, min) in [
-                ("near_kib", s.near_kib, 4.0),
-                ("burst_len", s.burst_len, 2.0),
-                ("run_len", s.run_len, 1.0),
-                ("qd", s.qd, 1.0),
-                ("think_us", s.think_us, 0.0),
-            ] {
-                if !(v.is_finite() && v >= min) {
-                    return Err(format!("{at}: {name} = {v}: must be >= {min}"));
-                }
-            }
-            if s.qd > 32.0 {
-                return Err(format!("{at}: qd = {}: must be <= 32", s.qd));
-            }
-        }
-        // Every point of the trace needs an active stream.
+        Ok(())
+    }
+
+    /// Every point of the trace needs an active stream.
+    fn validate_windows_cover(&self) -> Result<(), String> {
         let mut edges: Vec<f64> = self
             .streams
             .iter()
@@ -531,16 +448,152 @@ impl Profile {
                 ));
             }
         }
-        for (i, p) in self.published.iter().enumerate() {
-            if !matches!(p.relation.as_str(), "eq" | "approx" | "gt" | "range") {
+        Ok(())
+    }
+}
+
+impl Targets {
+    fn validate(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("targets.sequential", self.sequential),
+            ("targets.qd1", self.qd1),
+        ] {
+            if let Some(v) = v {
+                if !in_unit(v) {
+                    return Err(format!("{name} = {v}: must be in [0, 1]"));
+                }
+            }
+        }
+        for (name, v) in [
+            ("targets.gb_read", self.gb_read),
+            ("targets.gb_written", self.gb_written),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("{name} = {v}: must be >= 0"));
+                }
+            }
+        }
+        if let Some(qd) = self.avg_qd {
+            if !(qd.is_finite() && (1.0..=32.0).contains(&qd)) {
+                return Err(format!("targets.avg_qd = {qd}: must be in [1, 32]"));
+            }
+        }
+        if let Some(s) = &self.sizes {
+            s.validate("targets.sizes")?;
+        }
+        Ok(())
+    }
+}
+
+impl DriveSpec {
+    fn validate(&self) -> Result<(), String> {
+        if self.units == 0 || self.units > 64 {
+            return Err(format!("drive.units = {}: must be in 1..=64", self.units));
+        }
+        for (name, v) in [
+            ("drive.read_latency_us", self.read_latency_us),
+            ("drive.write_latency_us", self.write_latency_us),
+            ("drive.read_mb_s", self.read_mb_s),
+            ("drive.write_mb_s", self.write_mb_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{name} = {v}: must be > 0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StreamSpec {
+    /// Stream `i`, after the streams `before` it.
+    fn validate(&self, i: usize, before: &[StreamSpec]) -> Result<(), String> {
+        let at = format!("stream[{i}] `{}`", self.name);
+        if self.name.is_empty() {
+            return Err(format!("stream[{i}].name: must not be empty"));
+        }
+        if before.iter().any(|o| o.name == self.name) {
+            return Err(format!("{at}: name used twice"));
+        }
+        if !(self.weight.is_finite() && self.weight > 0.0) {
+            return Err(format!("{at}: weight = {}: must be > 0", self.weight));
+        }
+        self.validate_place(&at)?;
+        for (name, v) in [
+            ("read_fraction", self.read_fraction),
+            ("sequential", self.sequential),
+            ("locality", self.locality),
+            ("burst", self.burst),
+        ] {
+            if !in_unit(v) {
+                return Err(format!("{at}: {name} = {v}: must be in [0, 1]"));
+            }
+        }
+        self.read_sizes.validate(&format!("{at}: read_sizes"))?;
+        self.write_sizes.validate(&format!("{at}: write_sizes"))?;
+        self.validate_lengths(&at)
+    }
+
+    /// Where in time (windows) and space (region) the stream runs.
+    fn validate_place(&self, at: &str) -> Result<(), String> {
+        if self.windows.is_empty() {
+            return Err(format!(
+                "{at}: windows: at least one [start, end) is needed"
+            ));
+        }
+        for w in &self.windows {
+            if !(in_unit(w[0]) && in_unit(w[1]) && w[0] < w[1]) {
                 return Err(format!(
-                    "published[{i}].relation = `{}`: must be eq, approx, gt or range",
-                    p.relation
+                    "{at}: windows: [{}, {}] must satisfy 0 <= start < end <= 1",
+                    w[0], w[1]
                 ));
             }
-            if p.relation == "range" && p.value_hi.is_none() {
-                return Err(format!("published[{i}]: a range needs value_hi"));
+        }
+        let [rs, rl] = self.region;
+        if !(in_unit(rs) && rl > 0.0 && rl.is_finite() && rs + rl <= 1.0 + 1e-9) {
+            return Err(format!(
+                "{at}: region = [{rs}, {rl}]: need start >= 0, length > 0, start + length <= 1"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sizes, distances, lengths, queue depth and think time.
+    fn validate_lengths(&self, at: &str) -> Result<(), String> {
+        let [lo, hi] = self.other_kib;
+        if !(lo.is_finite() && hi.is_finite() && lo >= 0.5 && hi >= lo && hi <= 16384.0) {
+            return Err(format!(
+                "{at}: other_kib = [{lo}, {hi}]: need 0.5 <= low <= high <= 16384"
+            ));
+        }
+        for (name, v, min) in [
+            ("near_kib", self.near_kib, 4.0),
+            ("burst_len", self.burst_len, 2.0),
+            ("run_len", self.run_len, 1.0),
+            ("qd", self.qd, 1.0),
+            ("think_us", self.think_us, 0.0),
+        ] {
+            if !(v.is_finite() && v >= min) {
+                return Err(format!("{at}: {name} = {v}: must be >= {min}"));
             }
+        }
+        if self.qd > 32.0 {
+            return Err(format!("{at}: qd = {}: must be <= 32", self.qd));
+        }
+        Ok(())
+    }
+}
+
+impl Published {
+    fn validate(&self, i: usize) -> Result<(), String> {
+        if !matches!(self.relation.as_str(), "eq" | "approx" | "gt" | "range") {
+            return Err(format!(
+                "published[{i}].relation = `{}`: must be eq, approx, gt or range",
+                self.relation
+            ));
+        }
+        if self.relation == "range" && self.value_hi.is_none() {
+            return Err(format!("published[{i}]: a range needs value_hi"));
         }
         Ok(())
     }
