@@ -199,10 +199,13 @@ impl Uring {
         !self.ring.completion().is_empty() || self.ring.submission().taskrun()
     }
 
-    /// Submit what is queued without waiting, then poll up to `limit_ns` for a
-    /// completion; true if one came.
+    /// Poll up to `limit_ns` for a completion; true if one came. I/Os queued in the SQ
+    /// stay there while most of what is in the ring is already in the kernel, so the
+    /// enter that reaps also submits them (one system call per step, as without the
+    /// poll); with fewer in the kernel than queued, they are handed over first.
     fn poll_for_completion(&mut self, limit_ns: u64) -> Result<bool, TargetError> {
-        if !self.ring.submission().is_empty() {
+        let queued = self.ring.submission().len();
+        if queued > 0 && self.in_ring - queued < queued {
             self.enter_ring(0, None)?;
         }
         let start = std::time::Instant::now();
