@@ -112,10 +112,13 @@ fn recorded_identity(
 /// checked against the target before the run writes anything: a bad trace must not
 /// surface after hours of purging and seasoning. `existing_only`: skip traces not made
 /// yet (a profile is synthesized by `prepare`, into the run directory).
+/// `known`: traces this process already scanned (a new run's first check), not read
+/// again.
 fn scan_replays(
     plans: &[crate::phase::PhasePlan],
     info: &TargetInfo,
     existing_only: bool,
+    known: Vec<(PathBuf, TraceScan)>,
 ) -> Result<Vec<(PathBuf, TraceScan)>, SuiteError> {
     let mut out = Vec::new();
     for p in plans {
@@ -124,6 +127,14 @@ fn scan_replays(
         };
         if existing_only && !path.exists() {
             continue;
+        }
+        if let Some(k) = known.iter().find(|(k, _)| k == path) {
+            // Unless `prepare` rewrote it since (its size changed).
+            let len = std::fs::metadata(path).map(|m| m.len()).ok();
+            if len == Some(k.1.file_bytes) {
+                out.push(k.clone());
+                continue;
+            }
         }
         let invalid = |e: String| {
             SuiteError::Invalid(format!(
@@ -215,17 +226,18 @@ fn buffer_plan(
 }
 
 /// Open the run: a new one in `dir` (its configuration stored) or the one there.
+/// With it, the traces a new run checked (see [`scan_replays`]).
 fn open_run<P: Procedure>(
     dir: &Path,
     start: Start<P>,
     ctl: &Control,
-) -> Result<(RunDir, P, SuiteTarget), SuiteError> {
+) -> Result<(RunDir, P, SuiteTarget, Vec<(PathBuf, TraceScan)>), SuiteError> {
     match start {
         Start::New(cfg) => {
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;
             let plans = cfg.plans(dir, target.info())?;
             // Inputs that exist are checked before the run directory is made.
-            scan_replays(&plans, target.info(), true)?;
+            let scans = scan_replays(&plans, target.info(), true, Vec::new())?;
             let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
             let state = RunState::new(
                 P::NAME,
@@ -250,7 +262,7 @@ fn open_run<P: Procedure>(
                 );
             }
             rd.save()?;
-            Ok((rd, cfg, target))
+            Ok((rd, cfg, target, scans))
         }
         Start::Resume => {
             let rd = RunDir::resume(dir, P::NAME)?;
@@ -281,7 +293,7 @@ fn open_run<P: Procedure>(
             // consent stored with the run is for that device, not for whatever now has
             // its name.
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), recorded.as_ref())?;
-            Ok((rd, cfg, target))
+            Ok((rd, cfg, target, Vec::new()))
         }
     }
 }
@@ -294,7 +306,7 @@ pub fn execute<P: Procedure>(
     start: Start<P>,
     ctl: &Control,
 ) -> Result<SuiteResult, SuiteError> {
-    let (mut rd, cfg, mut target) = open_run(dir, start, ctl)?;
+    let (mut rd, cfg, mut target, scanned) = open_run(dir, start, ctl)?;
     rd.set_checkpoint_interval(ctl.checkpoint_interval);
     let plans = cfg.plans(dir, target.info())?;
     let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
@@ -307,7 +319,7 @@ pub fn execute<P: Procedure>(
     }
     cfg.prepare(dir, target.info())?;
     // Every input checked, and the buffers sized, before the first phase writes.
-    let scans = scan_replays(&plans, target.info(), false)?;
+    let scans = scan_replays(&plans, target.info(), false, scanned)?;
     let mut input_notes = Vec::new();
     let cap = cfg
         .real_open()

@@ -7,9 +7,9 @@ use crate::procedure::Procedure;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use storbench_engine::{DataKind, Fidelity, Pacing, TargetInfo};
-use storbench_trace::store::Columns;
-use storbench_trace::{IoRecord, Op, TraceError, TraceReader};
+use storbench_trace::Op;
 use storbench_workload::generator::SpanSpec;
+use storbench_workload::replay::TraceScan;
 
 /// What the replayed trace holds (result.json's `trace`), from one pass over it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,41 +32,27 @@ pub struct TraceSummary {
 }
 
 impl TraceSummary {
-    /// Read the trace at `path` once.
-    pub fn scan(path: &Path) -> Result<TraceSummary, TraceError> {
-        let mut r = TraceReader::open_columns(path, Columns::NoNames)?;
-        let meta = r.meta().clone();
-        let mut batch: Vec<IoRecord> = Vec::new();
-        let mut counts = [0u64; 4];
-        let mut bytes = [0u64; 4];
-        let mut max_len = 0u64;
-        let mut first = None;
-        let mut last = 0u64;
-        while r.next_batch(&mut batch)? {
-            for rec in &batch {
-                counts[rec.op.index()] += 1;
-                bytes[rec.op.index()] += rec.len_bytes;
-                if rec.op.is_data() {
-                    max_len = max_len.max(rec.len_bytes);
-                }
-                first.get_or_insert(rec.issue_ns);
-                last = last.max(rec.issue_ns);
-            }
-        }
-        Ok(TraceSummary {
+    /// The summary of the trace at `path` from the one pass that checked it
+    /// ([`TraceScan::of`]): a replay reads its trace once before it runs, not once per
+    /// figure it needs.
+    pub fn from_scan(path: &Path, scan: &TraceScan) -> TraceSummary {
+        let (n, b) = (&scan.ios_by_op, &scan.bytes_by_op);
+        TraceSummary {
             path: path.display().to_string(),
-            ios: counts.iter().sum(),
-            read_ios: counts[Op::Read.index()],
-            write_ios: counts[Op::Write.index()],
-            trim_ios: counts[Op::Trim.index()],
-            flush_ios: counts[Op::Flush.index()],
-            read_bytes: bytes[Op::Read.index()],
-            write_bytes: bytes[Op::Write.index()],
-            duration_ns: last.saturating_sub(first.unwrap_or(0)),
-            max_io_bytes: max_len,
-            source_format: meta.source_format,
-            capacity_bytes: meta.capacity_bytes,
-        })
+            ios: n.iter().sum(),
+            read_ios: n[Op::Read.index()],
+            write_ios: n[Op::Write.index()],
+            trim_ios: n[Op::Trim.index()],
+            flush_ios: n[Op::Flush.index()],
+            read_bytes: b[Op::Read.index()],
+            write_bytes: b[Op::Write.index()],
+            duration_ns: scan
+                .last_issue_ns
+                .saturating_sub(scan.first_issue_ns.unwrap_or(0)),
+            max_io_bytes: scan.max_len_bytes,
+            source_format: scan.meta.source_format.clone(),
+            capacity_bytes: scan.meta.capacity_bytes,
+        }
     }
 
     /// Whether replaying the trace writes or trims.

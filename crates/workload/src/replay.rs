@@ -117,6 +117,16 @@ pub struct TraceScan {
     /// The most I/Os the trace had in flight at once (from completion times; 1 when
     /// it has none).
     pub max_in_flight: u32,
+    /// I/Os and bytes per op (`Op::index`), for the result's trace summary.
+    pub ios_by_op: [u64; 4],
+    pub bytes_by_op: [u64; 4],
+    /// The first and last issue times (trace time).
+    pub first_issue_ns: Option<u64>,
+    pub last_issue_ns: u64,
+    /// The trace's own metadata.
+    pub meta: TraceMeta,
+    /// The file's size when scanned.
+    pub file_bytes: u64,
 }
 
 impl TraceScan {
@@ -129,6 +139,8 @@ impl TraceScan {
             })?;
         let mut s = TraceScan {
             max_in_flight: 1,
+            meta: r.meta().clone(),
+            file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
             ..TraceScan::default()
         };
         let mut qd = TraceQd::new();
@@ -162,6 +174,10 @@ impl TraceScan {
                 if let Some(n) = qd.on_record(rec) {
                     s.max_in_flight = s.max_in_flight.max(n);
                 }
+                s.ios_by_op[rec.op.index()] += 1;
+                s.bytes_by_op[rec.op.index()] += rec.len_bytes;
+                s.first_issue_ns.get_or_insert(rec.issue_ns);
+                s.last_issue_ns = s.last_issue_ns.max(rec.issue_ns);
                 s.rows += 1;
             }
         }

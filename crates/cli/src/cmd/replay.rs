@@ -96,8 +96,8 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
             Some("check the path"),
         )
     })?;
-    let summary = TraceSummary::scan(&path).map_err(super::import::trace_input_error)?;
     let scan = TraceScan::of(&path).map_err(|e| user(e.to_string(), None))?;
+    let summary = TraceSummary::from_scan(&path, &scan);
     // Issue 19: buffers for as many I/Os as the trace (or --qd) keeps in flight, each
     // as large as its largest I/O, within --buffer-memory (fewer in flight past it).
     let want = match pacing {
