@@ -29,6 +29,11 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn prepare(&self, _dir: &Path, _info: &TargetInfo) -> Result<(), SuiteError> {
         Ok(())
     }
+    /// Traces this process already read whole and checked ([`TraceScan::of`]), so
+    /// the run's input check does not read them again.
+    fn scanned(&self) -> Vec<(PathBuf, TraceScan)> {
+        Vec::new()
+    }
     /// The trace the procedure replays, for result.json's `trace`.
     fn trace(&self) -> Option<crate::replay::TraceSummary> {
         None
@@ -237,7 +242,7 @@ fn open_run<P: Procedure>(
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;
             let plans = cfg.plans(dir, target.info())?;
             // Inputs that exist are checked before the run directory is made.
-            let scans = scan_replays(&plans, target.info(), true, Vec::new())?;
+            let scans = scan_replays(&plans, target.info(), true, cfg.scanned())?;
             let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
             let state = RunState::new(
                 P::NAME,

@@ -76,6 +76,10 @@ pub struct ReplayConfig {
     pub seed: u64,
     pub data: DataKind,
     pub log_ios: bool,
+    /// The scan the summary came from, when the caller made one in this process: the
+    /// run's input check takes it instead of reading the trace again. Not stored.
+    #[serde(skip)]
+    pub scan: Option<TraceScan>,
 }
 
 impl ReplayConfig {
@@ -115,6 +119,10 @@ impl Procedure for ReplayConfig {
 
     fn trace(&self) -> Option<TraceSummary> {
         Some(self.trace.clone())
+    }
+
+    fn scanned(&self) -> Vec<(PathBuf, TraceScan)> {
+        self.scan.iter().map(|s| (self.path(), s.clone())).collect()
     }
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {

@@ -124,6 +124,7 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
         seed: c.seed,
         data: c.data,
         log_ios: c.log_ios,
+        scan: Some(scan),
     })
 }
 
