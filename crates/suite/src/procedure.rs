@@ -117,6 +117,9 @@ fn recorded_identity(
 /// checked against the target before the run writes anything: a bad trace must not
 /// surface after hours of purging and seasoning. `existing_only`: skip traces not made
 /// yet (a profile is synthesized by `prepare`, into the run directory).
+/// Traces read whole and checked, by path.
+type Scans = Vec<(PathBuf, TraceScan)>;
+
 /// `known`: traces this process already scanned (a new run's first check), not read
 /// again.
 fn scan_replays(
@@ -236,7 +239,7 @@ fn open_run<P: Procedure>(
     dir: &Path,
     start: Start<P>,
     ctl: &Control,
-) -> Result<(RunDir, P, SuiteTarget, Vec<(PathBuf, TraceScan)>), SuiteError> {
+) -> Result<(RunDir, P, SuiteTarget, Scans), SuiteError> {
     match start {
         Start::New(cfg) => {
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;

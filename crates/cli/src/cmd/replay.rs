@@ -96,7 +96,15 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
             Some("check the path"),
         )
     })?;
-    let scan = TraceScan::of(&path).map_err(|e| user(e.to_string(), None))?;
+    // Opening reads the footer: not Parquet, or not a trace, is the user's input
+    // (exit 2), a failed read an I/O failure. The scan then reads every row.
+    storbench_trace::TraceReader::open(&path).map_err(super::import::trace_input_error)?;
+    let scan = TraceScan::of(&path).map_err(|e| {
+        user(
+            e.to_string(),
+            Some("is the input a storbench Parquet trace? (storbench import makes one)"),
+        )
+    })?;
     let summary = TraceSummary::from_scan(&path, &scan);
     // Issue 19: buffers for as many I/Os as the trace (or --qd) keeps in flight, each
     // as large as its largest I/O, within --buffer-memory (fewer in flight past it).
