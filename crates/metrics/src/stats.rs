@@ -171,8 +171,8 @@ pub struct HistogramData {
     /// `(value_ns, count)` per non-empty bucket, ascending; `value_ns` is the highest
     /// value equivalent to the bucket. Serialized as `hdr`: the HdrHistogram V2
     /// compressed encoding in base64 (the `HISTF...` strings HdrHistogram's libraries
-    /// in Java, Python, Go and C read), about 2 KB where a `[value, count]` list of a
-    /// 4-second run took 64 KB; `buckets` as that list is still read (issue 22).
+    /// in Java, Python, Go and C read), several times smaller than a `[value, count]`
+    /// list (docs/benchmarks.md); `buckets` as that list is still read (issue 22).
     #[serde(rename = "hdr", alias = "buckets", with = "hdr_codec")]
     pub buckets: Vec<(u64, u64)>,
 }
@@ -539,7 +539,7 @@ mod hdr_codec_tests {
 
     /// Issue 22: a 4-second run's result.json was 114 KB, nearly all of it two
     /// `[value, count]` bucket lists. The HdrHistogram V2 encoding gives the same
-    /// buckets back exactly in a small fraction of the space.
+    /// buckets back exactly in a fraction of the space.
     #[test]
     fn result_histograms_are_hdr_v2_text_that_reads_back_exactly() {
         let stats = sample().stats();
