@@ -269,15 +269,10 @@ impl Target for RealTarget {
     /// already posted; the caller has I/O due, and the enter that submits it reaps in
     /// the same system call ([`Self::advance_now`]).
     ///
-    /// Tried and rejected: before a wait that would sleep for a completion, polling up
-    /// to 10 us for IORING_SQ_TASKRUN (no system call), holding the refills back so one
-    /// enter submits them and reaps, while 3/4 of the I/Os were in the kernel. 4 KB
-    /// random read at QD32 on a loop device over /dev/shm: context switches per I/O
-    /// 0.12 -> 0.06 (fio 0.04), io_uring_enter per I/O the same, but IOPS lower in each
-    /// of 4 alternating pairs at load 1.0-1.8 (432k -> 421k quiet) and CPU per I/O
-    /// 9-27% higher: the loop device's kworker, not our wake-ups, sets the pace.
-    /// Polling the enter itself (a non-waiting enter, then the poll) entered once per
-    /// completion, about 1 per I/O, for more CPU still.
+    /// Polling before a wait that would sleep is the backend's choice, made only where
+    /// it pays (zram's io-wq: `Uring::set_poll_before_sleep`); on a loop device it was
+    /// tried and rejected, because the loop's kworker needs the CPU the poll takes
+    /// (docs/benchmarks.md, "Engine against fio: tried and rejected").
     fn advance(
         &mut self,
         min_complete: usize,
@@ -349,12 +344,8 @@ impl RealTarget {
         if work.submit || (work.reap && r > REAP_GUARD_NS) {
             self.backend.enter(Wait::No)?;
         } else {
-            // Tried and rejected: sched_yield instead while more than 5 or 10 us
-            // remain. Timed 50,000 IOPS replay on the loop device, 3 runs each at load
-            // 1.6: p99 7.8-7.9 vs 9.4 us, but p99.9 225-1000 vs 53 us (a yield can give
-            // the CPU away for a slice), and the replay's CPU time the same (2.4 s for
-            // 3 s: with nothing else runnable the yield returns at once). At load 2.5:
-            // p99 3.3-3.8 ms for all three, the scheduler's.
+            // Tried and rejected: sched_yield instead (a yield can give the CPU away
+            // for a slice: a worse p99.9; docs/benchmarks.md, "tried and rejected").
             std::hint::spin_loop();
         }
         Ok(())

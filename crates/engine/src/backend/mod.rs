@@ -316,19 +316,9 @@ pub(crate) fn io_err(context: impl Into<String>, source: std::io::Error) -> Targ
 /// IOSQE_ASYNC (`--backend io_uring-async`) lets io-wq start more workers; auto keeps
 /// the plain ring: on a quiet machine the flag was no faster.
 ///
-/// zram, 1 GiB of random data, 4 KB random read, fio 3.33 io_uring with fixedbufs and
-/// registerfiles (`BENCH_DEVICE=zram bench/engine_fio.sh`; figures in
-/// docs/benchmarks.md). Sleeping for each completion, the plain ring reached 0.80-0.90x
-/// fio's IOPS at 1.07-1.09x its CPU per I/O: the worker spent a fifth of its time
-/// waking the driving thread and yielding to it on its own CPU (`perf`: 14% of
-/// samples in `finish_task_switch`, 7% in the worker's `cond_resched`, against 6% and
-/// none for fio, whose thread rarely sleeps). IOSQE_ASYNC: QD32 0.81-0.85x at 0.99-1.05x
-/// the CPU on a quiet machine; under load (5-9) 1.84x fio's IOPS at QD32 and 1.93x at
-/// QD128, because eight worker threads take more of the contended CPUs. Also measured
-/// and rejected (load 5-9): the threads backend (CPU per I/O 0.91-1.67x fio's at QD32,
-/// 0.88-1.29x at QD128), and IOSQE_ASYNC with io-wq capped at 2 workers
-/// (IORING_REGISTER_IOWQ_MAX_WORKERS: 2.2-3.2 us per I/O). fio's own IOSQE_ASYNC is
-/// `--force_async=1` (`BENCH_FIO_EXTRA`).
+/// Measured against fio on zram, and the alternatives tried and rejected (IOSQE_ASYNC as
+/// the default, the threads backend, io-wq capped at 2 workers): docs/benchmarks.md,
+/// "Engine against fio".
 pub fn probe_block_device(
     fd: std::os::fd::BorrowedFd<'_>,
     info: &crate::target::TargetInfo,
