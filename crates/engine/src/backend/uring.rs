@@ -199,11 +199,11 @@ impl Uring {
         !self.ring.completion().is_empty() || self.ring.submission().taskrun()
     }
 
-    /// Poll up to `limit_ns` for a completion; true if one came. I/Os queued in the SQ
+    /// Poll up to `limit_ns` for a completion (counted in `polls_won` when one came). I/Os queued in the SQ
     /// stay there while most of what is in the ring is already in the kernel, so the
     /// enter that reaps also submits them (one system call per step, as without the
     /// poll); with fewer in the kernel than queued, they are handed over first.
-    fn poll_for_completion(&mut self, limit_ns: u64) -> Result<bool, TargetError> {
+    fn poll_for_completion(&mut self, limit_ns: u64) -> Result<(), TargetError> {
         let queued = self.ring.submission().len();
         if queued > 0 && self.in_ring - queued < queued {
             self.enter_ring(0, None)?;
@@ -212,10 +212,10 @@ impl Uring {
         loop {
             if self.completion_ready() {
                 self.polls_won += 1;
-                return Ok(true);
+                return Ok(());
             }
             if start.elapsed().as_nanos() >= u128::from(limit_ns) {
-                return Ok(false);
+                return Ok(());
             }
             std::hint::spin_loop();
         }
