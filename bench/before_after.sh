@@ -42,10 +42,10 @@ CMDS=(
   "replay 2 M I/Os on sim|BIN replay $WORK/t.parquet --target sim:client-7op,capacity=64g -o OUT"
   "run randwrite 20 s on sim|BIN run --target $SIM --rw randwrite --bs 4k --qd 32 --time 20s -o OUT"
   "consistency --quick on sim|BIN consistency --quick --target $SIM -o OUT -q"
-  "bench light-2011 --quick on sim|BIN bench light-2011 --quick --target $SIM -o OUT -q"
+  "bench light-2011 (832 K I/Os) on sim|BIN bench light-2011 --target sim:client-7op,capacity=16g -o OUT -q"
 )
 
-printf '\n%-30s %10s %10s %9s\n' command old_cpu_s new_cpu_s new/old
+printf '\n%-36s %10s %10s %9s\n' command old_cpu_s new_cpu_s new/old
 for entry in "${CMDS[@]}"; do
   name=${entry%%|*}
   cmd=${entry#*|}
@@ -73,6 +73,6 @@ pairs = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
 old = statistics.median(p[0] for p in pairs)
 new = statistics.median(p[1] for p in pairs)
 ratio = statistics.median(p[1] / max(p[0], 1e-3) for p in pairs)
-print(f"{name:30s} {old:10.3f} {new:10.3f} {ratio:9.3f}")
+print(f"{name:36s} {old:10.3f} {new:10.3f} {ratio:9.3f}")
 PY
 done
