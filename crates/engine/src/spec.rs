@@ -7,8 +7,8 @@ use crate::safety::identity::{DeviceIdentity, FileIdentity, TargetIdentity};
 use crate::safety::{confirm_opened, guard, WriteGate};
 use crate::target::blockdev::{is_block_device, open_blockdev};
 use crate::target::file::{open_file_as, FileOpen};
-use crate::target::TargetError;
-use std::os::fd::AsFd;
+use crate::target::{TargetError, TargetInfo};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// A parsed target spec.
@@ -200,18 +200,15 @@ fn open_file_target(
         },
         rec,
     )?;
-    let gate = write_gate(o.write, || info.name.clone());
-    let mut t = RealTarget::new(
+    let name = info.name.clone();
+    real_target(
         fd,
         info,
-        o.max_in_flight,
-        o.buffer_bytes,
-        o.backend,
+        o,
         TrimMode::PunchHole,
-        gate,
-    )?;
-    t.set_identity(TargetIdentity::File(identity));
-    Ok(t)
+        name,
+        TargetIdentity::File(identity),
+    )
 }
 
 /// A block device target: for writing, only after the guard has passed it, and the
@@ -241,17 +238,32 @@ fn open_device_target(
         }
         None => DeviceIdentity::of_fd(fd.as_fd(), p)?,
     };
-    let gate = write_gate(o.write, || p.display().to_string());
+    let name = p.display().to_string();
+    let identity = TargetIdentity::BlockDevice(identity);
+    real_target(fd, info, o, TrimMode::BlkDiscard, name, identity)
+}
+
+/// The opened file or device as a target, writable only if `o` asked (`name` in the
+/// refusal otherwise), carrying the identity it was opened as.
+fn real_target(
+    fd: OwnedFd,
+    info: TargetInfo,
+    o: &OpenOptions,
+    trim: TrimMode,
+    name: String,
+    identity: TargetIdentity,
+) -> Result<RealTarget, TargetError> {
+    let gate = write_gate(o.write, || name);
     let mut t = RealTarget::new(
         fd,
         info,
         o.max_in_flight,
         o.buffer_bytes,
         o.backend,
-        TrimMode::BlkDiscard,
+        trim,
         gate,
     )?;
-    t.set_identity(TargetIdentity::BlockDevice(identity));
+    t.set_identity(identity);
     Ok(t)
 }
 
