@@ -626,6 +626,63 @@ fn failed_ios_are_printed_counted_and_exit_1_with_the_results_kept() {
     );
 }
 
+/// Asserts the result in `out` is marked incomplete for its failed I/Os, and that
+/// `report` and `compare` say so.
+fn assert_incomplete_for_failed_ios(out: &Path, tmp: &Path) {
+    let r = result(out);
+    let errors = u(&metrics(&r)["errors"]);
+    assert!(errors > 0, "{r}");
+    assert_eq!(r["complete"], false, "{r}");
+    let first = r["notes"][0].as_str().unwrap_or_default();
+    assert!(
+        first.starts_with("incomplete: phase ") && first.contains(&format!("{errors} of ")),
+        "{first}"
+    );
+    let html = tmp.join(format!("{}.html", out.file_name().unwrap().to_string_lossy()));
+    let o = storbench(&["report", path_str(out), "-o", path_str(&html)]);
+    ok(&o);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("NO: phase "), "the methods table says why");
+    let text = ok(&storbench(&["compare", path_str(out)]));
+    assert!(
+        text.contains("incomplete: ") && text.contains(&format!("{errors} of ")),
+        "{text}"
+    );
+}
+
+/// Regression (issue 30): `run` and `replay` with 87-95% of their I/Os failed exited 1
+/// but wrote `complete: true` with no note, and `report`/`compare` said "complete: yes".
+#[test]
+fn failed_ios_mark_the_result_incomplete_in_result_report_and_compare() {
+    let lo = match storbench_testkit::LoopDevice::new(16 << 20, &[]) {
+        Ok(lo) => lo,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let args = [
+        "run", "--target", lo.path_str(), "--rw", "randread", "--time", "2s", "-q", "-o",
+        path_str(&out),
+    ];
+    let o = run_while_the_device_shrinks(&lo, &out, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_incomplete_for_failed_ios(&out, tmp.path());
+
+    let rows: Vec<(u64, u64, u64, &str)> = (0..2000u64)
+        .map(|i| (i * 1_000_000, (i * 37 % 4096) * 4096, 4096, "read"))
+        .collect();
+    let trace = make_trace(tmp.path(), "reads", &rows);
+    let lo2 = storbench_testkit::LoopDevice::new(16 << 20, &[]).unwrap();
+    let out = tmp.path().join("replay");
+    let args = [
+        "replay", path_str(&trace), "--target", lo2.path_str(), "--mode", "timed", "-q", "-o",
+        path_str(&out),
+    ];
+    let o = run_while_the_device_shrinks(&lo2, &out, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_incomplete_for_failed_ios(&out, tmp.path());
+}
+
 /// Regression (issue 19): two runs into one `-o` both exited 0 and one's results were
 /// lost; a later run left an old ios.parquet beside a new result.json.
 #[test]

@@ -28,5 +28,11 @@ pub fn compare_text(runs: &[RunView]) -> String {
     if out.is_empty() {
         out = "no consistency, trace bench or TRIM results among these runs\n".to_string();
     }
+    // A run that stopped early or failed I/Os is said so beside its figures.
+    for r in runs {
+        if let Some(why) = crate::html::tables::incomplete_reason(r) {
+            out += &format!("\nincomplete: {} ({}): {why}\n", r.label(), r.source);
+        }
+    }
     out
 }

@@ -383,7 +383,18 @@ pub fn execute<P: Procedure>(
             format!("incomplete: {e}; the results cover what ran up to there"),
         );
     }
-    let mut result = assemble::<P>(&runner, ctl, records, summary, notes, stopped.is_none());
+    // A phase that counts failed I/Os and goes on (run, replay) ran to its end, but its
+    // figures are not those of the work asked for: marked as a stopped run is.
+    let failed = if stopped.is_none() {
+        failed_ios_note(&records)
+    } else {
+        None
+    };
+    let complete = stopped.is_none() && failed.is_none();
+    if let Some(n) = failed {
+        notes.insert(0, n);
+    }
+    let mut result = assemble::<P>(&runner, ctl, records, summary, notes, complete);
     result.trace = cfg.trace();
     output::write_all(dir, &result, &runner)?;
     if let Some(e) = stopped {
@@ -391,6 +402,21 @@ pub fn execute<P: Procedure>(
     }
     rd.finish_run()?;
     Ok(result)
+}
+
+/// The first note of a result whose phases ran to their end with failed I/Os (`run`
+/// and `replay` count them and go on): which phase, how many of its I/Os, the first.
+fn failed_ios_note(records: &[PhaseRecord]) -> Option<String> {
+    let r = records.iter().find(|r| r.metrics.errors > 0)?;
+    let m = &r.metrics;
+    let done = m.read_ios + m.write_ios + m.trim_ios + m.flush_ios;
+    Some(format!(
+        "incomplete: phase {}: {} of {} I/Os failed (the first: {}); the figures cover only the I/Os that completed",
+        r.name,
+        m.errors,
+        done + m.errors,
+        r.first_error.as_deref().unwrap_or("no detail")
+    ))
 }
 
 /// Notes every result carries: resumes, folded I/Os, what a purge did instead.

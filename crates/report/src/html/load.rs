@@ -121,8 +121,8 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
         tool_version: format!("storbench {}", r.tool_version.as_deref().unwrap_or("?")),
         command_line: command_line_text(&r, &config),
         options: option_rows(&r),
-        complete: r.complete,
-        notes: r.notes.clone(),
+        complete: r.complete && failed_ios_note(&r).is_none(),
+        notes: notes(&r),
         phases: phase_views(&r),
         consistency,
         bench: (procedure == "bench").then(|| bench_metrics(&r)).flatten(),
@@ -180,6 +180,32 @@ fn command_line_text(r: &ResultFile, config: &read::Config) -> String {
             config.target.as_deref().unwrap_or(&r.target.name)
         ),
     }
+}
+
+/// A result written as complete although a phase had failed I/Os (storbench before
+/// issue 30 did so for `run` and `replay`): the note that marks it incomplete.
+fn failed_ios_note(r: &ResultFile) -> Option<String> {
+    let (name, m) = r
+        .phases
+        .iter()
+        .find_map(|p| p.metrics.as_ref().filter(|m| m.errors > 0).map(|m| (&p.name, m)))?;
+    let done = m.read_ios + m.write_ios + m.trim_ios + m.flush_ios;
+    Some(format!(
+        "incomplete: phase {name}: {} of {} I/Os failed; the figures cover only the I/Os that completed",
+        m.errors,
+        done + m.errors
+    ))
+}
+
+/// The result's notes; a result that failed I/Os without saying so gets the note first.
+fn notes(r: &ResultFile) -> Vec<String> {
+    let mut notes = r.notes.clone();
+    if r.complete {
+        if let Some(n) = failed_ios_note(r) {
+            notes.insert(0, n);
+        }
+    }
+    notes
 }
 
 fn phase_views(r: &ResultFile) -> Vec<PhaseView> {

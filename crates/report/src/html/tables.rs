@@ -492,16 +492,30 @@ fn methods_table(runs: &[RunView]) -> Table {
                 })
                 .collect::<Vec<_>>()
                 .join("; "),
-            if r.complete {
-                "yes"
-            } else {
-                "NO (interrupted)"
-            }
-            .to_string(),
+            completeness(r),
             r.notes.join("; "),
         ]);
     }
     t
+}
+
+/// Why a run is incomplete (its first note says so), or `None` when it is complete.
+pub fn incomplete_reason(r: &RunView) -> Option<String> {
+    if r.complete {
+        return None;
+    }
+    Some(
+        r.notes
+            .first()
+            .and_then(|n| n.strip_prefix("incomplete: "))
+            .unwrap_or("it stopped before its end")
+            .to_string(),
+    )
+}
+
+/// The methods table's "complete" cell: "yes", or "NO: " and why.
+fn completeness(r: &RunView) -> String {
+    incomplete_reason(r).map_or_else(|| "yes".into(), |why| format!("NO: {why}"))
 }
 
 #[cfg(test)]
