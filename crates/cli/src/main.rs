@@ -5,6 +5,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 
+use cmd::out::errln;
+
 #[derive(Parser)]
 #[command(name = "storbench", version, about = "Trace-driven storage benchmark suite", long_about = None,
     after_help = cmd::drive::EXIT_CODES)]
@@ -82,7 +84,11 @@ fn main() {
         Command::Man(a) => cmd::shell::run_man(a, Cli::command()),
     };
     if let Err(e) = result {
-        eprintln!("error: {}", cmd::render(&e));
+        // `storbench profiles | head -1`: the reader has what it wanted.
+        if cmd::out::closed_pipe(&e) {
+            std::process::exit(0);
+        }
+        errln!("error: {}", cmd::render(&e));
         std::process::exit(cmd::exit_code(&e));
     }
 }

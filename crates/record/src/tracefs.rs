@@ -165,7 +165,7 @@ impl Drop for Tracefs {
         if rc != 0 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EBUSY) {
-                eprintln!("warning: unmounting {}: {e}", self.root.display());
+                warn(format_args!("warning: unmounting {}: {e}", self.root.display()));
             }
         }
     }
@@ -268,19 +268,26 @@ impl Drop for Instance {
                     std::thread::sleep(Duration::from_millis(10))
                 }
                 Err(e) => {
-                    eprintln!(
+                    warn(format_args!(
                         "warning: removing tracing instance {}: {e}",
                         self.dir.display()
-                    );
+                    ));
                     return;
                 }
             }
         }
-        eprintln!(
+        warn(format_args!(
             "warning: tracing instance {} still busy; remove it with rmdir",
             self.dir.display()
-        );
+        ));
     }
+}
+
+/// A warning on stderr while cleaning up; dropped when stderr is closed (a cleanup
+/// must run to its end).
+fn warn(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
 }
 
 /// Removes `storbench-<pid>-<n>` instances whose process is gone (a recorder killed by

@@ -353,7 +353,12 @@ pub fn execute<P: Procedure>(
     let mut runner = Runner::new(&mut rd, &mut target, ctl);
     let rebuilt = runner.rebuild(&plans)?;
     if rebuilt > 0 && ctl.verbose {
-        eprintln!("simulated drive state rebuilt ({rebuilt} I/Os re-simulated)");
+        // Dropped when stderr is closed: a message must not stop the run.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "simulated drive state rebuilt ({rebuilt} I/Os re-simulated)"
+        );
     }
     let mut records = Vec::with_capacity(plans.len());
     let mut stopped = None;

@@ -504,9 +504,11 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// A phase line on stderr; a closed stderr (`2>&1 | head`) must not stop the run.
     fn say(&self, msg: &str) {
         if self.ctl.verbose {
-            eprintln!("{msg}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{msg}");
         }
     }
 

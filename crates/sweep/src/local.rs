@@ -135,7 +135,16 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
                         interrupted.store(true, Ordering::Relaxed);
                     }
                     Err(PointError::Failed(message)) => {
-                        pb.suspend(|| eprintln!("point {} ({}): {message}", p.index, p.id));
+                        // Dropped when stderr is closed: the failure is in the outcome.
+                        pb.suspend(|| {
+                            use std::io::Write;
+                            let _ = writeln!(
+                                std::io::stderr(),
+                                "point {} ({}): {message}",
+                                p.index,
+                                p.id
+                            );
+                        });
                         failed.lock().expect("lock").push(Failure {
                             index: p.index,
                             id: p.id.clone(),

@@ -1,5 +1,6 @@
 //! `storbench characterize TRACE [--json]`
 
+use super::out::{out, outln};
 use std::path::PathBuf;
 use storbench_trace::characterize::characterize_file_with_progress;
 
@@ -31,9 +32,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let c = c.map_err(super::import::trace_input_error)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        outln!("{}", serde_json::to_string_pretty(&c)?)?;
     } else {
-        print!("{}", c.to_table());
+        out!("{}", c.to_table())?;
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `storbench db`: the results catalogue (SQLite).
 
+use super::out::{out, outln};
 use super::UserError;
 use std::path::{Path, PathBuf};
 use storbench_report::db::{list_table, Added, Catalogue};
@@ -70,8 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         DbCommand::Add { dirs } => add(&mut cat, &dirs)?,
         DbCommand::List => {
             let entries = cat.list()?;
-            print!("{}", list_table(&entries).to_text());
-            println!("catalogue: {}", cat.path().display());
+            out!("{}", list_table(&entries).to_text())?;
+            outln!("catalogue: {}", cat.path().display())?;
         }
         DbCommand::Show { id, json } => show(&cat, id, json)?,
         DbCommand::Report {
@@ -82,7 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } => report(&cat, ids, where_sql.as_deref(), &output, images.as_deref())?,
         DbCommand::Remove { id } => {
             cat.remove(id)?;
-            println!("removed {id}");
+            outln!("removed {id}")?;
         }
     }
     Ok(())
@@ -108,20 +109,20 @@ fn add(cat: &mut Catalogue, dirs: &[PathBuf]) -> anyhow::Result<()> {
         for dir in found {
             let (view, text) = storbench_report::html::load::load(&dir)?;
             match cat.add(&view, &text, now)? {
-                Added::New(id) => println!(
+                Added::New(id) => outln!(
                     "added {id}: {} {} ({})",
                     view.procedure,
                     view.label(),
                     dir.display()
                 ),
                 Added::AlreadyThere(id) => {
-                    println!(
+                    outln!(
                         "already there as {id}: {} ({})",
                         view.label(),
                         dir.display()
                     )
                 }
-            }
+            }?;
         }
     }
     Ok(())
@@ -131,19 +132,19 @@ fn add(cat: &mut Catalogue, dirs: &[PathBuf]) -> anyhow::Result<()> {
 fn show(cat: &Catalogue, id: i64, json: bool) -> anyhow::Result<()> {
     let (view, text) = cat.get(id)?;
     if json {
-        println!("{text}");
+        outln!("{text}")?;
     } else {
-        println!(
+        outln!(
             "{} · {} · {} · from {}",
             view.procedure,
             view.label(),
             view.tool_version,
             view.source
-        );
-        print!(
+        )?;
+        out!(
             "{}",
             storbench_report::compare::compare_text(std::slice::from_ref(&view))
-        );
+        )?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! enough (and a run long enough) that the fresh plateau, the drop and steady state
 //! are all visible, and writes a self-contained report.html comparing them.
 
+use super::out::{errln, outln};
 use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -118,7 +119,7 @@ impl Demo {
     /// A step line on stderr, with the time since the start (unless --quiet).
     fn step(&self, what: &str) {
         if !self.a.quiet {
-            eprintln!("[{:5.1}s] {what}", self.t0.elapsed().as_secs_f64())
+            errln!("[{:5.1}s] {what}", self.t0.elapsed().as_secs_f64())
         }
     }
 
@@ -221,16 +222,16 @@ impl Demo {
         let runs = super::report::load_runs(std::slice::from_ref(out))?;
         let report = out.join("report.html");
         super::report::write_report(&runs, &report, None)?;
-        println!();
+        outln!()?;
         for l in lines {
-            println!("{l}");
+            outln!("{l}")?;
         }
         let shown = std::fs::canonicalize(&report).unwrap_or(report);
-        println!(
+        outln!(
             "\ndone in {:.0} s. Open the report: {}",
             self.t0.elapsed().as_secs_f64(),
             shown.display()
-        );
+        )?;
         Ok(())
     }
 }

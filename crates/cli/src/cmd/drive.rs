@@ -3,6 +3,7 @@
 //! starting or resuming the run through the suite's runner, and the one mapping of
 //! its errors to messages and exit codes.
 
+use super::out::{errln, outln, StdoutError};
 use super::UserError;
 use anyhow::Context;
 use std::io::IsTerminal;
@@ -129,13 +130,13 @@ pub fn drive<P: Procedure>(
         } else {
             "running"
         };
-        eprintln!("{what} {} in {}", P::NAME, dir.display());
+        errln!("{what} {} in {}", P::NAME, dir.display());
     }
     match execute::<P>(&dir, start, &ctl) {
         Ok(r) => Ok((dir, r)),
         Err(e @ SuiteError::Interrupted { .. }) => {
-            eprintln!("{e}");
-            eprintln!(
+            errln!("{e}");
+            errln!(
                 "results so far (marked incomplete): {}",
                 dir.join("result.json").display()
             );
@@ -211,22 +212,22 @@ pub fn failed_ios(r: &SuiteResult, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The lines every driven command ends with: drive health, notes, where the results are.
-pub fn print_footer(dir: &Path, r: &SuiteResult) {
+pub fn print_footer(dir: &Path, r: &SuiteResult) -> Result<(), StdoutError> {
     let d = &r.health_delta;
     if d.available {
         let gb = |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2} GB", b as f64 / 1e9));
-        println!(
+        outln!(
             "drive health: host writes {}, NAND writes {}, WA {}",
             gb(d.host_write_bytes),
             gb(d.nand_write_bytes),
             d.write_amplification
                 .map_or("-".into(), |w| format!("{w:.2}"))
-        );
+        )?;
     } else if let Some(n) = &d.note {
-        println!("drive health: not available ({n})");
+        outln!("drive health: not available ({n})")?;
     }
     for n in &r.notes {
-        println!("note: {n}");
+        outln!("note: {n}")?;
     }
-    println!("results: {}", dir.join("result.json").display());
+    outln!("results: {}", dir.join("result.json").display())
 }

@@ -1,6 +1,7 @@
 //! `storbench export IN.parquet --format fio-iolog-v3|csv -o OUT [--filename NAME]
 //! [--span SIZE [--align BYTES]]`
 
+use super::out::outln;
 use super::UserError;
 use std::path::PathBuf;
 use storbench_trace::formats::export::{export, ExportFormat, ExportOptions};
@@ -73,16 +74,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let sum = export(&args.input, &args.output, format, &opts)
         .map_err(super::import::trace_input_error)?;
-    println!(
+    outln!(
         "exported {} records to {}",
         sum.records,
         args.output.display()
-    );
+    )?;
     if let Some(span) = span_bytes {
-        println!(
+        outln!(
             "folded {} records onto the first {span} bytes; widened {} to {align_bytes}-byte blocks",
             sum.folded, sum.aligned
-        );
+        )?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! (format given, or detected from the first lines). Inputs may be compressed (gzip,
 //! zstd, xz, bzip2) or tar archives; several inputs (per-volume files) make one trace.
 
+use super::out::{out, outln};
 use super::UserError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -165,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "fix the input, give --format if detection guessed wrong, or pass --skip-bad-lines to count and skip malformed lines",
         )
     })?;
-    print!("{}", summary.to_text());
-    println!("wrote {}", args.output.display());
+    out!("{}", summary.to_text())?;
+    outln!("wrote {}", args.output.display())?;
     Ok(())
 }

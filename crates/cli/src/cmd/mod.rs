@@ -6,6 +6,7 @@ pub mod demo;
 pub mod drive;
 pub mod export;
 pub mod import;
+pub mod out;
 pub mod procedures;
 pub mod record;
 pub mod replay;

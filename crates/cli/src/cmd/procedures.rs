@@ -2,6 +2,7 @@
 //! Each writes DIR/result.json, per-second series (Parquet) and fio-style logs, and can
 //! be continued after an interruption (Ctrl-C or kill -9) with `--resume DIR`.
 
+use super::out::outln;
 use super::drive::{absolute, absolute_spec, drive, print_footer, DriveArgs};
 use super::values;
 use super::UserError;
@@ -162,32 +163,32 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
     })?;
     let s: ConsistencySummary = serde_json::from_value(r.summary.clone())?;
     let bs = r.config["block_bytes"].as_u64().unwrap_or(4096);
-    println!(
+    outln!(
         "consistency on {} ({:.0}% span, {:.0}% spare area): {} s of {} random writes",
         r.target.name,
         s.span_percent,
         s.spare_area_percent,
         s.iops_per_s.len(),
         storbench_suite::units::fmt_bytes(bs)
-    );
+    )?;
     if let Some(sc) = &s.scores {
-        println!(
+        outln!(
             "  last {} s: average {:.0} IOPS, std dev {:.0}, min {:.0}, avg/stddev {}",
             sc.window_s,
             sc.avg,
             sc.stddev,
             sc.min,
             sc.avg_over_stddev.map_or("-".into(), |v| format!("{v:.1}"))
-        );
+        )?;
     }
     match s.steady_state_at_s {
-        Some(t) => println!(
+        Some(t) => outln!(
             "  SNIA steady state reached at {t} s ({} s rounds)",
             s.round_s
         ),
-        None => println!("  SNIA steady state not reached ({} s rounds)", s.round_s),
-    }
-    print_footer(&dir, &r);
+        None => outln!("  SNIA steady state not reached ({} s rounds)", s.round_s),
+    }?;
+    print_footer(&dir, &r)?;
     Ok(())
 }
 
@@ -241,7 +242,7 @@ pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
         Ok(c)
     })?;
     let s: SeasonSummary = serde_json::from_value(r.summary.clone())?;
-    println!(
+    outln!(
         "seasoned {}: sequential pass at {:.1} MB/s, image {} restored ({:.2} GB in {} writes, {:.1} MB/s)",
         r.target.name,
         s.seq_pass_mb_per_s,
@@ -249,8 +250,8 @@ pub fn run_season(a: SeasonArgs) -> anyhow::Result<()> {
         s.image_bytes_restored as f64 / 1e9,
         s.image_writes,
         s.restore_mb_per_s
-    );
-    print_footer(&dir, &r);
+    )?;
+    print_footer(&dir, &r)?;
     Ok(())
 }
 
@@ -301,20 +302,20 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
         Ok(c)
     })?;
     let t: TrimTable = serde_json::from_value(r.summary.clone())?;
-    println!("TRIM check on {} (sequential write, MB/s):", r.target.name);
-    println!("  {:>12} {:>12} {:>12}", "clean", "dirty", "after TRIM");
-    println!(
+    outln!("TRIM check on {} (sequential write, MB/s):", r.target.name)?;
+    outln!("  {:>12} {:>12} {:>12}", "clean", "dirty", "after TRIM")?;
+    outln!(
         "  {:>12.1} {:>12.1} {:>12.1}",
         t.clean_mb_per_s, t.dirty_mb_per_s, t.after_trim_mb_per_s
-    );
-    println!(
+    )?;
+    outln!(
         "  dirty = {:.0}% of clean, after TRIM = {:.0}% of clean",
         t.dirty_pct_of_clean, t.after_trim_pct_of_clean
-    );
+    )?;
     if let Some(n) = &t.note {
-        println!("  note: {n}");
+        outln!("  note: {n}")?;
     }
-    print_footer(&dir, &r);
+    print_footer(&dir, &r)?;
     Ok(())
 }
 
@@ -399,40 +400,40 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
         Ok(c)
     })?;
     let s: storbench_suite::bench::BenchSummary = serde_json::from_value(r.summary.clone())?;
-    println!(
+    outln!(
         "trace bench on {} ({} drive, {} data): {}",
         r.target.name, s.state, s.data, s.trace
-    );
-    println!(
+    )?;
+    outln!(
         "  data rate {:.1} MB/s (read {:.1}, write {:.1}); busy {:.2} s",
         s.data_rate_mb_per_s, s.read_rate_mb_per_s, s.write_rate_mb_per_s, s.busy_s
-    );
-    println!(
+    )?;
+    outln!(
         "  service time: mean {:.1} us, std dev {:.1} us, p50 {:.1}, p99 {:.1}, p99.9 {:.1} us",
         s.service.mean_us,
         s.service.stddev_us,
         s.service.p50_us,
         s.service.p99_us,
         s.service.p99_9_us
-    );
-    println!(
+    )?;
+    outln!(
         "  {} reads ({:.2} GB), {} writes ({:.2} GB)",
         s.reads,
         s.bytes_read as f64 / 1e9,
         s.writes,
         s.bytes_written as f64 / 1e9
-    );
+    )?;
     if let Some(c) = &s.replay_counters {
         if let (Some(h), Some(n)) = (c.host_write_bytes, c.nand_write_bytes) {
-            println!(
+            outln!(
                 "  replay alone: host writes {:.2} GB, NAND writes {:.2} GB, WA {}",
                 h as f64 / 1e9,
                 n as f64 / 1e9,
                 c.write_amplification
                     .map_or("-".into(), |w| format!("{w:.2}"))
-            );
+            )?;
         }
     }
-    print_footer(&dir, &r);
+    print_footer(&dir, &r)?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! worker, e.g. `kworker/0:1H:44`). The device is named `major,minor`. Times are ns
 //! from the moment tracing was switched on, so idle time stays in the trace.
 
+use super::out::{errln, outln};
 use super::UserError;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -79,10 +80,10 @@ fn run_cleanup() -> anyhow::Result<()> {
     }
     let lines = storbench_record::tracefs::cleanup().map_err(user_error)?;
     if lines.is_empty() {
-        println!("no tracing instance left by a killed recorder: nothing to clean up");
+        outln!("no tracing instance left by a killed recorder: nothing to clean up")?;
     }
     for l in lines {
-        println!("{l}");
+        outln!("{l}")?;
     }
     Ok(())
 }
@@ -126,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let recorder = Recorder::start(device.clone(), opts).map_err(user_error)?;
     for line in recorder.cleaned_up() {
-        eprintln!("note: {line}");
+        errln!("note: {line}");
     }
     let mut sink = TraceSink::new(writer, &device, recorder.start_mono_ns());
 
@@ -200,7 +201,7 @@ fn announce(args: &Resolved, device: &DeviceInfo) {
             p.start_sector * 512
         )
     });
-    eprintln!(
+    errln!(
         "recording {} ({}{part}) into {}",
         args.device.display(),
         device.name(),

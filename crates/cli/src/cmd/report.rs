@@ -1,5 +1,6 @@
 //! `storbench report` and `storbench compare`.
 
+use super::out::{errln, out};
 use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -151,9 +152,9 @@ pub fn write_report_with(
     storbench_trace::atomic::write_atomic(output, page.as_bytes())
         .with_context(|| format!("writing {}", output.display()))?;
     if sweeps.is_empty() {
-        eprintln!("report: {} ({} result(s))", output.display(), runs.len());
+        errln!("report: {} ({} result(s))", output.display(), runs.len());
     } else {
-        eprintln!(
+        errln!(
             "report: {} ({} result(s), {} sweep(s))",
             output.display(),
             runs.len(),
@@ -163,9 +164,9 @@ pub fn write_report_with(
     if let Some(dir) = images {
         let w =
             storbench_report::images::write_images(dir, &html::charts(runs), &html::tables(runs))?;
-        eprintln!("images: {} files in {}", w.files.len(), dir.display());
+        errln!("images: {} files in {}", w.files.len(), dir.display());
         for warning in &w.warnings {
-            eprintln!("warning: {warning}");
+            errln!("warning: {warning}");
         }
     }
     Ok(())
@@ -179,6 +180,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {
     let runs = load_runs(&args.dirs)?;
-    print!("{}", storbench_report::compare::compare_text(&runs));
+    out!("{}", storbench_report::compare::compare_text(&runs))?;
     Ok(())
 }

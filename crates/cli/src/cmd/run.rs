@@ -3,6 +3,7 @@
 //! (`storbench_suite::run`), as `replay` and the drive procedures are. Also holds
 //! what `run` and `replay` share: target options, value parsers, the summary.
 
+use super::out::{outln, StdoutError};
 use super::drive::{absolute, absolute_spec, drive, failed_ios, print_footer, DriveArgs};
 use super::values;
 use super::UserError;
@@ -176,33 +177,33 @@ pub(crate) fn parse_data(s: &str) -> anyhow::Result<DataKind> {
 }
 
 /// What `run` and `replay` print: the phase's figures, then the common footer.
-pub(crate) fn print_summary(r: &SuiteResult, dir: &Path) {
+pub(crate) fn print_summary(r: &SuiteResult, dir: &Path) -> Result<(), StdoutError> {
     let Some(p) = r.phases.first() else {
-        return;
+        return Ok(());
     };
-    print_phase(r, p);
+    print_phase(r, p)?;
     let ios = dir.join(storbench_report::IOS_FILE);
     if ios.is_file() {
-        println!("every I/O: {}", ios.display());
+        outln!("every I/O: {}", ios.display())?;
     }
-    print_footer(dir, r);
+    print_footer(dir, r)
 }
 
-fn print_phase(r: &SuiteResult, p: &PhaseRecord) {
+fn print_phase(r: &SuiteResult, p: &PhaseRecord) -> Result<(), StdoutError> {
     let m = &p.metrics;
-    println!(
+    outln!(
         "{} on {} ({}, {}): {:.2} s",
         r.procedure,
         r.target.name,
         kind_str(&r.target),
         r.target.backend,
         m.elapsed_ns as f64 / 1e9,
-    );
-    println!(
+    )?;
+    outln!(
         "  I/Os: {} read, {} write, {} trim, {} flush, {} errors",
         m.read_ios, m.write_ios, m.trim_ios, m.flush_ios, m.errors
-    );
-    println!(
+    )?;
+    outln!(
         "  IOPS {:.0}   data rate {:.1} MB/s (read {:.1}, write {:.1})   busy {:.2} s   avg QD {:.1}",
         m.iops,
         m.data_rate_mb_per_s,
@@ -210,34 +211,35 @@ fn print_phase(r: &SuiteResult, p: &PhaseRecord) {
         m.write_rate_mb_per_s,
         m.busy_ns as f64 / 1e9,
         m.qd.mean_over_busy
-    );
+    )?;
     let s = &m.service;
     if s.count > 0 {
-        println!(
+        outln!(
             "  service time µs: mean {:.1}  sd {:.1}  min {:.1}  p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
             s.mean_us, s.stddev_us, s.min_us, s.p50_us, s.p99_us, s.p99_9_us, s.max_us
-        );
+        )?;
     }
     let Some(f) = &p.fidelity else {
-        return;
+        return Ok(());
     };
     match f.mode.as_str() {
         "timed" => {
             if let (Some(p50), Some(p99)) = (f.issue_error_p50_ns, f.issue_error_p99_ns) {
-                println!(
+                outln!(
                     "  timed fidelity: issue error p50 {:.1} µs, p99 {:.1} µs, drift {:.4}%",
                     p50 as f64 / 1e3,
                     p99 as f64 / 1e3,
                     f.drift_pct.unwrap_or(0.0)
-                );
+                )?;
             }
         }
         _ => {
             if let (Some(t), Some(rq)) = (f.trace_avg_qd, f.replayed_avg_qd) {
-                println!("  queue depth: trace avg {t:.2}, replayed avg {rq:.2}");
+                outln!("  queue depth: trace avg {t:.2}, replayed avg {rq:.2}")?;
             }
         }
     }
+    Ok(())
 }
 
 fn kind_str(t: &storbench_engine::TargetInfo) -> &'static str {
@@ -334,8 +336,10 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let c = &args.common;
     let (dir, r) = drive::<RunConfig>(&c.drive, c.output.clone(), || config(&args))?;
-    print_summary(&r, &dir);
-    failed_ios(&r, &dir)
+    // The run's own status first: a closed stdout does not hide failed I/Os.
+    let printed = print_summary(&r, &dir);
+    failed_ios(&r, &dir)?;
+    Ok(printed?)
 }
 
 #[cfg(test)]

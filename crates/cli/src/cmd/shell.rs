@@ -1,6 +1,7 @@
 //! `storbench completions SHELL` and `storbench man`: generated from the clap command,
 //! so they list exactly the flags and values the parser takes.
 
+use super::out::outln;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -22,18 +23,24 @@ pub struct ManArgs {
 
 pub fn run_completions(a: CompletionsArgs, mut cmd: clap::Command) -> anyhow::Result<()> {
     let name = cmd.get_name().to_owned();
-    clap_complete::generate(a.shell, &mut cmd, name, &mut std::io::stdout());
-    Ok(())
+    // Into memory first: clap_complete panics when its writer fails (a closed pipe).
+    let mut text = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, name, &mut text);
+    Ok(super::out::write_bytes(&text)?)
 }
 
 pub fn run_man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
     match a.output {
-        None => clap_mangen::Man::new(cmd)
-            .render(&mut std::io::stdout())
-            .context("writing the man page"),
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut page)
+                .context("rendering the man page")?;
+            Ok(super::out::write_bytes(&page)?)
+        }
         Some(dir) => {
             let pages = write_pages(&dir, cmd)?;
-            println!("{pages} man pages in {}", dir.display());
+            outln!("{pages} man pages in {}", dir.display())?;
             Ok(())
         }
     }

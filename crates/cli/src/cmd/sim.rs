@@ -1,6 +1,7 @@
 //! `storbench sim presets`: the simulated SSD's presets with their parameters, and the
 //! keys a `sim:PRESET[,key=value...]` target spec accepts.
 
+use super::out::outln;
 use storbench_sim::{presets, Preset, SimConfig, KEYS, SECTOR_BYTES, UNIT_BYTES};
 
 #[derive(clap::Args)]
@@ -33,28 +34,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 })
                 .collect();
             if json {
-                println!("{}", serde_json::to_string_pretty(&ps)?);
+                outln!("{}", serde_json::to_string_pretty(&ps)?)?;
                 return Ok(());
             }
             for p in &ps {
-                println!("{}  {}", p.name, p.description);
+                outln!("{}  {}", p.name, p.description)?;
                 if !p.aliases.is_empty() {
-                    println!("    {:<20} {}", "also called", p.aliases.join(", "));
+                    outln!("    {:<20} {}", "also called", p.aliases.join(", "))?;
                 }
                 for (k, v) in describe(&p.config) {
-                    println!("    {k:<20} {v}");
+                    outln!("    {k:<20} {v}")?;
                 }
                 for (i, src) in p.sources.iter().enumerate() {
                     let k = if i == 0 { "sources" } else { "" };
-                    println!("    {k:<20} {src}");
+                    outln!("    {k:<20} {src}")?;
                 }
-                println!();
+                outln!()?;
             }
-            println!("Use: --target sim:PRESET[,key=value...]   e.g. sim:sata-mlc-2013,capacity=256g,seed=3");
-            println!("Geometry and OP are as built at the default capacity; `capacity=` sets the superblock count (and, on drives smaller than the one modelled, fewer pages per block, erased in proportionally less time).");
-            println!("Keys:");
+            outln!("Use: --target sim:PRESET[,key=value...]   e.g. sim:sata-mlc-2013,capacity=256g,seed=3")?;
+            outln!("Geometry and OP are as built at the default capacity; `capacity=` sets the superblock count (and, on drives smaller than the one modelled, fewer pages per block, erased in proportionally less time).")?;
+            outln!("Keys:")?;
             for (k, d) in KEYS {
-                println!("    {k:<20} {d}");
+                outln!("    {k:<20} {d}")?;
             }
             Ok(())
         }

