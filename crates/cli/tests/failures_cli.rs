@@ -118,3 +118,66 @@ fn a_full_stdout_is_an_io_failure() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("standard output") && !err.contains("panicked"), "{err}");
 }
+
+/// Whether this machine refuses an allocation larger than its memory (the kernel's
+/// default heuristic, or strict accounting): then a 2 TiB buffer pool fails cleanly.
+fn refuses_huge_allocations() -> bool {
+    std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|m| m.trim() != "1")
+}
+
+/// Regression (issue 30): a 1 TiB read with `--buffer-memory=2t` aborted the process
+/// (memory allocation failed, exit 134) before the trace was checked against the target;
+/// on a simulated drive the read was folded onto the 1 GiB drive and replayed.
+#[test]
+fn an_io_larger_than_the_target_is_refused_before_its_buffers_are_allocated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = import_csv(tmp.path(), "huge", &[(0, 0, 1 << 40, "read")]);
+    let file = tmp.path().join("target.dat");
+    std::fs::File::create(&file)
+        .and_then(|f| f.set_len(1 << 30))
+        .unwrap();
+    let target = format!("file:{}", s(&file));
+    for (target, out) in [
+        (target.as_str(), "file"),
+        ("sim:client-7op,capacity=1g", "sim"),
+    ] {
+        let res = tmp.path().join(out);
+        let o = storbench(&[
+            "replay",
+            s(&trace),
+            "--target",
+            target,
+            "--buffer-memory",
+            "2t",
+            "-q",
+            "-o",
+            s(&res),
+        ]);
+        refused(
+            &o,
+            &["row 0", "1099511627776 bytes", "larger than", "hint:"],
+        );
+        assert!(!res.exists(), "nothing written for a refused run");
+    }
+    // Larger than the span: refused the same, though the file is large enough.
+    let big = tmp.path().join("big.dat");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(2 << 40))
+        .unwrap();
+    let big_target = format!("file:{}", s(&big));
+    let res = tmp.path().join("span");
+    let o = storbench(&[
+        "replay", s(&trace), "--target", &big_target, "--span", "1g", "--buffer-memory", "2t",
+        "-q", "-o", s(&res),
+    ]);
+    refused(&o, &["row 0", "larger than", "hint:"]);
+    // Fits the target, but two 1 TiB buffers are not to be had: a refusal, not an abort.
+    if refuses_huge_allocations() {
+        let res = tmp.path().join("alloc");
+        let o = storbench(&[
+            "replay", s(&trace), "--target", &big_target, "--buffer-memory", "2t", "-q", "-o",
+            s(&res),
+        ]);
+        refused(&o, &["cannot allocate", "hint:"]);
+    }
+}

@@ -138,7 +138,16 @@ impl RealTarget {
             )));
         }
         let buffer_bytes = buffer_bytes.max(BUFFER_ALIGN).div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
-        let pool = BufferPool::new(max_in_flight, buffer_bytes);
+        let pool = BufferPool::try_new(max_in_flight, buffer_bytes).ok_or_else(|| {
+            TargetError::Refused {
+                message: format!(
+                    "{}: cannot allocate {max_in_flight} I/O buffers of {buffer_bytes} bytes ({} bytes in all)",
+                    info.name,
+                    max_in_flight as u128 * buffer_bytes as u128
+                ),
+                hint: "lower the queue depth (--qd), the block size (--bs) or --buffer-memory".into(),
+            }
+        })?;
         let raw = fd.as_raw_fd();
         let backend: Box<dyn Backend> = match choice {
             BackendChoice::Threads => Box::new(Threads::new(raw, max_in_flight, trim)?),

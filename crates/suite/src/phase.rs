@@ -428,6 +428,9 @@ pub enum SuiteError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// Input the run cannot use, refused before it writes anything, with what to do.
+    #[error("{message}\n  hint: {hint}")]
+    Refused { message: String, hint: String },
 }
 
 /// How a procedure runs: stop flag (Ctrl-C, tests), progress bars, checkpoint interval.

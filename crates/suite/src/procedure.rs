@@ -10,7 +10,7 @@ use crate::targets::SuiteTarget;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use storbench_engine::{TargetIdentity, TargetInfo};
+use storbench_engine::{BufferPlan, TargetIdentity, TargetInfo};
 use storbench_report::RunResult;
 use storbench_workload::replay::TraceScan;
 
@@ -136,30 +136,43 @@ fn scan_replays(
         if existing_only && !path.exists() {
             continue;
         }
-        if let Some(k) = known.iter().find(|(k, _)| k == path) {
-            // Unless `prepare` rewrote it since (its size changed).
-            let len = std::fs::metadata(path).map(|m| m.len()).ok();
-            if len == Some(k.1.file_bytes) {
-                out.push(k.clone());
-                continue;
-            }
-        }
         let invalid = |e: String| {
             SuiteError::Invalid(format!(
                 "phase {}: {e}; nothing was written to the target",
                 p.name
             ))
         };
-        let scan = TraceScan::of(path).map_err(|e| invalid(e.to_string()))?;
+        let refused = |e: String, hint: &str| SuiteError::Refused {
+            message: format!(
+                "phase {}: {e}; nothing was written to the target",
+                p.name
+            ),
+            hint: hint.into(),
+        };
+        // A trace scanned already is not read again, unless `prepare` rewrote it since
+        // (its size changed); it is checked against this target all the same (issue 30:
+        // a 1 TiB read was folded onto a 1 GiB simulated drive, an empty trace replayed).
+        let len = std::fs::metadata(path).map(|m| m.len()).ok();
+        let scan = match known.iter().find(|(k, _)| k == path) {
+            Some((_, k)) if len == Some(k.file_bytes) => k.clone(),
+            _ => TraceScan::of(path).map_err(|e| invalid(e.to_string()))?,
+        };
         if scan.rows == 0 {
-            return Err(invalid(format!(
-                "{}: the trace holds no I/O, so the replay would do no work",
-                path.display()
-            )));
+            return Err(refused(
+                format!(
+                    "{}: the trace holds no I/O, so the replay would do no work",
+                    path.display()
+                ),
+                "give a trace with I/O in it (`storbench characterize` counts them)",
+            ));
         }
         let span = p.fold_span_bytes.unwrap_or(info.capacity_bytes);
-        scan.check_fits(path, span)
-            .map_err(|e| invalid(e.to_string()))?;
+        scan.check_fits(path, span).map_err(|e| {
+            refused(
+                e.to_string(),
+                "every I/O must fit in the target (or its --span): replay on a larger target or span",
+            )
+        })?;
         out.push((path.clone(), scan));
     }
     Ok(out)
@@ -190,6 +203,12 @@ fn phase_needs(w: &crate::phase::Work) -> (usize, u64) {
     }
 }
 
+/// `--buffer-memory`, or its default.
+fn buffer_cap(real: &crate::targets::RealOpen) -> u64 {
+    real.buffer_memory_bytes
+        .unwrap_or(storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES)
+}
+
 /// Buffers for the traces a run replays: as many slots as the most I/Os any trace
 /// (or phase) has in flight and as large as the largest I/O, within `--buffer-memory`;
 /// `None` when the defaults hold the traces. Fewer slots when the cap is hit (a note
@@ -199,7 +218,7 @@ fn buffer_plan(
     scans: &[(PathBuf, TraceScan)],
     cap_bytes: u64,
     notes: &mut Vec<String>,
-) -> Result<Option<storbench_engine::BufferPlan>, SuiteError> {
+) -> Result<Option<BufferPlan>, SuiteError> {
     let Some((path, big)) = scans.iter().max_by_key(|(_, s)| s.max_len_bytes) else {
         return Ok(None);
     };
@@ -217,7 +236,7 @@ fn buffer_plan(
         .fold((0, 0), |(q, b), (pq, pb)| (q.max(pq), b.max(pb)));
     let want = trace_qd.max(phase_qd);
     let max_io = big.max_len_bytes.max(phase_io);
-    let plan = storbench_engine::BufferPlan::new(want, max_io, cap_bytes).map_err(|e| {
+    let plan = BufferPlan::new(want, max_io, cap_bytes).map_err(|e| {
         SuiteError::Invalid(format!(
             "{}: row {}: {e}; nothing was written to the target",
             path.display(),
@@ -234,18 +253,38 @@ fn buffer_plan(
 }
 
 /// Open the run: a new one in `dir` (its configuration stored) or the one there.
-/// With it, the traces a new run checked (see [`scan_replays`]).
+/// With it, the traces a new run checked (see [`scan_replays`]) and the buffers the
+/// target was opened with for them (`None`: the configuration's).
 fn open_run<P: Procedure>(
     dir: &Path,
     start: Start<P>,
     ctl: &Control,
-) -> Result<(RunDir, P, SuiteTarget, Scans), SuiteError> {
+) -> Result<(RunDir, P, SuiteTarget, Scans, Option<BufferPlan>), SuiteError> {
     match start {
         Start::New(cfg) => {
-            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), None)?;
+            // A run that replays traces learns the target's size with one small buffer:
+            // no buffer for an I/O larger than the target (or span) is allocated before
+            // the traces are checked against it (issue 30: a 1 TiB read with
+            // --buffer-memory=2t aborted in the allocator).
+            let probe = !cfg.scanned().is_empty();
+            let real = cfg.real_open();
+            let mut target = SuiteTarget::open_sized(
+                cfg.target_spec(),
+                &real,
+                None,
+                probe.then(BufferPlan::probe),
+            )?;
             let plans = cfg.plans(dir, target.info())?;
             // Inputs that exist are checked before the run directory is made.
             let scans = scan_replays(&plans, target.info(), true, cfg.scanned())?;
+            let mut sized = None;
+            if probe && target.identity().is_some() {
+                sized = buffer_plan(&plans, &scans, buffer_cap(&real), &mut Vec::new())?;
+                let id = target.identity().cloned();
+                // Closed first: the device is opened exclusively.
+                drop(target);
+                target = SuiteTarget::open_sized(cfg.target_spec(), &real, id.as_ref(), sized)?;
+            }
             let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
             let state = RunState::new(
                 P::NAME,
@@ -270,7 +309,7 @@ fn open_run<P: Procedure>(
                 );
             }
             rd.save()?;
-            Ok((rd, cfg, target, scans))
+            Ok((rd, cfg, target, scans, sized))
         }
         Start::Resume => {
             let rd = RunDir::resume(dir, P::NAME)?;
@@ -301,7 +340,7 @@ fn open_run<P: Procedure>(
             // consent stored with the run is for that device, not for whatever now has
             // its name.
             let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), recorded.as_ref())?;
-            Ok((rd, cfg, target, Vec::new()))
+            Ok((rd, cfg, target, Vec::new(), None))
         }
     }
 }
@@ -314,7 +353,7 @@ pub fn execute<P: Procedure>(
     start: Start<P>,
     ctl: &Control,
 ) -> Result<SuiteResult, SuiteError> {
-    let (mut rd, cfg, mut target, scanned) = open_run(dir, start, ctl)?;
+    let (mut rd, cfg, mut target, scanned, sized) = open_run(dir, start, ctl)?;
     rd.set_checkpoint_interval(ctl.checkpoint_interval);
     let plans = cfg.plans(dir, target.info())?;
     let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
@@ -329,26 +368,19 @@ pub fn execute<P: Procedure>(
     // Every input checked, and the buffers sized, before the first phase writes.
     let scans = scan_replays(&plans, target.info(), false, scanned)?;
     let mut input_notes = Vec::new();
-    let cap = cfg
-        .real_open()
-        .buffer_memory_bytes
-        .unwrap_or(storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES);
-    if let Some(plan) = buffer_plan(&plans, &scans, cap, &mut input_notes)? {
-        if target.identity().is_some() {
-            let recorded: Option<TargetIdentity> = rd
-                .state
-                .extra
-                .get(IDENTITY_KEY)
-                .and_then(|v| serde_json::from_value(v.clone()).ok());
-            // Closed first: the device is opened exclusively.
-            drop(target);
-            target = SuiteTarget::open_sized(
-                cfg.target_spec(),
-                &cfg.real_open(),
-                recorded.as_ref(),
-                Some(plan),
-            )?;
-        }
+    let cap = buffer_cap(&cfg.real_open());
+    let plan = buffer_plan(&plans, &scans, cap, &mut input_notes)?;
+    // Not again when a new run's check opened it so already.
+    if plan.is_some() && plan != sized && target.identity().is_some() {
+        let recorded: Option<TargetIdentity> = rd
+            .state
+            .extra
+            .get(IDENTITY_KEY)
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        // Closed first: the device is opened exclusively.
+        drop(target);
+        target =
+            SuiteTarget::open_sized(cfg.target_spec(), &cfg.real_open(), recorded.as_ref(), plan)?;
     }
     let mut runner = Runner::new(&mut rd, &mut target, ctl);
     let rebuilt = runner.rebuild(&plans)?;

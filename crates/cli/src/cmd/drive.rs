@@ -171,6 +171,7 @@ fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
             };
             user(message, hint)
         }
+        SuiteError::Refused { message, hint } => user(message, &hint),
         SuiteError::Target(TargetOpenError::Real { spec, source }) => {
             super::run::target_err(source).context(format!("target `{spec}`"))
         }

@@ -30,6 +30,16 @@ pub struct BufferPlan {
 }
 
 impl BufferPlan {
+    /// One page-sized buffer: a target opened only to learn its size and identity
+    /// before the buffers its run needs are allocated.
+    pub fn probe() -> BufferPlan {
+        BufferPlan {
+            slots: 1,
+            slot_bytes: BUFFER_ALIGN,
+            capped_from: None,
+        }
+    }
+
     pub fn new(want_slots: usize, max_io_bytes: u64, cap_bytes: u64) -> Result<BufferPlan, String> {
         let slot_bytes = max_io_bytes.max(1).div_ceil(BUFFER_ALIGN as u64) * BUFFER_ALIGN as u64;
         if slot_bytes > cap_bytes {
@@ -63,23 +73,34 @@ pub struct BufferPool {
 unsafe impl Send for BufferPool {}
 
 impl BufferPool {
+    /// A pool the caller knows is small (a probe's one buffer); aborts as any failed
+    /// allocation does.
     pub fn new(slots: usize, slot_bytes: usize) -> BufferPool {
+        BufferPool::try_new(slots, slot_bytes).unwrap_or_else(|| {
+            let layout = Layout::from_size_align(slots * slot_bytes, BUFFER_ALIGN)
+                .expect("valid layout");
+            std::alloc::handle_alloc_error(layout)
+        })
+    }
+
+    /// `slots` buffers of `slot_bytes`, or `None` when the memory cannot be had (a
+    /// target's buffers are sized from the user's options and input: issue 30's 2 TiB
+    /// for two 1 TiB reads aborted the process).
+    pub fn try_new(slots: usize, slot_bytes: usize) -> Option<BufferPool> {
         assert!(slots > 0 && slot_bytes > 0 && slot_bytes.is_multiple_of(BUFFER_ALIGN));
-        let size = slots
-            .checked_mul(slot_bytes)
-            .expect("buffer pool size overflows");
-        let layout = Layout::from_size_align(size, BUFFER_ALIGN).expect("valid layout");
+        let size = slots.checked_mul(slot_bytes)?;
+        let layout = Layout::from_size_align(size, BUFFER_ALIGN).ok()?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+            return None;
         }
-        BufferPool {
+        Some(BufferPool {
             ptr,
             layout,
             slots,
             slot_bytes,
-        }
+        })
     }
 
     pub fn slots(&self) -> usize {
@@ -367,5 +388,19 @@ mod tests {
         assert!(e.contains("--buffer-memory"), "{e}");
         let p = BufferPlan::new(0, 512, 1 << 20).unwrap();
         assert_eq!((p.slots, p.slot_bytes), (1, 4096));
+    }
+
+    /// Issue 30: two 1 TiB buffers aborted the process in the allocator; a pool that
+    /// cannot be had (or whose size overflows) is `None`, for a typed refusal.
+    #[test]
+    fn a_pool_that_cannot_be_allocated_is_none_not_an_abort() {
+        assert!(BufferPool::try_new(usize::MAX / BUFFER_ALIGN, 2 * BUFFER_ALIGN).is_none());
+        let strict = std::fs::read_to_string("/proc/sys/vm/overcommit_memory")
+            .is_ok_and(|m| m.trim() != "1");
+        if strict {
+            assert!(BufferPool::try_new(2, 1 << 40).is_none());
+        }
+        let p = BufferPool::try_new(2, BUFFER_ALIGN).unwrap();
+        assert_eq!((p.slots(), p.slot_bytes()), (2, BUFFER_ALIGN));
     }
 }
