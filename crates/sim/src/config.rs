@@ -256,6 +256,19 @@ pub enum SimError {
         "sim spec: `{item}` is not key=value\n  hint: write e.g. `capacity=4g`; valid keys: {keys}"
     )]
     NotKeyValue { item: String, keys: String },
+    #[error("sim spec: `{key}` is given twice (`{first}`, then `{second}`)\n  hint: give each key once")]
+    DuplicateKey {
+        key: String,
+        first: String,
+        second: String,
+    },
+    #[error("sim spec `{spec}`: item {position} is empty\n  hint: {hint}")]
+    EmptyItem {
+        spec: String,
+        /// 1-based, the preset being item 0.
+        position: usize,
+        hint: String,
+    },
     #[error("sim config: {0}")]
     Invalid(String),
 }
@@ -655,20 +668,38 @@ impl SimConfig {
                 presets: presets_list(),
             })?;
         let base = cfg.clone();
-        let mut set = Vec::new();
-        for item in items {
+        // (key, item) as given: a key given twice, or an empty item (`,,`, a trailing
+        // comma, `=4g`), is refused, not settled silently by the last one (issue 30).
+        let mut set: Vec<(String, String)> = Vec::new();
+        for (i, item) in items.enumerate() {
             let item = item.trim();
+            let empty = |hint: &str| SimError::EmptyItem {
+                spec: spec.to_string(),
+                position: i + 1,
+                hint: hint.to_string(),
+            };
             if item.is_empty() {
-                continue;
+                return Err(empty("remove the extra comma"));
             }
             let (k, v) = item.split_once('=').ok_or_else(|| SimError::NotKeyValue {
                 item: item.to_string(),
                 keys: keys_list(),
             })?;
-            set.push(k.trim().to_string());
-            cfg.set(k.trim(), v.trim())?;
+            let k = k.trim();
+            if k.is_empty() {
+                return Err(empty("write the key before `=`, e.g. `capacity=4g`"));
+            }
+            if let Some((_, first)) = set.iter().find(|(s, _)| s == k) {
+                return Err(SimError::DuplicateKey {
+                    key: k.to_string(),
+                    first: first.clone(),
+                    second: item.to_string(),
+                });
+            }
+            set.push((k.to_string(), item.to_string()));
+            cfg.set(k, v.trim())?;
         }
-        let given = |k: &str| set.iter().any(|s| s == k);
+        let given = |k: &str| set.iter().any(|(s, _)| s == k);
         // A preset's SLC cache is a share of its capacity (the drives it models scale
         // theirs so); a size given in the spec is kept as given.
         if cfg.capacity_bytes != base.capacity_bytes {

@@ -46,6 +46,45 @@ fn spec_errors_are_typed_with_hints() {
     ));
 }
 
+/// Regression (issue 30): `sim:client-7op,capacity=1g,capacity=2g` ran on 2 GiB
+/// without a word, and `,,` was accepted; both are errors naming the key or the item.
+#[test]
+fn a_sim_spec_key_given_twice_or_an_empty_item_is_an_error() {
+    match open_spec("sim:client-7op,capacity=1g,capacity=2g") {
+        Err(e @ SimError::DuplicateKey { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("`capacity` is given twice")
+                    && m.contains("capacity=1g")
+                    && m.contains("capacity=2g")
+                    && m.contains("hint:"),
+                "{m}"
+            );
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    for (spec, position) in [
+        ("sim:client-7op,,capacity=1g", 1),
+        ("sim:client-7op,capacity=1g,", 2),
+        ("sim:client-7op,capacity=1g, ,seed=2", 2),
+        ("sim:client-7op,=4g", 1),
+    ] {
+        match open_spec(spec) {
+            Err(e @ SimError::EmptyItem { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains(spec) && m.contains(&format!("item {position} is empty")),
+                    "{m}"
+                );
+            }
+            other => panic!("{spec}: {:?}", other.err()),
+        }
+    }
+    // Each key once, spaces around items: still fine.
+    let ssd = open_spec("sim:client-7op, capacity=1g , seed=2").unwrap();
+    assert_eq!(ssd.config().capacity_bytes, 1 << 30);
+}
+
 #[test]
 fn consistency_holds_through_fill_random_trim_and_purge() {
     for victim in ["greedy", "fifo", "random", "cost-benefit"] {
