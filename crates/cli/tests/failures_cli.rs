@@ -181,3 +181,67 @@ fn an_io_larger_than_the_target_is_refused_before_its_buffers_are_allocated() {
         refused(&o, &["cannot allocate", "hint:"]);
     }
 }
+
+/// Regression (issue 30): a trace of 512-byte-aligned I/Os could not be replayed on a
+/// 4Kn device or file ("open the target with larger buffers", which no option does).
+/// The replay widens them to whole 4 KiB blocks, with buffers sized for that, and says
+/// so in a note.
+#[test]
+fn a_512_byte_aligned_trace_replays_on_4kn_targets_widened_with_a_note() {
+    let lo = match storbench_testkit::LoopDevice::new(64 << 20, &["mkfs.ext4"]) {
+        Ok(lo) => lo,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    storbench_testkit::sh("losetup", &["--sector-size", "4096", lo.path_str()])
+        .expect("a 4 KiB logical block size");
+    let tmp = tempfile::tempdir().unwrap();
+    // 4 KiB at byte 512 spans three 4 KiB blocks' worth once both ends are widened
+    // with the 8 KiB read at byte 1024: more than the trace's largest I/O.
+    let trace = import_csv(
+        tmp.path(),
+        "sectors",
+        &[
+            (0, 512, 4096, "read"),
+            (1000, 8192, 512, "read"),
+            (2000, 1024, 8192, "read"),
+            (3000, 65536 + 512, 4096, "write"),
+        ],
+    );
+    let check = |target: &str, name: &str| {
+        let res = tmp.path().join(name);
+        let o = storbench(&[
+            "replay", s(&trace), "--target", target, "--destroy-data", target, "-q", "-o",
+            s(&res),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{target}: {}", stderr(&o));
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(res.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(r["target"]["logical_block_bytes"], 4096, "{r}");
+        assert_eq!(r["phases"][0]["metrics"]["errors"], 0, "{r}");
+        assert_eq!(r["phases"][0]["aligned_ios"], 4, "{r}");
+        let notes = r["notes"].to_string();
+        assert!(notes.contains("4 I/Os were not aligned") && notes.contains("widened"), "{notes}");
+        assert_eq!(r["complete"], true, "{r}");
+    };
+    check(lo.path_str(), "device");
+    // A file on a filesystem of 4 KiB sectors: O_DIRECT takes 4 KiB alignment.
+    storbench_testkit::sh("mkfs.ext4", &["-q", "-F", lo.path_str()]).expect("mkfs.ext4");
+    let m = storbench_testkit::Mounted::new(lo.path(), &lo.dir().join("mnt"), &[])
+        .expect("mount the 4Kn ext4");
+    let file = m.dir().join("target.dat");
+    std::fs::File::create(&file)
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    let res = tmp.path().join("file");
+    let o = storbench(&[
+        "replay", s(&trace), "--target", &format!("file:{}", s(&file)), "--overwrite", "-q",
+        "-o", s(&res),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "file: {}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(res.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["target"]["logical_block_bytes"], 4096, "{r}");
+    assert_eq!(r["phases"][0]["aligned_ios"], 4, "{r}");
+    assert_eq!(r["phases"][0]["metrics"]["errors"], 0, "{r}");
+}

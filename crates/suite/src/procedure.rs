@@ -6,7 +6,7 @@ use crate::health::{self, HealthDelta, HealthSnapshot};
 use crate::output;
 use crate::phase::{Control, PhasePlan, PhaseRecord, Runner, SuiteError};
 use crate::state::{RunDir, RunState};
-use crate::targets::SuiteTarget;
+use crate::targets::{is_sim_spec, SuiteTarget};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -209,33 +209,44 @@ fn buffer_cap(real: &crate::targets::RealOpen) -> u64 {
         .unwrap_or(storbench_engine::DEFAULT_BUFFER_MEMORY_BYTES)
 }
 
-/// Buffers for the traces a run replays: as many slots as the most I/Os any trace
-/// (or phase) has in flight and as large as the largest I/O, within `--buffer-memory`;
-/// `None` when the defaults hold the traces. Fewer slots when the cap is hit (a note
-/// says so), an error naming the trace row when one I/O alone is over it.
+/// Buffers for the traces a run replays on a target of `block_bytes` logical blocks:
+/// as many slots as the most I/Os any trace (or phase) has in flight and as large as
+/// the largest I/O once widened to whole blocks (issue 30: 4 KiB at byte 512 moves
+/// 8 KiB on a 4Kn drive), within `--buffer-memory`; `None` when the buffers `real`
+/// opens the target with (the defaults unless it says) hold the traces. Fewer slots
+/// when the cap is hit (a note says so), an error naming the trace row when one I/O
+/// alone is over it.
 fn buffer_plan(
     plans: &[crate::phase::PhasePlan],
     scans: &[(PathBuf, TraceScan)],
-    cap_bytes: u64,
+    real: &crate::targets::RealOpen,
+    block_bytes: u64,
     notes: &mut Vec<String>,
 ) -> Result<Option<BufferPlan>, SuiteError> {
-    let Some((path, big)) = scans.iter().max_by_key(|(_, s)| s.max_len_bytes) else {
+    let Some((path, big)) = scans
+        .iter()
+        .max_by_key(|(_, s)| s.max_io_bytes_on(block_bytes))
+    else {
         return Ok(None);
     };
+    let trace_io = big.max_io_bytes_on(block_bytes);
     let trace_qd = scans
         .iter()
         .map(|(_, s)| s.max_in_flight as usize)
         .max()
         .unwrap_or(1);
-    if big.max_len_bytes <= DEFAULT_SLOT_BYTES && trace_qd <= DEFAULT_SLOTS {
+    let have_slots = real.max_in_flight.unwrap_or(DEFAULT_SLOTS);
+    let have_bytes = real.buffer_bytes.map_or(DEFAULT_SLOT_BYTES, |b| b as u64);
+    if trace_io <= have_bytes && trace_qd <= have_slots {
         return Ok(None);
     }
+    let cap_bytes = buffer_cap(real);
     let (phase_qd, phase_io) = plans
         .iter()
         .map(|p| phase_needs(&p.work))
         .fold((0, 0), |(q, b), (pq, pb)| (q.max(pq), b.max(pb)));
     let want = trace_qd.max(phase_qd);
-    let max_io = big.max_len_bytes.max(phase_io);
+    let max_io = trace_io.max(phase_io);
     let plan = BufferPlan::new(want, max_io, cap_bytes).map_err(|e| {
         SuiteError::Invalid(format!(
             "{}: row {}: {e}; nothing was written to the target",
@@ -262,28 +273,32 @@ fn open_run<P: Procedure>(
 ) -> Result<(RunDir, P, SuiteTarget, Scans, Option<BufferPlan>), SuiteError> {
     match start {
         Start::New(cfg) => {
-            // A run that replays traces learns the target's size with one small buffer:
-            // no buffer for an I/O larger than the target (or span) is allocated before
-            // the traces are checked against it (issue 30: a 1 TiB read with
-            // --buffer-memory=2t aborted in the allocator).
-            let probe = !cfg.scanned().is_empty();
+            // A run that replays traces learns the target's size first, opened for
+            // reading with one small buffer: no buffer for an I/O larger than the target
+            // (or span) is allocated before the traces are checked against it (issue 30:
+            // a 1 TiB read with --buffer-memory=2t aborted in the allocator). Read-only,
+            // so closing it leaves a block device free: udev probes a device closed after
+            // writing, and holds it exclusively while it does.
             let real = cfg.real_open();
-            let mut target = SuiteTarget::open_sized(
-                cfg.target_spec(),
-                &real,
-                None,
-                probe.then(BufferPlan::probe),
-            )?;
+            let probe = !cfg.scanned().is_empty() && !is_sim_spec(cfg.target_spec());
+            let mut target = if probe {
+                let look = crate::targets::RealOpen {
+                    write: false,
+                    ..real.clone()
+                };
+                SuiteTarget::open_sized(cfg.target_spec(), &look, None, Some(BufferPlan::probe()))?
+            } else {
+                SuiteTarget::open(cfg.target_spec(), &real, None)?
+            };
             let plans = cfg.plans(dir, target.info())?;
             // Inputs that exist are checked before the run directory is made.
             let scans = scan_replays(&plans, target.info(), true, cfg.scanned())?;
             let mut sized = None;
-            if probe && target.identity().is_some() {
-                sized = buffer_plan(&plans, &scans, buffer_cap(&real), &mut Vec::new())?;
-                let id = target.identity().cloned();
-                // Closed first: the device is opened exclusively.
+            if probe {
+                let block = u64::from(target.info().logical_block_bytes);
+                sized = buffer_plan(&plans, &scans, &real, block, &mut Vec::new())?;
                 drop(target);
-                target = SuiteTarget::open_sized(cfg.target_spec(), &real, id.as_ref(), sized)?;
+                target = SuiteTarget::open_sized(cfg.target_spec(), &real, None, sized)?;
             }
             let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
             let state = RunState::new(
@@ -368,8 +383,8 @@ pub fn execute<P: Procedure>(
     // Every input checked, and the buffers sized, before the first phase writes.
     let scans = scan_replays(&plans, target.info(), false, scanned)?;
     let mut input_notes = Vec::new();
-    let cap = buffer_cap(&cfg.real_open());
-    let plan = buffer_plan(&plans, &scans, cap, &mut input_notes)?;
+    let block = u64::from(target.info().logical_block_bytes);
+    let plan = buffer_plan(&plans, &scans, &cfg.real_open(), block, &mut input_notes)?;
     // Not again when a new run's check opened it so already.
     if plan.is_some() && plan != sized && target.identity().is_some() {
         let recorded: Option<TargetIdentity> = rd

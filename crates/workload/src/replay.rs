@@ -111,6 +111,11 @@ pub struct TraceScan {
     /// The largest data I/O (read or write) and its row (0-based).
     pub max_len_bytes: u64,
     pub max_len_row: u64,
+    /// The largest data I/O once widened to whole blocks of 512 bytes and of 4 KiB (the
+    /// replay aligns an I/O to the target's logical block: 4 KiB at byte 512 moves 8 KiB
+    /// on a 4Kn drive); see [`TraceScan::max_io_bytes_on`].
+    pub max_widened_512_bytes: u64,
+    pub max_widened_4k_bytes: u64,
     /// The largest I/O of any kind (TRIMs too) and its row: it must fit the target.
     pub max_extent_bytes: u64,
     pub max_extent_row: u64,
@@ -157,9 +162,14 @@ impl TraceScan {
                 }
             }
             for rec in &batch {
-                if rec.op.is_data() && rec.len_bytes > s.max_len_bytes {
-                    s.max_len_bytes = rec.len_bytes;
-                    s.max_len_row = s.rows;
+                if rec.op.is_data() {
+                    if rec.len_bytes > s.max_len_bytes {
+                        s.max_len_bytes = rec.len_bytes;
+                        s.max_len_row = s.rows;
+                    }
+                    let w = |b| widened(rec.offset_bytes, rec.len_bytes, b);
+                    s.max_widened_512_bytes = s.max_widened_512_bytes.max(w(512));
+                    s.max_widened_4k_bytes = s.max_widened_4k_bytes.max(w(4096));
                 }
                 if rec.len_bytes > s.max_extent_bytes {
                     s.max_extent_bytes = rec.len_bytes;
@@ -184,6 +194,21 @@ impl TraceScan {
         Ok(s)
     }
 
+    /// The largest data I/O as replayed on a target of `block_bytes` logical blocks:
+    /// widened to whole blocks (exact for 512 bytes and 4 KiB and their divisors, a
+    /// bound for larger blocks).
+    pub fn max_io_bytes_on(&self, block_bytes: u64) -> u64 {
+        let b = block_bytes.max(1);
+        if 512 % b == 0 {
+            self.max_widened_512_bytes.max(self.max_len_bytes)
+        } else if 4096 % b == 0 {
+            self.max_widened_4k_bytes.max(self.max_len_bytes)
+        } else {
+            // Any start within a block: at most b - 1 bytes before the I/O.
+            (self.max_len_bytes + b - 1).div_ceil(b) * b
+        }
+    }
+
     /// Every I/O fits in `span_bytes` (the target, or the part of it the replay folds
     /// onto); otherwise an error naming the trace row.
     pub fn check_fits(&self, path: &Path, span_bytes: u64) -> Result<(), SourceError> {
@@ -198,6 +223,13 @@ impl TraceScan {
         }
         Ok(())
     }
+}
+
+/// Bytes `[offset, offset + len)` moves once widened to whole `block`s.
+fn widened(offset: u64, len: u64, block: u64) -> u64 {
+    let start = offset / block * block;
+    let end = offset.saturating_add(len).div_ceil(block) * block;
+    end - start
 }
 
 /// Replays a Parquet trace as a [`Source`].

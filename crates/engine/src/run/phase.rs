@@ -393,14 +393,18 @@ impl<'a> PhaseRun<'a> {
 
     /// Check the slot's buffer (real targets) holds the I/O, and fill a write's data.
     fn fill_buffer(&mut self, slot: u32, p: Pending) -> Result<(), EngineError> {
+        let block_bytes = self.target.info().logical_block_bytes;
         let Some(buf) = self.target.buffer(slot) else {
             return Ok(());
         };
         if (buf.len() as u64) < p.len_bytes {
+            // The suite sizes a target's buffers for every I/O as widened to its
+            // logical blocks; another caller gets this, naming both sizes.
             return Err(EngineError::Invalid(format!(
-                "an I/O of {} bytes is larger than the target's buffers ({} bytes); \
-                 open the target with larger buffers",
+                "an I/O of {} bytes (widened to the target's {}-byte blocks) is larger than its buffers ({} bytes): \
+                 size them with BufferPlan from the source's largest I/O as widened (TraceScan::max_io_bytes_on)",
                 p.len_bytes,
+                block_bytes,
                 buf.len()
             )));
         }
