@@ -245,3 +245,25 @@ fn a_512_byte_aligned_trace_replays_on_4kn_targets_widened_with_a_note() {
     assert_eq!(r["phases"][0]["aligned_ios"], 4, "{r}");
     assert_eq!(r["phases"][0]["metrics"]["errors"], 0, "{r}");
 }
+
+/// Regression (issue 30): a valid 0-row Parquet trace (as pyarrow writes one) was
+/// called a corrupt footer. It is an empty trace: characterize and export take it, and
+/// a replay refuses it for having no I/O (exit 2), naming the file.
+#[test]
+fn a_zero_row_parquet_trace_is_an_empty_trace_everywhere() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/parquet/empty_pyarrow.parquet");
+    let text = ok(&storbench(&["characterize", s(&fixture)]));
+    assert!(text.contains("total I/Os") && text.contains(" 0"), "{text}");
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("e.csv");
+    ok(&storbench(&["export", s(&fixture), "--format", "csv", "-o", s(&csv)]));
+    for target in [SIM.to_string(), format!("file:{}", s(&tmp.path().join("t.dat")))] {
+        let res = tmp.path().join("res");
+        let o = storbench(&[
+            "replay", s(&fixture), "--target", &target, "--size", "1m", "-q", "-o", s(&res),
+        ]);
+        refused(&o, &["empty_pyarrow.parquet", "holds no I/O", "hint:"]);
+        assert!(!stderr(&o).contains("corrupt"), "{}", stderr(&o));
+    }
+}

@@ -1563,8 +1563,12 @@ fn check_footer(
         for c in rg.columns() {
             let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
             let len = c.compressed_size();
+            // A chunk of no values may hold a dictionary page only, its data page offset
+            // 0 (pyarrow's 0-row row group, issue 30): nothing is read at that offset.
+            let data_page_ok = c.data_page_offset() >= start
+                || (c.num_values() == 0 && c.data_page_offset() == 0);
             let inside = start >= 4
-                && c.data_page_offset() >= start
+                && data_page_ok
                 && len >= 0
                 && c.num_values() >= 0
                 && (start as u64)

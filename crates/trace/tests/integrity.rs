@@ -216,3 +216,16 @@ print("\n".join(made))
     }
     eprintln!("read {} files: {}", files.len(), files.join(" "));
 }
+
+/// Regression (issue 30): a valid 0-row Parquet trace, as pyarrow writes one (a row
+/// group of 0 rows whose column chunks hold only a dictionary page, their data page
+/// offset 0), was refused as a corrupt footer. It reads as an empty trace.
+#[test]
+fn a_zero_row_parquet_trace_is_empty_not_a_corrupt_footer() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/parquet/empty_pyarrow.parquet");
+    let (_, recs, _, _) = read_all(&fixture).unwrap_or_else(|e| panic!("{e}"));
+    assert!(recs.is_empty());
+    let c = storbench_trace::characterize_file(&fixture).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.ios_total, 0);
+}
