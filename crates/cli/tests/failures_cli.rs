@@ -267,3 +267,63 @@ fn a_zero_row_parquet_trace_is_an_empty_trace_everywhere() {
         assert!(!stderr(&o).contains("corrupt"), "{}", stderr(&o));
     }
 }
+
+/// A tmpfs of `size` mounted on a new directory under `dir`, unmounted on drop; `None`
+/// (with the reason printed) when not root.
+fn tiny_tmpfs(dir: &Path, size: &str) -> Option<storbench_testkit::Mounted> {
+    if !storbench_testkit::is_root() {
+        eprintln!("skipped: not root (needs a tiny tmpfs)");
+        return None;
+    }
+    let at = dir.join(format!("tmpfs-{size}"));
+    match storbench_testkit::Mounted::new(Path::new("tmpfs"), &at, &["-t", "tmpfs", "-o", &format!("size={size}")]) {
+        Ok(m) => Some(m),
+        Err(why) => {
+            eprintln!("skipped: cannot mount a tmpfs: {why}");
+            None
+        }
+    }
+}
+
+/// Runs a 20 s random-write run on a simulated drive into a tmpfs of `kib` KiB; the
+/// file a full disk failed (a needle of `files`) when it failed, after checking it
+/// failed as an I/O failure does. `None` when it succeeded; `Some(None)` skips.
+fn run_on_tiny_fs(dir: &Path, kib: u32, log_ios: bool, files: &[&'static str]) -> Option<Option<&'static str>> {
+    let m = tiny_tmpfs(dir, &format!("{kib}k"))?;
+    let res = m.dir().join("r");
+    let mut args = vec!["run", "--target", SIM, "--rw", "randwrite", "--time", "20s", "-q", "-o", s(&res)];
+    if log_ios {
+        args.push("--log-ios");
+    }
+    let o = storbench(&args);
+    let err = stderr(&o);
+    if o.status.success() {
+        return Some(None);
+    }
+    assert!(err.contains("No space left on device"), "{kib} KiB: {err}");
+    assert_eq!(o.status.code(), Some(1), "{kib} KiB: {err}");
+    assert!(!err.contains("hint:"), "a full disk is no user mistake: {err}");
+    Some(files.iter().copied().find(|f| err.contains(f)))
+}
+
+/// Regression (issue 30): a full disk under the run's state or series exited 2, as a
+/// user mistake. Every run into a filesystem too small for it that fails on a full disk
+/// exits 1 naming the file, whichever file it was (state.json, the journal, the fio
+/// logs, series, result.json, ios.parquet).
+#[test]
+fn a_full_disk_under_the_run_directory_is_an_io_failure_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = ["state.json", "journal", ".log", "series", "result.json", "ios.parquet"];
+    let mut failed_on = std::collections::BTreeSet::new();
+    for kib in (8..=72).step_by(4) {
+        match run_on_tiny_fs(tmp.path(), kib, false, &files) {
+            None => return,
+            Some(f) => failed_on.extend(f),
+        }
+    }
+    for f in ["state.json", "series"] {
+        assert!(failed_on.contains(f), "no size failed on {f}: {failed_on:?}");
+    }
+    let ios = run_on_tiny_fs(tmp.path(), 64, true, &files);
+    assert_eq!(ios, Some(Some("ios.parquet")));
+}

@@ -22,7 +22,7 @@ pub mod sweep;
 
 pub use csvlog::{write_fio_csv_logs, write_fio_csv_logs_timed};
 pub use result::{
-    read_result, Exporter, JsonExporter, PhasePart, ReportError, ResultParts, RunResult,
+    io_cause, read_result, Exporter, JsonExporter, PhasePart, ReportError, ResultParts, RunResult,
     RESULT_FILE, RESULT_FORMAT, SCHEMA_VERSION,
 };
 pub use series::{

@@ -56,12 +56,41 @@ pub enum ReportError {
     Trace(#[from] storbench_trace::TraceError),
 }
 
+/// The I/O failure at the bottom of an error's chain (a Parquet writer's
+/// `External(io::Error)`, an Arrow `IoError`), as an owned error of the same kind.
+pub fn io_cause(e: &(dyn std::error::Error + 'static)) -> Option<std::io::Error> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return Some(match io.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code),
+                None => std::io::Error::new(io.kind(), io.to_string()),
+            });
+        }
+        cur = c.source();
+    }
+    None
+}
+
 impl ReportError {
     pub(crate) fn io(path: &Path, op: &'static str, source: std::io::Error) -> Self {
         ReportError::Io {
             path: path.to_path_buf(),
             op,
             source,
+        }
+    }
+
+    /// A Parquet or Arrow error on `path`: an I/O failure under it (a full disk under
+    /// the writer) stays an I/O error, so the command fails as for any I/O (exit 1),
+    /// not as for bad input.
+    pub(crate) fn parquet(path: &Path, e: impl std::error::Error + 'static) -> Self {
+        match io_cause(&e) {
+            Some(source) => ReportError::io(path, "parquet", source),
+            None => ReportError::Parquet {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            },
         }
     }
 

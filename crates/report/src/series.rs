@@ -103,11 +103,8 @@ enum First<'a> {
     StartMs(&'a [u64]),
 }
 
-fn pq_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
-    ReportError::Parquet {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
+fn pq_err(path: &Path, e: impl std::error::Error + 'static) -> ReportError {
+    ReportError::parquet(path, e)
 }
 
 /// Write `path` with these batches of rows, atomically.

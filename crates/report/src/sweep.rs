@@ -154,11 +154,8 @@ impl SweepTable {
     }
 }
 
-fn pq_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
-    ReportError::Parquet {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
+fn pq_err(path: &Path, e: impl std::error::Error + 'static) -> ReportError {
+    ReportError::parquet(path, e)
 }
 
 fn array(kind: Kind, rows: &[Vec<Cell>], i: usize) -> ArrayRef {

@@ -72,13 +72,22 @@ pub fn remove_run(dir: &Path) -> std::io::Result<()> {
 /// Directory of the per-phase series files.
 pub const SERIES_DIR: &str = "series";
 
-/// A report error as the suite's: I/O failures keep their source, the rest are invalid
-/// input or output.
+/// A report error as the suite's: I/O failures keep their source (a full disk under
+/// series.parquet or ios.parquet is a failure, exit 1, not bad input: issue 30), the
+/// rest are invalid input or output.
 pub(crate) fn report_err(e: storbench_report::ReportError) -> SuiteError {
+    use storbench_report::ReportError;
     match e {
-        storbench_report::ReportError::Io { path, op, source } => SuiteError::Io {
+        ReportError::Io { path, op, source } => SuiteError::Io {
             context: format!("{op} {}", path.display()),
             source,
+        },
+        ReportError::Trace(t) => match storbench_report::io_cause(&t) {
+            Some(source) => SuiteError::Io {
+                context: format!("writing {}", t.path().display()),
+                source,
+            },
+            None => SuiteError::Invalid(t.to_string()),
         },
         e => SuiteError::Invalid(e.to_string()),
     }

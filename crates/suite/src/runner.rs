@@ -277,7 +277,7 @@ impl<'w> Watch<'w> {
             return Err(e);
         }
         if let Some(Err(e)) = logged {
-            return Err(SuiteError::Invalid(format!("finishing ios.parquet: {e}")));
+            return Err(crate::output::report_err(e));
         }
         Ok(outcome)
     }
@@ -433,8 +433,7 @@ impl Observer for Watch<'_> {
             ),
         };
         if let Err(e) = r {
-            self.error
-                .get_or_insert(SuiteError::Invalid(format!("writing ios.parquet: {e}")));
+            self.error.get_or_insert(crate::output::report_err(e));
             self.ios = None;
         }
     }
@@ -812,8 +811,7 @@ impl<'a> Runner<'a> {
             logical_block_bytes: Some(info.logical_block_bytes),
             ..TraceMeta::default()
         };
-        IoLogWriter::create(self.rd.dir(), &meta)
-            .map_err(|e| SuiteError::Invalid(format!("creating ios.parquet: {e}")))
+        IoLogWriter::create(self.rd.dir(), &meta).map_err(crate::output::report_err)
     }
 }
 

@@ -78,6 +78,19 @@ impl TraceError {
         }
     }
 
+    /// The file the error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            TraceError::Io { path, .. }
+            | TraceError::Parquet { path, .. }
+            | TraceError::Arrow { path, .. }
+            | TraceError::Schema { path, .. }
+            | TraceError::Parse { path, .. }
+            | TraceError::Format { path, .. }
+            | TraceError::InvalidRecord { path, .. } => path,
+        }
+    }
+
     /// The line number of a parse error, if this is one.
     pub fn line(&self) -> Option<u64> {
         match self {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use storbench_suite::state::StateError;
 use storbench_suite::targets::TargetOpenError;
 use storbench_suite::{execute, Control, Procedure, Start, SuiteError, SuiteResult};
 
@@ -19,9 +20,9 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// The exit codes, for `--help`.
 pub const EXIT_CODES: &str = "Exit status, the same in every command:
-  0    success
-  1    failure: I/O errors on the target or a file (the results measured so far are kept,
-       and the first failed I/O is printed with its offset and error)
+  0    success (also when standard output is closed early, as by `| head`)
+  1    failure: I/O errors on the target or a file, a full disk (the results measured
+       so far are kept, and the first failed I/O is printed with its offset and error)
   2    usage or input error: a bad option, a bad trace or profile, a target refused by
        the safety guard
   130  interrupted (Ctrl-C, SIGTERM): the run stops at the next whole second, keeps what
@@ -176,6 +177,13 @@ fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
             super::run::target_err(source).context(format!("target `{spec}`"))
         }
         SuiteError::Target(t @ TargetOpenError::Sim { .. }) => user(t.to_string(), ""),
+        // A state file or journal that cannot be written (a full disk) is a failure
+        // (issue 30: it exited 2); a result directory that is not one (a file, a
+        // missing parent, no permission), another run's, or a state that does not read
+        // is the user's.
+        SuiteError::State(StateError::Io { ref source, .. }) if !super::path_mistake(source) => {
+            anyhow::Error::new(e).context(format!("{procedure} in {}", dir.display()))
+        }
         SuiteError::State(s) => user(s.to_string(), ""),
         SuiteError::Source { phase, source } => user(
             format!("phase {phase}: {source}"),

@@ -64,8 +64,9 @@ pub fn user_error(e: TraceError, hint: &str) -> anyhow::Error {
 /// [`user_error`] for a trace the user gave to read (characterize, export, replay, bench).
 pub fn trace_input_error(e: TraceError) -> anyhow::Error {
     // A trace that is not Parquet, corrupt (a page checksum, a footer) or holds a bad
-    // value is the user's input (exit 2); only failing to read it is an I/O failure.
-    if matches!(e, TraceError::Io { .. }) {
+    // value is the user's input (exit 2); only failing to read it (or to write an
+    // output: a full disk under a Parquet writer) is an I/O failure.
+    if matches!(e, TraceError::Io { .. }) || storbench_report::io_cause(&e).is_some() {
         return anyhow::Error::new(e);
     }
     anyhow::Error::new(UserError {

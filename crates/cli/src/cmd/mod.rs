@@ -27,6 +27,16 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
     }
 }
 
+/// An I/O error that says the path given is wrong (missing, not a directory, not
+/// allowed), the user's to fix; any other (a full disk, a failing device) is a failure.
+pub fn path_mistake(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        NotFound | PermissionDenied | NotADirectory | IsADirectory | AlreadyExists
+    )
+}
+
 /// The error as one line per cause, `a: b: c`, skipping a cause whose text the message
 /// already carries: most of our error types print their source themselves (so a message
 /// reads whole on its own), and anyhow's `{:#}` would print it a second time.
