@@ -327,3 +327,43 @@ fn a_full_disk_under_the_run_directory_is_an_io_failure_exit_1() {
     let ios = run_on_tiny_fs(tmp.path(), 64, true, &files);
     assert_eq!(ios, Some(Some("ios.parquet")));
 }
+
+/// Regression (issue 30): `report --images` wrote labels into CSV and Markdown raw: a
+/// label that a spreadsheet runs as a formula, or that Markdown renders as HTML or as
+/// extra table cells.
+#[test]
+fn report_images_write_labels_inert_in_csv_and_markdown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    for d in [&a, &b] {
+        ok(&storbench(&["run", "--target", SIM, "--time", "1s", "-q", "-o", s(d)]));
+    }
+    let formula = "=HYPERLINK(\"http://example.com\",\"x\")";
+    let html = "<img src=x onerror=alert(1)>|*b*";
+    let img = tmp.path().join("img");
+    let out = tmp.path().join("r.html");
+    ok(&storbench(&[
+        "report",
+        s(&a),
+        s(&b),
+        "--label",
+        &format!("{}={formula}", s(&a)),
+        "--label",
+        &format!("{}={html}", s(&b)),
+        "-o",
+        s(&out),
+        "--images",
+        s(&img),
+    ]));
+    let csv = std::fs::read_to_string(img.join("methods.csv")).unwrap();
+    assert!(csv.contains("\"'=HYPERLINK("), "{csv}");
+    for line in csv.lines() {
+        assert!(!line.starts_with('=') && !line.starts_with("\"="), "{line}");
+    }
+    for md in ["methods.md", "tables.md"] {
+        let text = std::fs::read_to_string(img.join(md)).unwrap();
+        assert!(!text.contains("<img"), "{md}: {text}");
+        assert!(text.contains("&lt;img src=x onerror=alert(1)&gt;\\|\\*b\\*"), "{md}: {text}");
+    }
+}

@@ -37,8 +37,8 @@ impl Table {
 
     /// GitHub-flavoured Markdown.
     pub fn to_markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
-        let mut s = format!("### {}\n\n", self.title);
+        let esc = |s: &str| md_text(s);
+        let mut s = format!("### {}\n\n", esc(&self.title));
         s += &format!(
             "| {} |\n",
             self.columns
@@ -57,9 +57,11 @@ impl Table {
         s
     }
 
-    /// RFC 4180 CSV with a header line.
+    /// RFC 4180 CSV with a header line; a cell a spreadsheet would run as a formula is
+    /// written as text (see [`csv_text`]).
     pub fn to_csv(&self) -> String {
         let field = |s: &str| {
+            let s = &csv_text(s);
             if s.contains([',', '"', '\n', '\r']) {
                 format!("\"{}\"", s.replace('"', "\"\""))
             } else {
@@ -499,6 +501,40 @@ fn methods_table(runs: &[RunView]) -> Table {
     t
 }
 
+/// A cell's text as Markdown shows it literally: HTML (`<script>`, `&amp;`) escaped as
+/// entities, Markdown's inline marks and the table's `|` backslash-escaped, line breaks
+/// as spaces (labels, notes and command lines are the user's text; issue 30).
+pub fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A cell's text for a CSV file: one that starts as a spreadsheet formula (`=`, `+`,
+/// `-`, `@`, a tab or a carriage return) gets a leading `'`, so Excel, LibreOffice
+/// and Sheets show it as text instead of running it (OWASP's CSV injection advice;
+/// issue 30). Numbers, negative ones included, and the `-` of an empty figure stay.
+pub fn csv_text(s: &str) -> std::borrow::Cow<'_, str> {
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if formula && s != "-" && s.trim().parse::<f64>().is_err() {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// Why a run is incomplete (its first note says so), or `None` when it is complete.
 pub fn incomplete_reason(r: &RunView) -> Option<String> {
     if r.complete {
@@ -543,6 +579,45 @@ mod tests {
             table().to_markdown(),
             "### Title\n\n| name | value |\n|---|---|\n| a,b | 1.5 |\n| say \"hi\" | 22 |\n"
         );
+    }
+
+    /// Regression (issue 30): `report --images` wrote labels raw: a label of
+    /// `=HYPERLINK(...)` ran as a formula in a spreadsheet, and `<img onerror=...>` or
+    /// `|` broke out of a Markdown table as HTML or as a new cell.
+    #[test]
+    fn labels_are_inert_in_csv_and_markdown() {
+        let mut t = Table::new("x", "s", "<b>T</b>", &["run", "value"]);
+        for bad in [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "+1+cmd|' /C calc'!A0",
+            "-2+3",
+            "@SUM(A1:A2)",
+            "\t=1",
+            "\r=1",
+        ] {
+            t.push(vec![bad.into(), "-1.5".into()]);
+        }
+        t.push(vec!["<img src=x onerror=alert(1)> a|b *c* [d](e) `f` _g_ ~h~ \\ &".into(), "-".into()]);
+        let csv = t.to_csv();
+        for line in csv.lines().skip(1).take(6) {
+            let first = line.trim_start_matches('"');
+            assert!(first.starts_with('\''), "{line}");
+        }
+        // Numbers stay numbers, the empty figure stays `-`.
+        assert!(csv.contains(",-1.5\n") && csv.ends_with(",-\n"), "{csv}");
+        let md = t.to_markdown();
+        assert!(md.starts_with("### &lt;b&gt;T&lt;/b&gt;\n"), "{md}");
+        assert!(
+            md.contains(
+                "| &lt;img src=x onerror=alert(1)&gt; a\\|b \\*c\\* \\[d\\](e) \\`f\\` \\_g\\_ \\~h\\~ \\\\ &amp; | - |"
+            ),
+            "{md}"
+        );
+        assert!(!md.contains('<'), "{md}");
+        // Every row still has its two cells (no `|` broke out).
+        for row in md.lines().skip(4) {
+            assert_eq!(row.matches(" | ").count(), 1, "{row}");
+        }
     }
 
     #[test]
