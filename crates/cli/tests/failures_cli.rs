@@ -367,3 +367,24 @@ fn report_images_write_labels_inert_in_csv_and_markdown() {
         assert!(text.contains("&lt;img src=x onerror=alert(1)&gt;\\|\\*b\\*"), "{md}: {text}");
     }
 }
+
+/// Regression (issue 30): a sweep plan's generator with `ios = 1e14` passed the plan
+/// check and wrote until the disk was full. It is refused before any point runs, a
+/// user error (exit 2) naming the plan file, the line and the field; the dry run says
+/// how much the plan would write.
+#[test]
+fn a_sweep_plan_bigger_than_its_disk_is_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("huge.toml");
+    std::fs::write(
+        &plan,
+        "[[target]]\npreset = \"client-7op\"\ncapacity = \"1g\"\n\n[[workload]]\ngenerator = \"randwrite\"\nios = 100000000000000\n\n[[procedure]]\nname = \"bench\"\n",
+    )
+    .unwrap();
+    let dry = ok(&storbench(&["sweep", s(&plan), "--dry-run"]));
+    assert!(dry.contains("  output: about 727.6 TiB"), "{dry}");
+    let out = tmp.path().join("out");
+    let o = storbench(&["sweep", s(&plan), "-o", s(&out), "-q"]);
+    refused(&o, &["huge.toml:7:", "`ios`", "free in", "hint: lower `ios` or `size`"]);
+    assert_eq!(std::fs::read_dir(out.join("points")).unwrap().count(), 0);
+}

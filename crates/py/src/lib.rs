@@ -163,6 +163,8 @@ impl Sweep {
     ) -> PyResult<Sweep> {
         let plan = load_plan(path, text, base)?;
         let dir = SweepDir::open(Path::new(out), &plan).map_err(sweep_err)?;
+        // Refused before any point runs when they would not fit on the disk.
+        dir.pending(&plan).map_err(sweep_err)?;
         Ok(Sweep { plan, dir })
     }
 

@@ -97,12 +97,7 @@ fn never_stop() -> Arc<AtomicBool> {
 /// Run `plan` into `out` with `o.jobs` points at a time, then write the dataset.
 pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, SweepError> {
     let sd = SweepDir::open(out, plan)?;
-    let mut pending: Vec<&Point> = Vec::new();
-    for p in &plan.points {
-        if sd.finished(p)?.is_none() {
-            pending.push(p);
-        }
-    }
+    let pending: Vec<&Point> = sd.pending(plan)?;
     let already_done = plan.points.len() - pending.len();
     let pb = bar(plan.points.len(), already_done, o.progress);
     let next = AtomicUsize::new(0);

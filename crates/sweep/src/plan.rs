@@ -139,6 +139,18 @@ pub struct Point {
     pub preset: String,
     /// The value of each plan axis this point has, by column name.
     pub params: Vec<(String, Cell)>,
+    /// What the point will write, estimated before anything runs (not part of its id).
+    #[serde(default)]
+    pub output: PointOutput,
+}
+
+/// A point's estimated output and the plan field that decides most of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PointOutput {
+    pub bytes: u64,
+    /// The field (`ios`, `size`, `scale`, `duration`, ...) and its line in the plan.
+    pub field: Option<String>,
+    pub line: Option<usize>,
 }
 
 /// A plan axis: a key with more than one value somewhere in the plan.
@@ -496,6 +508,16 @@ fn targets(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<TargetVariant>, PlanError
 struct WorkloadVariant {
     spec: WorkloadSpec,
     axes: Vec<(String, Cell)>,
+    /// Each key's line in the plan.
+    lines: BTreeMap<String, usize>,
+}
+
+/// Each key of an entry with its line in the plan (`_` spelled `-`, as options are).
+fn key_lines(ctx: &Ctx<'_>, entry: &Entry) -> BTreeMap<String, usize> {
+    entry
+        .iter()
+        .map(|(k, v)| (k.replace('_', "-"), ctx.line(v.span())))
+        .collect()
 }
 
 const PROFILE_KEYS: [&str; 2] = ["profile", "scale"];
@@ -526,7 +548,11 @@ fn workloads(ctx: &Ctx<'_>, raw: &[Entry], base: &Path) -> Result<Vec<WorkloadVa
                 "trace" => w.trace(base)?,
                 _ => w.generator()?,
             };
-            out.push(WorkloadVariant { spec, axes: v.axes });
+            out.push(WorkloadVariant {
+                spec,
+                axes: v.axes,
+                lines: key_lines(ctx, entry),
+            });
         }
     }
     Ok(out)
@@ -714,6 +740,8 @@ struct ProcVariant {
     options: BTreeMap<String, Cell>,
     axes: Vec<(String, Cell)>,
     line: usize,
+    /// Each key's line in the plan.
+    lines: BTreeMap<String, usize>,
 }
 
 fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanError> {
@@ -767,6 +795,7 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
                     .collect(),
                 axes: v.axes,
                 line: v.line,
+                lines: key_lines(ctx, entry),
             });
         }
     }
@@ -916,12 +945,14 @@ impl Sections {
                                 Some("two [[target]] or [[workload]] entries overlap"),
                             ));
                         }
+                        let output = output_of(&run, *w, p);
                         points.push(Point {
                             index: points.len(),
                             id,
                             run,
                             preset: t.preset.clone(),
                             params: columns.params(t, *w, p),
+                            output,
                         });
                     }
                 }
@@ -965,6 +996,73 @@ impl Sections {
             }
         }
         Ok(())
+    }
+}
+
+/// A point's estimated output, named by the field that decides most of it: the
+/// workload's size (`ios`, `size`, `scale` or `profile`) when its trace dominates,
+/// else the procedure's timed option (`duration`, `dirty-for`, `settle`).
+fn output_of(run: &RunSpec, w: Option<&WorkloadVariant>, p: &ProcVariant) -> PointOutput {
+    let est = point::output_estimate(run);
+    let field = if est.trace_bytes >= est.results_bytes {
+        w.and_then(|w| {
+            ["ios", "size", "scale", "profile"]
+                .into_iter()
+                .find_map(|k| w.lines.get(k).map(|l| (k, *l)))
+        })
+    } else if est.timed_s > 0 {
+        ["duration", "dirty-for", "settle"]
+            .into_iter()
+            .find_map(|k| p.lines.get(k).map(|l| (k, *l)))
+    } else {
+        None
+    };
+    PointOutput {
+        bytes: est.total_bytes(),
+        field: field.map(|(k, _)| k.to_owned()),
+        line: field.map(|(_, l)| l),
+    }
+}
+
+impl Plan {
+    /// Refuses a sweep whose `pending` points would write more than `free_bytes` (the
+    /// room on `dir`'s filesystem), checked before the first point runs (issue 30: a
+    /// generator of `ios = 1e14` passed the plan check and wrote until the disk was
+    /// full). The error names the field that decides the largest point's output.
+    pub fn check_room(&self, pending: &[&Point], free_bytes: u64, dir: &Path) -> Result<(), PlanError> {
+        let need = pending
+            .iter()
+            .fold(0u64, |a, p| a.saturating_add(p.output.bytes));
+        if need <= free_bytes {
+            return Ok(());
+        }
+        let big = pending
+            .iter()
+            .max_by_key(|p| p.output.bytes)
+            .expect("a need above the free space has a point");
+        let fmt = storbench_workload::units::fmt_bytes;
+        let what = match &big.output.field {
+            Some(f) => format!("`{f}` of point {} decides most of it", big.index),
+            None => format!("point {} is the largest", big.index),
+        };
+        Err(PlanError {
+            file: self.file.clone(),
+            line: big.output.line,
+            message: format!(
+                "the sweep would write about {} ({} point{} to run, up to {} each: {what}), more than the {} free in {}",
+                fmt(need),
+                pending.len(),
+                if pending.len() == 1 { "" } else { "s" },
+                fmt(big.output.bytes),
+                fmt(free_bytes),
+                dir.display()
+            ),
+            hint: Some(match big.output.field.as_deref() {
+                Some("ios" | "size") => "lower `ios` or `size` (a generator writes its whole trace before the point runs), or give -o a filesystem with room".into(),
+                Some(f) => format!("lower `{f}`, or give -o a filesystem with room"),
+                None => "run fewer points at once (split the plan), or give -o a filesystem with room".into(),
+            }),
+        })
     }
 }
 
@@ -1186,6 +1284,18 @@ impl Plan {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        let total = self
+            .points
+            .iter()
+            .fold(0u64, |a, p| a.saturating_add(p.output.bytes));
+        if let Some(big) = self.points.iter().max_by_key(|p| p.output.bytes) {
+            s += &format!(
+                "  output: about {} (the largest point, {}, about {})\n",
+                storbench_workload::units::fmt_bytes(total),
+                big.index,
+                storbench_workload::units::fmt_bytes(big.output.bytes)
+            );
+        }
         s += &format!(
             "{:>6}  {:<16}  {:<12}  {:<20}  {}\n",
             "#", "point", "procedure", "workload", "target"

@@ -291,6 +291,74 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
     }
 }
 
+// ---------------------------------------------------------------- output size
+
+/// Bytes a point's trace takes per I/O: 4.0 measured (200,000 random 4 KiB writes
+/// over 1 GiB, a generator trace as storbench writes it); 8 bounds wider spans. A
+/// synthesized profile's trace carries times and names: 16.
+pub const TRACE_BYTES_PER_IO: u64 = 8;
+pub const PROFILE_BYTES_PER_IO: u64 = 16;
+/// A point's results whatever it runs (result.json, state, fio logs, series of a
+/// short run: 45 to 120 KB measured), and per second of a timed phase (the journal
+/// and series: 490 B a second measured over a 400 s run).
+pub const POINT_RESULT_BYTES: u64 = 256 << 10;
+pub const RESULT_BYTES_PER_S: u64 = 1 << 10;
+
+/// What a point will write, estimated before it runs, by what decides it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputEstimate {
+    /// The trace it writes: a generator's (`ios`, or `size` / `bs`) or a profile's.
+    pub trace_bytes: u64,
+    /// Its results: a fixed part and the per-second series of its timed phases.
+    pub results_bytes: u64,
+    /// Seconds of timed phases counted (consistency `duration`, trim-check
+    /// `dirty-for` and `settle`).
+    pub timed_s: u64,
+}
+
+impl OutputEstimate {
+    pub fn total_bytes(&self) -> u64 {
+        self.trace_bytes.saturating_add(self.results_bytes)
+    }
+}
+
+/// A point's output, estimated from its spec (options that do not parse count as
+/// their defaults: the plan's check refuses them anyway).
+pub fn output_estimate(run: &RunSpec) -> OutputEstimate {
+    let trace_bytes = match &run.workload {
+        Some(WorkloadSpec::Generator { bs, ios, size, .. }) => {
+            let n = match (ios, size) {
+                (Some(n), _) => *n,
+                (None, Some(b)) => {
+                    let bytes = parse_size("size", b).unwrap_or(0);
+                    let bs = parse_size("bs", bs).unwrap_or(4096).max(1);
+                    bytes.div_ceil(bs)
+                }
+                (None, None) => 0,
+            };
+            n.saturating_mul(TRACE_BYTES_PER_IO)
+        }
+        Some(WorkloadSpec::Profile { name, scale }) => {
+            let ios = storbench_workload::synth::load(name).map_or(0, |p| p.total_ios());
+            let quick = flag(run, "quick").unwrap_or(false);
+            let scale = scale.unwrap_or(if quick { 0.002 } else { 1.0 });
+            ((ios as f64 * scale).ceil() as u64).saturating_mul(PROFILE_BYTES_PER_IO)
+        }
+        Some(WorkloadSpec::Trace { .. }) | None => 0,
+    };
+    let timed_ns = match run.procedure.as_str() {
+        "consistency" => consistency(run).map_or(0, |c| c.duration_ns),
+        "trim-check" => trim_check(run).map_or(0, |c| c.dirty_for_ns.saturating_add(c.settle_ns)),
+        _ => 0,
+    };
+    let timed_s = timed_ns.div_ceil(1_000_000_000);
+    OutputEstimate {
+        trace_bytes,
+        results_bytes: POINT_RESULT_BYTES.saturating_add(timed_s.saturating_mul(RESULT_BYTES_PER_S)),
+        timed_s,
+    }
+}
+
 // ---------------------------------------------------------------- generator workloads
 
 /// Write a generator workload as a trace with no times (so the trace bench keeps `qd`

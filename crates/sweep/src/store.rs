@@ -125,6 +125,26 @@ impl SweepDir {
         &self.dir
     }
 
+    /// The plan's unfinished points, refused when they would write more than this
+    /// directory's filesystem has free (see [`Plan::check_room`]): checked before the
+    /// first point runs.
+    pub fn pending<'p>(&self, plan: &'p Plan) -> Result<Vec<&'p Point>, SweepError> {
+        let mut pending = Vec::new();
+        for p in &plan.points {
+            if self.finished(p)?.is_none() {
+                pending.push(p);
+            }
+        }
+        let st = rustix::fs::statvfs(&self.dir).map_err(|e| SweepError::Io {
+            path: self.dir.clone(),
+            context: "reading the free space (statvfs)",
+            source: e.into(),
+        })?;
+        let free = st.f_bavail.saturating_mul(st.f_frsize);
+        plan.check_room(&pending, free, &self.dir)?;
+        Ok(pending)
+    }
+
     pub fn point_dir(&self, p: &Point) -> PathBuf {
         self.dir.join(POINTS_DIR).join(&p.id)
     }

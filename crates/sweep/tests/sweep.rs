@@ -252,3 +252,88 @@ fn a_point_stopped_mid_phase_continues_to_the_row_of_an_unstopped_run() {
     let r = storbench_suite::read_result(&dir).unwrap();
     assert_eq!(r.resumes, 1);
 }
+
+/// Regression (issue 30): a generator of `ios = 1e14` passed the plan check and wrote
+/// its trace until the disk was full. The points' output is estimated from the plan and
+/// checked against the output's free space before the first point runs; the error
+/// names the file, the field and its line, and nothing of a point is written.
+#[test]
+fn a_plan_bigger_than_its_disk_is_refused_before_any_point_runs() {
+    let text = r#"
+[[target]]
+preset = "client-7op"
+capacity = "1g"
+
+[[workload]]
+generator = "randwrite"
+ios = 100000000000000
+
+[[workload]]
+generator = "randwrite"
+size = "64m"
+
+[[procedure]]
+name = "bench"
+"#;
+    let p = plan(text);
+    let huge = &p.points[0];
+    assert_eq!(huge.output.field.as_deref(), Some("ios"));
+    assert_eq!(huge.output.line, Some(8));
+    assert!(huge.output.bytes >= 100_000_000_000_000, "{:?}", huge.output);
+    // 64 MiB of 4 KiB writes: a trace of 16384 I/Os, smaller than the results.
+    let small = &p.points[1];
+    let trace = 16384 * storbench_sweep::point::TRACE_BYTES_PER_IO;
+    assert_eq!(
+        small.output.bytes,
+        storbench_sweep::point::POINT_RESULT_BYTES + trace
+    );
+    assert_eq!(small.output.field, None, "the results decide");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sweep");
+    let e = run_local(&p, &out, &options(1)).expect_err("refused");
+    let msg = e.to_string();
+    assert!(
+        matches!(&e, storbench_sweep::SweepError::Plan(pe) if pe.line == Some(8)),
+        "{e:?}"
+    );
+    assert!(
+        msg.starts_with("t.toml:8: the sweep would write about")
+            && msg.contains("`ios` of point 0")
+            && msg.contains("free in")
+            && msg.contains("hint: lower `ios` or `size`"),
+        "{msg}"
+    );
+    let points = std::fs::read_dir(out.join("points")).unwrap().count();
+    assert_eq!(points, 0, "no point ran");
+
+    // The bound is the free space: the same plan's small point alone fits.
+    let fits = plan(&text.replace("ios = 100000000000000", "ios = 1000"));
+    assert!(fits.check_room(&fits.points.iter().collect::<Vec<_>>(), 64 << 20, &out).is_ok());
+    let e = fits
+        .check_room(&fits.points.iter().collect::<Vec<_>>(), 100 << 10, &out)
+        .unwrap_err();
+    assert!(e.message.contains("more than the 100 KiB free"), "{e}");
+}
+
+/// A timed procedure's results grow with its duration: a consistency run of a billion
+/// seconds is named by its `duration`.
+#[test]
+fn a_timed_procedure_is_bounded_by_its_duration() {
+    let p = plan(
+        r#"
+[[target]]
+preset = "client-7op"
+capacity = "1g"
+
+[[procedure]]
+name = "consistency"
+duration = "1000000000s"
+"#,
+    );
+    let pt = &p.points[0];
+    assert_eq!(pt.output.field.as_deref(), Some("duration"));
+    assert_eq!(pt.output.line, Some(8));
+    let e = p.check_room(&[pt], 1 << 30, Path::new("out")).unwrap_err();
+    assert!(e.to_string().contains("hint: lower `duration`"), "{e}");
+}
