@@ -53,7 +53,14 @@ fn import_csv(dir: &Path, name: &str, rows: &[(u64, u64, u64, &str)]) -> PathBuf
     }
     std::fs::write(&csv, text).unwrap();
     let out = dir.join(format!("{name}.parquet"));
-    ok(&storbench(&["import", s(&csv), "--format", "csv", "-o", s(&out)]));
+    ok(&storbench(&[
+        "import",
+        s(&csv),
+        "--format",
+        "csv",
+        "-o",
+        s(&out),
+    ]));
     out
 }
 
@@ -66,7 +73,14 @@ fn a_closed_stdout_pipe_ends_every_printing_command_quietly() {
     let trace = import_csv(tmp.path(), "t", &[(0, 0, 4096, "read")]);
     let res = tmp.path().join("res");
     ok(&storbench(&[
-        "run", "--target", SIM, "--time", "1s", "-q", "-o", s(&res),
+        "run",
+        "--target",
+        SIM,
+        "--time",
+        "1s",
+        "-q",
+        "-o",
+        s(&res),
     ]));
     let cases: Vec<Vec<&str>> = vec![
         vec!["profiles"],
@@ -116,7 +130,10 @@ fn a_full_stdout_is_an_io_failure() {
         .unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("standard output") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("standard output") && !err.contains("panicked"),
+        "{err}"
+    );
 }
 
 /// Whether this machine refuses an allocation larger than its memory (the kernel's
@@ -167,15 +184,31 @@ fn an_io_larger_than_the_target_is_refused_before_its_buffers_are_allocated() {
     let big_target = format!("file:{}", s(&big));
     let res = tmp.path().join("span");
     let o = storbench(&[
-        "replay", s(&trace), "--target", &big_target, "--span", "1g", "--buffer-memory", "2t",
-        "-q", "-o", s(&res),
+        "replay",
+        s(&trace),
+        "--target",
+        &big_target,
+        "--span",
+        "1g",
+        "--buffer-memory",
+        "2t",
+        "-q",
+        "-o",
+        s(&res),
     ]);
     refused(&o, &["row 0", "larger than", "hint:"]);
     // Fits the target, but two 1 TiB buffers are not to be had: a refusal, not an abort.
     if refuses_huge_allocations() {
         let res = tmp.path().join("alloc");
         let o = storbench(&[
-            "replay", s(&trace), "--target", &big_target, "--buffer-memory", "2t", "-q", "-o",
+            "replay",
+            s(&trace),
+            "--target",
+            &big_target,
+            "--buffer-memory",
+            "2t",
+            "-q",
+            "-o",
             s(&res),
         ]);
         refused(&o, &["cannot allocate", "hint:"]);
@@ -210,7 +243,14 @@ fn a_512_byte_aligned_trace_replays_on_4kn_targets_widened_with_a_note() {
     let check = |target: &str, name: &str| {
         let res = tmp.path().join(name);
         let o = storbench(&[
-            "replay", s(&trace), "--target", target, "--destroy-data", target, "-q", "-o",
+            "replay",
+            s(&trace),
+            "--target",
+            target,
+            "--destroy-data",
+            target,
+            "-q",
+            "-o",
             s(&res),
         ]);
         assert_eq!(o.status.code(), Some(0), "{target}: {}", stderr(&o));
@@ -221,7 +261,10 @@ fn a_512_byte_aligned_trace_replays_on_4kn_targets_widened_with_a_note() {
         assert_eq!(r["phases"][0]["metrics"]["errors"], 0, "{r}");
         assert_eq!(r["phases"][0]["aligned_ios"], 4, "{r}");
         let notes = r["notes"].to_string();
-        assert!(notes.contains("4 I/Os were not aligned") && notes.contains("widened"), "{notes}");
+        assert!(
+            notes.contains("4 I/Os were not aligned") && notes.contains("widened"),
+            "{notes}"
+        );
         assert_eq!(r["complete"], true, "{r}");
     };
     check(lo.path_str(), "device");
@@ -235,8 +278,14 @@ fn a_512_byte_aligned_trace_replays_on_4kn_targets_widened_with_a_note() {
         .unwrap();
     let res = tmp.path().join("file");
     let o = storbench(&[
-        "replay", s(&trace), "--target", &format!("file:{}", s(&file)), "--overwrite", "-q",
-        "-o", s(&res),
+        "replay",
+        s(&trace),
+        "--target",
+        &format!("file:{}", s(&file)),
+        "--overwrite",
+        "-q",
+        "-o",
+        s(&res),
     ]);
     assert_eq!(o.status.code(), Some(0), "file: {}", stderr(&o));
     let r: serde_json::Value =
@@ -257,11 +306,29 @@ fn a_zero_row_parquet_trace_is_an_empty_trace_everywhere() {
     assert!(text.contains("total I/Os") && text.contains(" 0"), "{text}");
     let tmp = tempfile::tempdir().unwrap();
     let csv = tmp.path().join("e.csv");
-    ok(&storbench(&["export", s(&fixture), "--format", "csv", "-o", s(&csv)]));
-    for target in [SIM.to_string(), format!("file:{}", s(&tmp.path().join("t.dat")))] {
+    ok(&storbench(&[
+        "export",
+        s(&fixture),
+        "--format",
+        "csv",
+        "-o",
+        s(&csv),
+    ]));
+    for target in [
+        SIM.to_string(),
+        format!("file:{}", s(&tmp.path().join("t.dat"))),
+    ] {
         let res = tmp.path().join("res");
         let o = storbench(&[
-            "replay", s(&fixture), "--target", &target, "--size", "1m", "-q", "-o", s(&res),
+            "replay",
+            s(&fixture),
+            "--target",
+            &target,
+            "--size",
+            "1m",
+            "-q",
+            "-o",
+            s(&res),
         ]);
         refused(&o, &["empty_pyarrow.parquet", "holds no I/O", "hint:"]);
         assert!(!stderr(&o).contains("corrupt"), "{}", stderr(&o));
@@ -276,7 +343,11 @@ fn tiny_tmpfs(dir: &Path, size: &str) -> Option<storbench_testkit::Mounted> {
         return None;
     }
     let at = dir.join(format!("tmpfs-{size}"));
-    match storbench_testkit::Mounted::new(Path::new("tmpfs"), &at, &["-t", "tmpfs", "-o", &format!("size={size}")]) {
+    match storbench_testkit::Mounted::new(
+        Path::new("tmpfs"),
+        &at,
+        &["-t", "tmpfs", "-o", &format!("size={size}")],
+    ) {
         Ok(m) => Some(m),
         Err(why) => {
             eprintln!("skipped: cannot mount a tmpfs: {why}");
@@ -288,10 +359,26 @@ fn tiny_tmpfs(dir: &Path, size: &str) -> Option<storbench_testkit::Mounted> {
 /// Runs a 20 s random-write run on a simulated drive into a tmpfs of `kib` KiB; the
 /// file a full disk failed (a needle of `files`) when it failed, after checking it
 /// failed as an I/O failure does. `None` when it succeeded; `Some(None)` skips.
-fn run_on_tiny_fs(dir: &Path, kib: u32, log_ios: bool, files: &[&'static str]) -> Option<Option<&'static str>> {
+fn run_on_tiny_fs(
+    dir: &Path,
+    kib: u32,
+    log_ios: bool,
+    files: &[&'static str],
+) -> Option<Option<&'static str>> {
     let m = tiny_tmpfs(dir, &format!("{kib}k"))?;
     let res = m.dir().join("r");
-    let mut args = vec!["run", "--target", SIM, "--rw", "randwrite", "--time", "20s", "-q", "-o", s(&res)];
+    let mut args = vec![
+        "run",
+        "--target",
+        SIM,
+        "--rw",
+        "randwrite",
+        "--time",
+        "20s",
+        "-q",
+        "-o",
+        s(&res),
+    ];
     if log_ios {
         args.push("--log-ios");
     }
@@ -302,7 +389,10 @@ fn run_on_tiny_fs(dir: &Path, kib: u32, log_ios: bool, files: &[&'static str]) -
     }
     assert!(err.contains("No space left on device"), "{kib} KiB: {err}");
     assert_eq!(o.status.code(), Some(1), "{kib} KiB: {err}");
-    assert!(!err.contains("hint:"), "a full disk is no user mistake: {err}");
+    assert!(
+        !err.contains("hint:"),
+        "a full disk is no user mistake: {err}"
+    );
     Some(files.iter().copied().find(|f| err.contains(f)))
 }
 
@@ -313,7 +403,14 @@ fn run_on_tiny_fs(dir: &Path, kib: u32, log_ios: bool, files: &[&'static str]) -
 #[test]
 fn a_full_disk_under_the_run_directory_is_an_io_failure_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
-    let files = ["state.json", "journal", ".log", "series", "result.json", "ios.parquet"];
+    let files = [
+        "state.json",
+        "journal",
+        ".log",
+        "series",
+        "result.json",
+        "ios.parquet",
+    ];
     let mut failed_on = std::collections::BTreeSet::new();
     for kib in (8..=72).step_by(4) {
         match run_on_tiny_fs(tmp.path(), kib, false, &files) {
@@ -322,7 +419,10 @@ fn a_full_disk_under_the_run_directory_is_an_io_failure_exit_1() {
         }
     }
     for f in ["state.json", "series"] {
-        assert!(failed_on.contains(f), "no size failed on {f}: {failed_on:?}");
+        assert!(
+            failed_on.contains(f),
+            "no size failed on {f}: {failed_on:?}"
+        );
     }
     let ios = run_on_tiny_fs(tmp.path(), 64, true, &files);
     assert_eq!(ios, Some(Some("ios.parquet")));
@@ -337,7 +437,16 @@ fn report_images_write_labels_inert_in_csv_and_markdown() {
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
     for d in [&a, &b] {
-        ok(&storbench(&["run", "--target", SIM, "--time", "1s", "-q", "-o", s(d)]));
+        ok(&storbench(&[
+            "run",
+            "--target",
+            SIM,
+            "--time",
+            "1s",
+            "-q",
+            "-o",
+            s(d),
+        ]));
     }
     let formula = "=HYPERLINK(\"http://example.com\",\"x\")";
     let html = "<img src=x onerror=alert(1)>|*b*";
@@ -364,7 +473,10 @@ fn report_images_write_labels_inert_in_csv_and_markdown() {
     for md in ["methods.md", "tables.md"] {
         let text = std::fs::read_to_string(img.join(md)).unwrap();
         assert!(!text.contains("<img"), "{md}: {text}");
-        assert!(text.contains("&lt;img src=x onerror=alert(1)&gt;\\|\\*b\\*"), "{md}: {text}");
+        assert!(
+            text.contains("&lt;img src=x onerror=alert(1)&gt;\\|\\*b\\*"),
+            "{md}: {text}"
+        );
     }
 }
 
@@ -385,6 +497,14 @@ fn a_sweep_plan_bigger_than_its_disk_is_refused_naming_the_field() {
     assert!(dry.contains("  output: about 727.6 TiB"), "{dry}");
     let out = tmp.path().join("out");
     let o = storbench(&["sweep", s(&plan), "-o", s(&out), "-q"]);
-    refused(&o, &["huge.toml:7:", "`ios`", "free in", "hint: lower `ios` or `size`"]);
+    refused(
+        &o,
+        &[
+            "huge.toml:7:",
+            "`ios`",
+            "free in",
+            "hint: lower `ios` or `size`",
+        ],
+    );
     assert_eq!(std::fs::read_dir(out.join("points")).unwrap().count(), 0);
 }

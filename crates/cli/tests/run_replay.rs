@@ -638,7 +638,10 @@ fn assert_incomplete_for_failed_ios(out: &Path, tmp: &Path) {
         first.starts_with("incomplete: phase ") && first.contains(&format!("{errors} of ")),
         "{first}"
     );
-    let html = tmp.join(format!("{}.html", out.file_name().unwrap().to_string_lossy()));
+    let html = tmp.join(format!(
+        "{}.html",
+        out.file_name().unwrap().to_string_lossy()
+    ));
     let o = storbench(&["report", path_str(out), "-o", path_str(&html)]);
     ok(&o);
     let page = std::fs::read_to_string(&html).unwrap();
@@ -661,11 +664,24 @@ fn failed_ios_mark_the_result_incomplete_in_result_report_and_compare() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let args = [
-        "run", "--target", lo.path_str(), "--rw", "randread", "--time", "2s", "-q", "-o",
+        "run",
+        "--target",
+        lo.path_str(),
+        "--rw",
+        "randread",
+        "--time",
+        "2s",
+        "-q",
+        "-o",
         path_str(&out),
     ];
     let o = run_while_the_device_shrinks(&lo, &out, &args);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_incomplete_for_failed_ios(&out, tmp.path());
 
     let rows: Vec<(u64, u64, u64, &str)> = (0..2000u64)
@@ -675,11 +691,23 @@ fn failed_ios_mark_the_result_incomplete_in_result_report_and_compare() {
     let lo2 = storbench_testkit::LoopDevice::new(16 << 20, &[]).unwrap();
     let out = tmp.path().join("replay");
     let args = [
-        "replay", path_str(&trace), "--target", lo2.path_str(), "--mode", "timed", "-q", "-o",
+        "replay",
+        path_str(&trace),
+        "--target",
+        lo2.path_str(),
+        "--mode",
+        "timed",
+        "-q",
+        "-o",
         path_str(&out),
     ];
     let o = run_while_the_device_shrinks(&lo2, &out, &args);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_incomplete_for_failed_ios(&out, tmp.path());
 }
 

@@ -165,7 +165,10 @@ impl Drop for Tracefs {
         if rc != 0 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EBUSY) {
-                warn(format_args!("warning: unmounting {}: {e}", self.root.display()));
+                warn(format_args!(
+                    "warning: unmounting {}: {e}",
+                    self.root.display()
+                ));
             }
         }
     }

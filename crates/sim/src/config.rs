@@ -256,7 +256,9 @@ pub enum SimError {
         "sim spec: `{item}` is not key=value\n  hint: write e.g. `capacity=4g`; valid keys: {keys}"
     )]
     NotKeyValue { item: String, keys: String },
-    #[error("sim spec: `{key}` is given twice (`{first}`, then `{second}`)\n  hint: give each key once")]
+    #[error(
+        "sim spec: `{key}` is given twice (`{first}`, then `{second}`)\n  hint: give each key once"
+    )]
     DuplicateKey {
         key: String,
         first: String,

@@ -143,10 +143,7 @@ fn scan_replays(
             ))
         };
         let refused = |e: String, hint: &str| SuiteError::Refused {
-            message: format!(
-                "phase {}: {e}; nothing was written to the target",
-                p.name
-            ),
+            message: format!("phase {}: {e}; nothing was written to the target", p.name),
             hint: hint.into(),
         };
         // A trace scanned already is not read again, unless `prepare` rewrote it since

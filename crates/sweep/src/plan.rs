@@ -1029,7 +1029,12 @@ impl Plan {
     /// room on `dir`'s filesystem), checked before the first point runs (issue 30: a
     /// generator of `ios = 1e14` passed the plan check and wrote until the disk was
     /// full). The error names the field that decides the largest point's output.
-    pub fn check_room(&self, pending: &[&Point], free_bytes: u64, dir: &Path) -> Result<(), PlanError> {
+    pub fn check_room(
+        &self,
+        pending: &[&Point],
+        free_bytes: u64,
+        dir: &Path,
+    ) -> Result<(), PlanError> {
         let need = pending
             .iter()
             .fold(0u64, |a, p| a.saturating_add(p.output.bytes));

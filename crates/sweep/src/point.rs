@@ -354,7 +354,8 @@ pub fn output_estimate(run: &RunSpec) -> OutputEstimate {
     let timed_s = timed_ns.div_ceil(1_000_000_000);
     OutputEstimate {
         trace_bytes,
-        results_bytes: POINT_RESULT_BYTES.saturating_add(timed_s.saturating_mul(RESULT_BYTES_PER_S)),
+        results_bytes: POINT_RESULT_BYTES
+            .saturating_add(timed_s.saturating_mul(RESULT_BYTES_PER_S)),
         timed_s,
     }
 }

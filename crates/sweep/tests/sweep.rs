@@ -279,7 +279,11 @@ name = "bench"
     let huge = &p.points[0];
     assert_eq!(huge.output.field.as_deref(), Some("ios"));
     assert_eq!(huge.output.line, Some(8));
-    assert!(huge.output.bytes >= 100_000_000_000_000, "{:?}", huge.output);
+    assert!(
+        huge.output.bytes >= 100_000_000_000_000,
+        "{:?}",
+        huge.output
+    );
     // 64 MiB of 4 KiB writes: a trace of 16384 I/Os, smaller than the results.
     let small = &p.points[1];
     let trace = 16384 * storbench_sweep::point::TRACE_BYTES_PER_IO;
@@ -309,7 +313,9 @@ name = "bench"
 
     // The bound is the free space: the same plan's small point alone fits.
     let fits = plan(&text.replace("ios = 100000000000000", "ios = 1000"));
-    assert!(fits.check_room(&fits.points.iter().collect::<Vec<_>>(), 64 << 20, &out).is_ok());
+    assert!(fits
+        .check_room(&fits.points.iter().collect::<Vec<_>>(), 64 << 20, &out)
+        .is_ok());
     let e = fits
         .check_room(&fits.points.iter().collect::<Vec<_>>(), 100 << 10, &out)
         .unwrap_err();

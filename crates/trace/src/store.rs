@@ -1565,8 +1565,8 @@ fn check_footer(
             let len = c.compressed_size();
             // A chunk of no values may hold a dictionary page only, its data page offset
             // 0 (pyarrow's 0-row row group, issue 30): nothing is read at that offset.
-            let data_page_ok = c.data_page_offset() >= start
-                || (c.num_values() == 0 && c.data_page_offset() == 0);
+            let data_page_ok =
+                c.data_page_offset() >= start || (c.num_values() == 0 && c.data_page_offset() == 0);
             let inside = start >= 4
                 && data_page_ok
                 && len >= 0

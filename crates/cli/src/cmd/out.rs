@@ -55,8 +55,10 @@ pub fn note(args: std::fmt::Arguments<'_>) {
 
 /// The error ends the command because its standard output was closed.
 pub fn closed_pipe(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.downcast_ref::<StdoutError>().is_some_and(StdoutError::is_closed_pipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<StdoutError>()
+            .is_some_and(StdoutError::is_closed_pipe)
+    })
 }
 
 /// `println!` that returns a [`StdoutError`] instead of panicking.

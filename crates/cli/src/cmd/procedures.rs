@@ -2,8 +2,8 @@
 //! Each writes DIR/result.json, per-second series (Parquet) and fio-style logs, and can
 //! be continued after an interruption (Ctrl-C or kill -9) with `--resume DIR`.
 
-use super::out::outln;
 use super::drive::{absolute, absolute_spec, drive, print_footer, DriveArgs};
+use super::out::outln;
 use super::values;
 use super::UserError;
 use anyhow::Context;
@@ -306,11 +306,14 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
     outln!("  {:>12} {:>12} {:>12}", "clean", "dirty", "after TRIM")?;
     outln!(
         "  {:>12.1} {:>12.1} {:>12.1}",
-        t.clean_mb_per_s, t.dirty_mb_per_s, t.after_trim_mb_per_s
+        t.clean_mb_per_s,
+        t.dirty_mb_per_s,
+        t.after_trim_mb_per_s
     )?;
     outln!(
         "  dirty = {:.0}% of clean, after TRIM = {:.0}% of clean",
-        t.dirty_pct_of_clean, t.after_trim_pct_of_clean
+        t.dirty_pct_of_clean,
+        t.after_trim_pct_of_clean
     )?;
     if let Some(n) = &t.note {
         outln!("  note: {n}")?;
@@ -402,11 +405,17 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
     let s: storbench_suite::bench::BenchSummary = serde_json::from_value(r.summary.clone())?;
     outln!(
         "trace bench on {} ({} drive, {} data): {}",
-        r.target.name, s.state, s.data, s.trace
+        r.target.name,
+        s.state,
+        s.data,
+        s.trace
     )?;
     outln!(
         "  data rate {:.1} MB/s (read {:.1}, write {:.1}); busy {:.2} s",
-        s.data_rate_mb_per_s, s.read_rate_mb_per_s, s.write_rate_mb_per_s, s.busy_s
+        s.data_rate_mb_per_s,
+        s.read_rate_mb_per_s,
+        s.write_rate_mb_per_s,
+        s.busy_s
     )?;
     outln!(
         "  service time: mean {:.1} us, std dev {:.1} us, p50 {:.1}, p99 {:.1}, p99.9 {:.1} us",

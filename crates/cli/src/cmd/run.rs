@@ -3,8 +3,8 @@
 //! (`storbench_suite::run`), as `replay` and the drive procedures are. Also holds
 //! what `run` and `replay` share: target options, value parsers, the summary.
 
-use super::out::{outln, StdoutError};
 use super::drive::{absolute, absolute_spec, drive, failed_ios, print_footer, DriveArgs};
+use super::out::{outln, StdoutError};
 use super::values;
 use super::UserError;
 use std::path::{Path, PathBuf};
@@ -201,7 +201,11 @@ fn print_phase(r: &SuiteResult, p: &PhaseRecord) -> Result<(), StdoutError> {
     )?;
     outln!(
         "  I/Os: {} read, {} write, {} trim, {} flush, {} errors",
-        m.read_ios, m.write_ios, m.trim_ios, m.flush_ios, m.errors
+        m.read_ios,
+        m.write_ios,
+        m.trim_ios,
+        m.flush_ios,
+        m.errors
     )?;
     outln!(
         "  IOPS {:.0}   data rate {:.1} MB/s (read {:.1}, write {:.1})   busy {:.2} s   avg QD {:.1}",

@@ -77,8 +77,8 @@ impl BufferPool {
     /// allocation does.
     pub fn new(slots: usize, slot_bytes: usize) -> BufferPool {
         BufferPool::try_new(slots, slot_bytes).unwrap_or_else(|| {
-            let layout = Layout::from_size_align(slots * slot_bytes, BUFFER_ALIGN)
-                .expect("valid layout");
+            let layout =
+                Layout::from_size_align(slots * slot_bytes, BUFFER_ALIGN).expect("valid layout");
             std::alloc::handle_alloc_error(layout)
         })
     }

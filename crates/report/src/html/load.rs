@@ -185,10 +185,12 @@ fn command_line_text(r: &ResultFile, config: &read::Config) -> String {
 /// A result written as complete although a phase had failed I/Os (storbench before
 /// issue 30 did so for `run` and `replay`): the note that marks it incomplete.
 fn failed_ios_note(r: &ResultFile) -> Option<String> {
-    let (name, m) = r
-        .phases
-        .iter()
-        .find_map(|p| p.metrics.as_ref().filter(|m| m.errors > 0).map(|m| (&p.name, m)))?;
+    let (name, m) = r.phases.iter().find_map(|p| {
+        p.metrics
+            .as_ref()
+            .filter(|m| m.errors > 0)
+            .map(|m| (&p.name, m))
+    })?;
     let done = m.read_ios + m.write_ios + m.trim_ios + m.flush_ios;
     Some(format!(
         "incomplete: phase {name}: {} of {} I/Os failed; the figures cover only the I/Os that completed",

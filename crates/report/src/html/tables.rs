@@ -597,7 +597,10 @@ mod tests {
         ] {
             t.push(vec![bad.into(), "-1.5".into()]);
         }
-        t.push(vec!["<img src=x onerror=alert(1)> a|b *c* [d](e) `f` _g_ ~h~ \\ &".into(), "-".into()]);
+        t.push(vec![
+            "<img src=x onerror=alert(1)> a|b *c* [d](e) `f` _g_ ~h~ \\ &".into(),
+            "-".into(),
+        ]);
         let csv = t.to_csv();
         for line in csv.lines().skip(1).take(6) {
             let first = line.trim_start_matches('"');
