@@ -232,18 +232,18 @@ fn buffer_plan(
         .map(|(_, s)| s.max_in_flight as usize)
         .max()
         .unwrap_or(1);
-    let have_slots = real.max_in_flight.unwrap_or(DEFAULT_SLOTS);
-    let have_bytes = real.buffer_bytes.map_or(DEFAULT_SLOT_BYTES, |b| b as u64);
-    if trace_io <= have_bytes && trace_qd <= have_slots {
-        return Ok(None);
-    }
-    let cap_bytes = buffer_cap(real);
     let (phase_qd, phase_io) = plans
         .iter()
         .map(|p| phase_needs(&p.work))
         .fold((0, 0), |(q, b), (pq, pb)| (q.max(pq), b.max(pb)));
     let want = trace_qd.max(phase_qd);
     let max_io = trace_io.max(phase_io);
+    let have_slots = real.max_in_flight.unwrap_or(DEFAULT_SLOTS);
+    let have_bytes = real.buffer_bytes.map_or(DEFAULT_SLOT_BYTES, |b| b as u64);
+    if max_io <= have_bytes && want <= have_slots {
+        return Ok(None);
+    }
+    let cap_bytes = buffer_cap(real);
     let plan = BufferPlan::new(want, max_io, cap_bytes).map_err(|e| {
         SuiteError::Invalid(format!(
             "{}: row {}: {e}; nothing was written to the target",
