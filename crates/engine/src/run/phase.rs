@@ -401,7 +401,7 @@ impl<'a> PhaseRun<'a> {
             // The suite sizes a target's buffers for every I/O as widened to its
             // logical blocks; another caller gets this, naming both sizes.
             return Err(EngineError::Invalid(format!(
-                "an I/O of {} bytes (widened to the target's {}-byte blocks) is larger than its buffers ({} bytes): \
+                "an I/O of {} bytes (widened to the target's {}-byte blocks) is larger than the target's buffers ({} bytes): \
                  size them with BufferPlan from the source's largest I/O as widened (TraceScan::max_io_bytes_on)",
                 p.len_bytes,
                 block_bytes,
