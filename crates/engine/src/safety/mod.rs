@@ -116,15 +116,6 @@ fn dev_of(fd: BorrowedFd<'_>, name: &Path) -> Result<DevNum, TargetError> {
     Ok((rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)))
 }
 
-/// The device number of the block device `path` names now (`None`: not a block device).
-fn dev_at(path: &Path) -> Option<DevNum> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let md = std::fs::metadata(path).ok()?;
-    md.file_type()
-        .is_block_device()
-        .then(|| (libc::major(md.rdev()), libc::minor(md.rdev())))
-}
-
 /// Signatures found at both ends of `path`, in words (see [`scan::scan`]).
 pub fn scan_signatures(path: &Path) -> Result<Vec<String>, TargetError> {
     Ok(scan::scan(path)?
@@ -312,22 +303,13 @@ pub fn inspect_fd(
     Ok(f)
 }
 
-/// Do `a` and `b` name the same block device (canonical path or device number)?
-pub fn same_device(a: &Path, b: &Path) -> bool {
-    if let (Ok(ca), Ok(cb)) = (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        if ca == cb {
-            return true;
-        }
-    }
-    matches!((dev_at(a), dev_at(b)), (Some(x), Some(y)) if x == y)
-}
-
 /// Does `consent` (a `--destroy-data` path) name the open block device `fd`: is it,
 /// now, the block device with the descriptor's device number?
 pub fn names_device(consent: &Path, fd: BorrowedFd<'_>) -> bool {
     let st = rustix::fs::fstat(fd);
     st.is_ok_and(|st| {
-        dev_at(consent) == Some((rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)))
+        usage::block_dev_at(consent)
+            == Some((rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)))
     })
 }
 
@@ -397,27 +379,45 @@ fn open_exclusive(device: &Path) -> Result<OwnedFd, TargetError> {
     let dev = dev_of(path_fd.as_fd(), device)?;
     let again = format!("/proc/self/fd/{}", path_fd.as_raw_fd());
     let flags = OFlags::RDWR | OFlags::EXCL | OFlags::DIRECT | OFlags::CLOEXEC;
-    match rustix::fs::open(&again, flags, Mode::empty()) {
-        Ok(fd) => Ok(fd),
-        Err(rustix::io::Errno::BUSY) => {
-            let mut why = usage::in_use(dev);
-            why.extend(usage::loop_users(usage::Object::Device(dev)));
-            why.push(
-                "is in use: the kernel refuses to open it exclusively (EBUSY: mounted, \
-                 held by device mapper, md or LVM, or opened exclusively by another program)"
-                    .into(),
-            );
-            Err(refused(device, &why, IN_USE_HINT.into()))
+    let mut tries = 0;
+    loop {
+        match rustix::fs::open(&again, flags, Mode::empty()) {
+            Ok(fd) => return Ok(fd),
+            Err(rustix::io::Errno::BUSY) => {}
+            Err(e) => {
+                return Err(io(
+                    format!(
+                        "open {} for writing (O_EXCL, through {again}: is /proc mounted?)",
+                        device.display()
+                    ),
+                    e,
+                ))
+            }
         }
-        Err(e) => Err(io(
-            format!(
-                "open {} for writing (O_EXCL, through {again}: is /proc mounted?)",
-                device.display()
-            ),
-            e,
-        )),
+        let mut why = usage::in_use(dev);
+        why.extend(usage::loop_users(usage::Object::Device(dev)));
+        why.extend(usage::open_in(dev));
+        // Busy with no user to be seen: the claim of a process killed a moment ago,
+        // which the kernel drops once it has torn down that process's io_uring ring
+        // in the background. Wait for it, a little.
+        if why.is_empty() && tries < EBUSY_TRIES {
+            tries += 1;
+            std::thread::sleep(EBUSY_PAUSE);
+            continue;
+        }
+        why.push(
+            "is in use: the kernel refuses to open it exclusively (EBUSY: mounted, \
+                 held by device mapper, md or LVM, or opened exclusively by another program)"
+                .into(),
+        );
+        return Err(refused(device, &why, IN_USE_HINT.into()));
     }
 }
+
+/// A device busy (EBUSY on `O_EXCL`) with no user to be seen is tried again this many
+/// times, [`EBUSY_PAUSE`] apart: 2 s in all.
+const EBUSY_TRIES: u32 = 40;
+const EBUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The guard, on every start and every resume: opens `device` for writing and checks
 /// it through that descriptor (see the module doc). `recorded`: the identity the run

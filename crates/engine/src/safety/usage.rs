@@ -84,8 +84,9 @@ fn mount_points(dev: DevNum) -> Vec<String> {
         .collect()
 }
 
-/// The device number of the block device at `path` (stat, following links).
-fn block_dev_at(path: &Path) -> Option<DevNum> {
+/// The device number of the block device at `path` now (stat, following links; `None`:
+/// not a block device).
+pub(crate) fn block_dev_at(path: &Path) -> Option<DevNum> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let md = std::fs::metadata(path).ok()?;
     md.file_type()
@@ -254,8 +255,22 @@ fn dev_name(dev: DevNum) -> String {
         .unwrap_or_else(|| format!("{}:{}", dev.0, dev.1))
 }
 
-/// Block devices open in processes: device number to `PID (command)`, from every
-/// `/proc/PID/fd/N` (processes that end meanwhile are skipped).
+/// Whether descriptor `fd` of the process at `/proc/PID` is an `O_PATH` one (a name
+/// held, no I/O possible: the guard's own while it opens a device), from its fdinfo.
+fn is_o_path(proc: &Path, fd: &std::ffi::OsStr) -> bool {
+    const O_PATH_OCTAL: u32 = 0o10_000_000;
+    std::fs::read_to_string(proc.join("fdinfo").join(fd))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        })
+        .is_some_and(|flags| flags & O_PATH_OCTAL != 0)
+}
+
+/// Block devices open in processes (not as `O_PATH`): device number to `PID (command)`,
+/// from every `/proc/PID/fd/N` (processes that end meanwhile are skipped).
 fn open_in_processes() -> HashMap<DevNum, Vec<String>> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let mut m: HashMap<DevNum, Vec<String>> = HashMap::new();
@@ -274,7 +289,7 @@ fn open_in_processes() -> HashMap<DevNum, Vec<String>> {
             let Ok(md) = std::fs::metadata(fd.path()) else {
                 continue;
             };
-            if md.file_type().is_block_device() {
+            if md.file_type().is_block_device() && !is_o_path(&p.path(), &fd.file_name()) {
                 let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
                 let who = format!("process {pid} ({})", comm.trim());
                 let v = m
@@ -287,6 +302,15 @@ fn open_in_processes() -> HashMap<DevNum, Vec<String>> {
         }
     }
     m
+}
+
+/// The processes that have the block device `dev` open, as a phrase after "it" (empty
+/// when none has).
+pub fn open_in(dev: DevNum) -> Vec<String> {
+    open_in_processes()
+        .remove(&dev)
+        .map(|who| vec![format!("is open in {}", who.join(", "))])
+        .unwrap_or_default()
 }
 
 /// A walk over the loop stacks around one target.
