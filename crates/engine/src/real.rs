@@ -194,6 +194,11 @@ impl RealTarget {
         self.pool.slot_bytes()
     }
 
+    /// Opened for writing (a block device: through the guard).
+    pub fn writable(&self) -> bool {
+        matches!(self.gate, WriteGate::Allowed)
+    }
+
     /// Who the target is, when opened through `spec::open_real_as`.
     pub fn identity(&self) -> Option<&TargetIdentity> {
         self.identity.as_ref()
