@@ -71,39 +71,7 @@ fn resume_refuses_a_loop_device_repointed_at_another_image() {
     };
     let dev = lo.path_str();
     let run = lo.dir().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_storbench"))
-        .args([
-            "consistency",
-            "--target",
-            dev,
-            "--destroy-data",
-            dev,
-            "--duration",
-            "30s",
-            "--round",
-            "1s",
-            "--checkpoint-every",
-            "200ms",
-            "-q",
-            "-o",
-            s(&run),
-        ])
-        .spawn()
-        .unwrap();
-    wait_until(
-        Duration::from_secs(120),
-        "a checkpoint of the random writes",
-        || {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            let Ok(text) = std::fs::read_to_string(run.join("state.json")) else {
-                return false;
-            };
-            let st: serde_json::Value = serde_json::from_str(&text).unwrap();
-            st["phases"][2]["checkpoint"]["series_rows"].as_u64() >= Some(1)
-        },
-    );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    start_and_stop(dev, &["--destroy-data", dev], &run, false);
 
     // Another image, carrying ext4, now behind the same /dev/loopN.
     let other = lo.dir().join("other.img");

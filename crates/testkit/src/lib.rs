@@ -119,8 +119,15 @@ impl LoopDevice {
             .and_then(|f| f.set_len(size_bytes))
             .map_err(|e| format!("image {}: {e}", img.display()))?;
         let img_str = img.to_str().ok_or("temp dir path is not UTF-8")?;
-        let out = sh("losetup", &["-f", "--show", "-P", img_str])
-            .map_err(|e| format!("no loop device: {e}"))?;
+        LoopDevice::attach_free(&["-P", img_str], dir)
+    }
+
+    /// `losetup -f --show ARGS`: the first free loop device, attached, its temporary
+    /// directory `dir`.
+    fn attach_free(args: &[&str], dir: tempfile::TempDir) -> Result<LoopDevice, String> {
+        let mut all = vec!["-f", "--show"];
+        all.extend_from_slice(args);
+        let out = sh("losetup", &all).map_err(|e| format!("no loop device: {e}"))?;
         let dev = PathBuf::from(out.trim());
         assert!(dev.starts_with("/dev/"), "losetup printed {out:?}");
         // Regression (flaky audit after CI stop 12): udev's probe of the new device
@@ -158,16 +165,7 @@ impl LoopDevice {
         }
         let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
         let b = backing.to_str().ok_or("backing path is not UTF-8")?;
-        let out =
-            sh("losetup", &["-f", "--show", b]).map_err(|e| format!("no loop device: {e}"))?;
-        let dev = PathBuf::from(out.trim());
-        assert!(dev.starts_with("/dev/"), "losetup printed {out:?}");
-        udev_settle();
-        Ok(LoopDevice {
-            dev,
-            attached: true.into(),
-            dir,
-        })
+        LoopDevice::attach_free(&[b], dir)
     }
 
     /// Points this loop device at another image: [`LoopDevice::detach`], then
