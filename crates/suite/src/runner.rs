@@ -223,6 +223,9 @@ struct Watch<'w> {
     error: Option<SuiteError>,
     progress: Option<Progress>,
     ios: Option<IoLogWriter>,
+    /// A block device target's descriptor (a duplicate: the engine holds the target)
+    /// and name, to digest its ends at each checkpoint (`crate::trust`).
+    ends: Option<(std::os::fd::OwnedFd, std::path::PathBuf)>,
 }
 
 impl<'w> Watch<'w> {
@@ -255,6 +258,15 @@ impl<'w> Watch<'w> {
             error: None,
             progress: None,
             ios: None,
+            ends: None,
+        }
+    }
+
+    /// Keeps the digest of a block device's ends in the state, saved with its next save.
+    fn note_ends(&mut self) {
+        use std::os::fd::AsFd;
+        if let Some((fd, name)) = &self.ends {
+            crate::trust::note_ends(self.rd, Some(fd.as_fd()), name);
         }
     }
 
@@ -387,6 +399,7 @@ impl Watch<'_> {
             wall_unix_ms: 0,
             carry: serde_json::to_value(&carry).expect("carry serializes"),
         };
+        self.note_ends();
         self.rd.checkpoint(&self.plan.name, cp)?;
         self.start.carry = Some(carry);
         self.last_cp_wall = Instant::now();
@@ -610,6 +623,7 @@ impl<'a> Runner<'a> {
                 at: "before the phase began".into(),
             });
         }
+        crate::trust::note_target_ends(self.rd, self.target);
         let cp = self.rd.begin_phase(&plan.name)?;
         let segments = self.rd.state.phase(&plan.name).segments;
         self.say(&format!("phase {}: {}", plan.name, plan.title));
@@ -642,6 +656,7 @@ impl<'a> Runner<'a> {
             _ => self.io_phase(plan, cp, segments)?,
         };
         rec.counters = Some(health::delta(&before, &self.target.health()));
+        crate::trust::note_target_ends(self.rd, self.target);
         self.rd.finish_phase(
             &rec.name,
             serde_json::to_value(&rec).expect("record serializes"),
@@ -752,10 +767,15 @@ impl<'a> Runner<'a> {
         let mut watch = Watch::new(plan, &mut *self.rd, journal, self.ctl, start, drive_clock);
         watch.progress = progress;
         watch.ios = ios;
+        watch.ends = crate::trust::ends_source(self.target)?;
         let outcome = run_phase(self.target.target(), &mut source, &opts, &mut watch)
             .map_err(engine_err(plan));
         let outcome = watch.settle(outcome)?;
         if watch.interrupted {
+            // The I/Os in flight at the checkpoint have ended since: the digest of the
+            // ends now is the one a resume will find.
+            watch.note_ends();
+            watch.rd.save()?;
             let at = format!("{} s into the phase", watch.last_cp_ns / NS_PER_S);
             if let Some(c) = watch.start.carry.take() {
                 self.unfinished = Some(c.tally.record(plan, c.cursor, "interrupted", segments));

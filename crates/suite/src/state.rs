@@ -48,6 +48,8 @@ pub enum StateError {
         found: String,
         expected: String,
     },
+    #[error("{path}: {message}; hint: if its content is yours, give it back to your user and take write access from others (chown, chmod go-w), or start a new run")]
+    Untrusted { path: PathBuf, message: String },
     #[error("{path}: line {line}: {message}")]
     Journal {
         path: PathBuf,
@@ -224,13 +226,18 @@ pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
         }
         Err(e) => return Err(io_err(&path, "reading")(e)),
     };
-    let state: RunState = serde_json::from_str(&text).map_err(|e| StateError::Corrupt {
-        path: path.clone(),
+    parse_state(&path, &text)
+}
+
+/// The run state in `text`, read from `path`.
+pub(crate) fn parse_state(path: &Path, text: &str) -> Result<RunState, StateError> {
+    let state: RunState = serde_json::from_str(text).map_err(|e| StateError::Corrupt {
+        path: path.to_owned(),
         message: format!("line {}, column {}: {e}", e.line(), e.column()),
     })?;
     if state.version != STATE_VERSION {
         return Err(StateError::Corrupt {
-            path,
+            path: path.to_owned(),
             message: format!(
                 "state version {} (this storbench writes {STATE_VERSION})",
                 state.version
@@ -295,15 +302,17 @@ impl RunDir {
         RunDir::open(dir, state, lock)
     }
 
-    /// Reopen the run in `dir` to continue it.
+    /// Reopen the run in `dir` to continue it: only a directory and state the user
+    /// alone can change (`crate::trust`).
     pub fn resume(dir: &Path, procedure: &str) -> Result<RunDir, StateError> {
         if !dir.is_dir() {
             return Err(StateError::Missing {
                 dir: dir.to_owned(),
             });
         }
+        crate::trust::check_dir(dir)?;
         let lock = lock_dir(dir)?;
-        let mut state = read_state(dir)?;
+        let mut state = crate::trust::read_state(dir)?;
         if state.procedure != procedure {
             return Err(StateError::WrongProcedure {
                 dir: dir.to_owned(),

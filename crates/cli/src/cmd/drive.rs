@@ -111,16 +111,23 @@ pub fn absolute_spec(spec: &str) -> anyhow::Result<String> {
 
 /// Start the run `make` configures in `out` (or resume the one in `--resume`), run it
 /// to the end and return its result. An interrupted run exits here with status 130
-/// after saying where it stands.
+/// after saying where it stands. `destroy_data`: `--destroy-data` as given; with
+/// `--resume`, the consent given again (the device changed at its ends since the last
+/// checkpoint, see `storbench_suite::trust`).
 pub fn drive<P: Procedure>(
     d: &DriveArgs,
     out: Option<PathBuf>,
+    destroy_data: Option<&Path>,
     make: impl FnOnce() -> anyhow::Result<P>,
 ) -> anyhow::Result<(PathBuf, SuiteResult)> {
     let ctl = control(d)?;
-    let (dir, start) = match &d.resume {
-        Some(dir) => (dir.clone(), Start::Resume),
-        None => {
+    let (dir, start) = match (&d.resume, destroy_data) {
+        (Some(dir), None) => (dir.clone(), Start::Resume),
+        (Some(dir), Some(c)) => (
+            dir.clone(),
+            Start::ResumeWithConsent(absolute("--destroy-data", c)?),
+        ),
+        (None, _) => {
             let dir = out.unwrap_or_else(|| default_dir(P::NAME));
             (dir, Start::New(make()?))
         }
