@@ -220,7 +220,7 @@ impl Demo {
         let out = &self.a.out;
         let runs = super::report::load_runs(std::slice::from_ref(out))?;
         let report = out.join("report.html");
-        super::report::write_report(&runs, &report, None)?;
+        super::report::write_report(&runs, &report, None, &Default::default())?;
         println!();
         for l in lines {
             println!("{l}");
