@@ -7,6 +7,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 use storbench_testkit::LoopDevice;
 
 mod common;
@@ -149,6 +150,12 @@ fn a_block_device_named_as_an_output_is_refused() {
         "-o",
         s(&link),
     ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Nor is a link planted in a run directory.
+    let d = tmp.path().join("rundir");
+    std::fs::create_dir(&d).unwrap();
+    symlink(lo.path(), d.join("run_iops.1.log")).unwrap();
+    let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         head(lo.path(), 4 << 20) == before,
@@ -396,4 +403,121 @@ fn a_failed_import_keeps_the_file_at_its_output_path() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Issue 30, data lost 2: with `ln -s ~/.bashrc D/run_iops.1.log`, `run -o D` replaced
+/// ~/.bashrc; the same for every file of a run directory; a dangling `state.lock` link
+/// created a file at its target, and a `journal` directory that is a link wrote into
+/// the directory it points at.
+#[test]
+fn links_planted_in_a_run_directory_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let names = [
+        "run_iops.1.log",
+        "run_bw.1.log",
+        "run_lat.1.log",
+        "journal/run.jsonl",
+        "series/run.parquet",
+        "ios.parquet",
+        "series.parquet",
+        "result.json",
+        "state.json",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let d = tmp.path().join(format!("d{i}"));
+        let victim = tmp.path().join(format!("victim{i}"));
+        std::fs::write(&victim, b"the user's file").unwrap();
+        let link = d.join(name);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        symlink(&victim, &link).unwrap();
+        let o = storbench(&[
+            "run",
+            "--target",
+            SIM,
+            "--bytes",
+            "4m",
+            "--log-ios",
+            "-q",
+            "-o",
+            s(&d),
+        ]);
+        assert_refused(&o, name, "symbolic link");
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"the user's file",
+            "{name}"
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{name}: the link was removed"
+        );
+    }
+    // A dangling lock link.
+    let d = tmp.path().join("lock");
+    std::fs::create_dir(&d).unwrap();
+    let nowhere = tmp.path().join("made-by-the-lock");
+    symlink(&nowhere, d.join("state.lock")).unwrap();
+    let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+    assert_refused(&o, "state.lock", "symbolic link");
+    assert!(
+        !nowhere.exists(),
+        "the dangling lock link created its target"
+    );
+    // Subdirectories that are links.
+    for sub in ["journal", "series"] {
+        let d = tmp.path().join(format!("sub-{sub}"));
+        std::fs::create_dir(&d).unwrap();
+        let elsewhere = tmp.path().join(format!("elsewhere-{sub}"));
+        std::fs::create_dir(&elsewhere).unwrap();
+        symlink(&elsewhere, d.join(sub)).unwrap();
+        let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+        assert_refused(&o, sub, "symbolic link");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{sub}");
+    }
+    // Outputs the run would replace, of the user's (no link): kept, the run refused.
+    let d = tmp.path().join("users");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("series.parquet"), b"mine").unwrap();
+    let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+    assert_refused(&o, "user's series.parquet", "--replace");
+    assert_eq!(std::fs::read(d.join("series.parquet")).unwrap(), b"mine");
+}
+
+/// Issue 30, data lost 2: a link planted in a killed run's directory was written
+/// through by `--resume`: the journal, cut back to the checkpoint, truncated the file
+/// the link pointed at.
+#[test]
+fn links_planted_before_a_resume_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("res");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args([
+            "run",
+            "--target",
+            "test:delay=1ms,capacity=1g",
+            "--time",
+            "30s",
+            "-q",
+            "-o",
+            s(&d),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    storbench_testkit::wait_until(Duration::from_secs(30), "the run to start", || {
+        d.join("journal/run.jsonl").exists()
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, b"the user's file").unwrap();
+    std::fs::remove_file(d.join("journal/run.jsonl")).unwrap();
+    symlink(&victim, d.join("journal/run.jsonl")).unwrap();
+    let o = storbench(&["run", "--resume", s(&d), "-q"]);
+    assert_refused(&o, "resume with a planted journal link", "symbolic link");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the user's file");
 }
