@@ -521,3 +521,43 @@ fn links_planted_before_a_resume_are_refused() {
     assert_refused(&o, "resume with a planted journal link", "symbolic link");
     assert_eq!(std::fs::read(&victim).unwrap(), b"the user's file");
 }
+
+/// A sweep directory's files went through links too: its plan copy was written to
+/// `DIR/plan.tmp` with `File::create`, following a link planted there into the file it
+/// named, and the dataset was written through a link at `DIR/sweep.parquet`.
+#[test]
+fn links_planted_in_a_sweep_directory_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "links"
+[[target]]
+preset = "client-7op"
+capacity = "1g"
+[[procedure]]
+name = "consistency"
+quick = true
+duration = "2s"
+round = "1s"
+"#,
+    )
+    .unwrap();
+    let d = tmp.path().join("sweep");
+    std::fs::create_dir(&d).unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, b"the user's file").unwrap();
+    symlink(&victim, d.join("plan.tmp")).unwrap();
+    ok(&storbench(&["sweep", s(&plan), "-o", s(&d)]));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the user's file");
+    assert!(!std::fs::symlink_metadata(d.join("plan.toml"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    std::fs::remove_file(d.join("sweep.parquet")).unwrap();
+    symlink(&victim, d.join("sweep.parquet")).unwrap();
+    let o = storbench(&["sweep", s(&plan), "-o", s(&d)]);
+    assert_refused(&o, "sweep.parquet link", "symbolic link");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"the user's file");
+}
