@@ -44,6 +44,28 @@ fn assert_refused(o: &Output, what: &str, needle: &str) {
     );
 }
 
+/// `synth` of a small Heavy 2011 into `out`.
+fn synth(out: &Path, extra: &[&str]) -> Output {
+    let mut a = vec![
+        "synth",
+        "heavy-2011",
+        "--scale",
+        "0.001",
+        "-q",
+        "-o",
+        s(out),
+    ];
+    a.extend_from_slice(extra);
+    storbench(&a)
+}
+
+/// A short `run` on a simulated drive into the run directory `dir`.
+fn run_sim(dir: &Path, extra: &[&str]) -> Output {
+    let mut a = vec!["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(dir)];
+    a.extend_from_slice(extra);
+    storbench(&a)
+}
+
 /// The first `len` bytes of a file or device.
 fn head(path: &Path, len: usize) -> Vec<u8> {
     use std::io::Read;
@@ -64,16 +86,7 @@ fn trace_and_results(dir: &Path) -> (PathBuf, PathBuf) {
         "-q",
     ]));
     let res = dir.join("res");
-    ok(&storbench(&[
-        "run",
-        "--target",
-        SIM,
-        "--bytes",
-        "4m",
-        "-q",
-        "-o",
-        s(&res),
-    ]));
+    ok(&run_sim(&res, &[]));
     (trace, res)
 }
 
@@ -141,21 +154,13 @@ fn a_block_device_named_as_an_output_is_refused() {
     // A link to the device is no way round it.
     let link = tmp.path().join("dev-link.parquet");
     symlink(lo.path(), &link).unwrap();
-    let o = storbench(&[
-        "synth",
-        "heavy-2011",
-        "--scale",
-        "0.001",
-        "-q",
-        "-o",
-        s(&link),
-    ]);
+    let o = synth(&link, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // Nor is a link planted in a run directory.
     let d = tmp.path().join("rundir");
     std::fs::create_dir(&d).unwrap();
     symlink(lo.path(), d.join("run_iops.1.log")).unwrap();
-    let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+    let o = run_sim(&d, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         head(lo.path(), 4 << 20) == before,
@@ -212,16 +217,7 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
     assert_eq!(std::fs::read(&t).unwrap(), parquet);
     // report over a result.json it reads.
     let res = d.join("res");
-    ok(&storbench(&[
-        "run",
-        "--target",
-        SIM,
-        "--bytes",
-        "4m",
-        "-q",
-        "-o",
-        s(&res),
-    ]));
+    ok(&run_sim(&res, &[]));
     let result = std::fs::read(res.join("result.json")).unwrap();
     let o = storbench(&[
         "report",
@@ -311,41 +307,16 @@ fn a_symlink_named_as_an_output_is_refused() {
     std::fs::write(&victim, b"export PATH=...").unwrap();
     let link = d.join("link.parquet");
     symlink(&victim, &link).unwrap();
-    let o = storbench(&[
-        "synth",
-        "heavy-2011",
-        "--scale",
-        "0.001",
-        "-q",
-        "-o",
-        s(&link),
-    ]);
+    let o = synth(&link, &[]);
     assert_refused(&o, "synth -o LINK", "symbolic link");
     assert_eq!(std::fs::read(&victim).unwrap(), b"export PATH=...");
-    let o = storbench(&[
-        "synth",
-        "heavy-2011",
-        "--scale",
-        "0.001",
-        "-q",
-        "--overwrite",
-        "-o",
-        s(&link),
-    ]);
+    let o = synth(&link, &["--overwrite"]);
     assert_refused(&o, "synth -o LINK --overwrite", "symbolic link");
     assert_eq!(std::fs::read(&victim).unwrap(), b"export PATH=...");
     let nowhere = d.join("created-by-link");
     let dangling = d.join("dangling.parquet");
     symlink(&nowhere, &dangling).unwrap();
-    let o = storbench(&[
-        "synth",
-        "heavy-2011",
-        "--scale",
-        "0.001",
-        "-q",
-        "-o",
-        s(&dangling),
-    ]);
+    let o = synth(&dangling, &[]);
     assert_refused(&o, "synth -o DANGLING", "symbolic link");
     assert!(!nowhere.exists(), "a dangling link created its target");
 
@@ -430,17 +401,7 @@ fn links_planted_in_a_run_directory_are_refused() {
         let link = d.join(name);
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         symlink(&victim, &link).unwrap();
-        let o = storbench(&[
-            "run",
-            "--target",
-            SIM,
-            "--bytes",
-            "4m",
-            "--log-ios",
-            "-q",
-            "-o",
-            s(&d),
-        ]);
+        let o = run_sim(&d, &["--log-ios"]);
         assert_refused(&o, name, "symbolic link");
         assert_eq!(
             std::fs::read(&victim).unwrap(),
@@ -460,7 +421,7 @@ fn links_planted_in_a_run_directory_are_refused() {
     std::fs::create_dir(&d).unwrap();
     let nowhere = tmp.path().join("made-by-the-lock");
     symlink(&nowhere, d.join("state.lock")).unwrap();
-    let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+    let o = run_sim(&d, &[]);
     assert_refused(&o, "state.lock", "symbolic link");
     assert!(
         !nowhere.exists(),
@@ -473,7 +434,7 @@ fn links_planted_in_a_run_directory_are_refused() {
         let elsewhere = tmp.path().join(format!("elsewhere-{sub}"));
         std::fs::create_dir(&elsewhere).unwrap();
         symlink(&elsewhere, d.join(sub)).unwrap();
-        let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+        let o = run_sim(&d, &[]);
         assert_refused(&o, sub, "symbolic link");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{sub}");
     }
@@ -481,7 +442,7 @@ fn links_planted_in_a_run_directory_are_refused() {
     let d = tmp.path().join("users");
     std::fs::create_dir(&d).unwrap();
     std::fs::write(d.join("series.parquet"), b"mine").unwrap();
-    let o = storbench(&["run", "--target", SIM, "--bytes", "4m", "-q", "-o", s(&d)]);
+    let o = run_sim(&d, &[]);
     assert_refused(&o, "user's series.parquet", "--replace");
     assert_eq!(std::fs::read(d.join("series.parquet")).unwrap(), b"mine");
 }

@@ -94,15 +94,20 @@ pub(crate) fn is_marked(fd: impl AsFd) -> bool {
     }
 }
 
+/// Whether files in `dir` take user xattrs (tests that need the marker skip without).
+#[cfg(test)]
+pub(crate) fn xattrs_work(dir: &std::path::Path) -> bool {
+    let probe = dir.join(".xattr-probe");
+    let f = std::fs::File::create(&probe).unwrap();
+    let ok = rustix::fs::fsetxattr(&f, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
+    std::fs::remove_file(&probe).unwrap();
+    ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
-
-    fn xattrs_work(dir: &std::path::Path) -> bool {
-        let f = std::fs::File::create(dir.join("probe")).unwrap();
-        rustix::fs::fsetxattr(&f, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok()
-    }
 
     /// The marker speaks for the file it was set on, as written: not for a copy that
     /// kept it, nor for the file once changed.

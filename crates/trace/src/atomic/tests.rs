@@ -1,3 +1,4 @@
+use super::marker::xattrs_work;
 use super::*;
 use std::os::unix::fs::symlink;
 
@@ -15,13 +16,6 @@ fn why(e: &std::io::Error) -> Why {
         .unwrap_or_else(|| panic!("not a refusal: {e}"))
         .why()
         .clone()
-}
-
-fn xattrs_work(dir: &Path) -> bool {
-    let f = File::create(dir.join(".probe")).unwrap();
-    let ok = rustix::fs::fsetxattr(&f, "user.probe", b"1", rustix::fs::XattrFlags::empty()).is_ok();
-    std::fs::remove_file(dir.join(".probe")).unwrap();
-    ok
 }
 
 #[test]
