@@ -10,10 +10,10 @@
 //!   `/dev/stdout` redirected to one ([`Why::BlockDevice`]).
 //! - **A symbolic link is never written through** ([`Why::Symlink`]): not followed to
 //!   the file it names, and a dangling link does not create its target. The one
-//!   exception is a link to what the process already writes: a character device or a
-//!   FIFO (`/dev/stdout` on a terminal or a pipe, `/dev/fd/63` of a shell's `>(...)`),
-//!   or the regular file the shell opened as this process's standard output or error
-//!   (`-o /dev/stdout > out.csv`); those are written in place.
+//!   exception is a link to what the process already writes: a terminal or a FIFO
+//!   (`/dev/stdout` on a terminal or a pipe, `/dev/fd/63` of a shell's `>(...)`), or
+//!   whatever the shell opened as this process's standard output or error (a file:
+//!   `-o /dev/stdout > out.csv`, a socket), written in place through that descriptor.
 //! - **An input is never an output** ([`Why::Input`]): the inputs a command reads are
 //!   given as [`FileKey`]s (device and inode of the opened file), so `x.csv`, `./x.csv`
 //!   and a hard link to it are the same file. Not even `--overwrite` allows it.
@@ -21,8 +21,10 @@
 //!   unless the command was given `--overwrite` ([`Rule::overwrite`]). Files storbench
 //!   writes carry a marker (the [`marker`] module: an xattr holding the file's
 //!   identity as written), so writing an output again needs no flag.
-//! - A character device or a FIFO named as an output (`/dev/null`, a named pipe) is
-//!   written in place: renaming over it would put a regular file where it was.
+//! - A FIFO, a terminal, `/dev/null`, `/dev/zero` or `/dev/full` named as an output is
+//!   written in place: renaming over it would put a regular file where it was. Any
+//!   other character device is refused ([`Why::CharDevice`]): SCSI generic, tape, MTD
+//!   flash and NVMe generic devices take the bytes written as commands or data.
 //! - Inside a directory storbench owns (a run directory: [`OutputDir`]), files are
 //!   opened relative to the directory's descriptor and never through a link; there the
 //!   directory's own protocol (its lock, its state, `--replace`) decides what may be
@@ -170,6 +172,16 @@ fn kind_name(t: FileType) -> &'static str {
     }
 }
 
+/// Whether the character device `rdev` is one an output may be written to: `/dev/null`,
+/// `/dev/zero`, `/dev/full` (major 1) or a terminal (majors 4, 5, and 136-143 for
+/// pseudo-terminals). Other character devices are interfaces to storage or hardware
+/// (SCSI generic `/dev/sg*`, tapes, MTD flash, NVMe generic `/dev/ng*`, `/dev/mem`),
+/// where bytes written are commands or data: never an output.
+fn terminal_or_null(rdev: u64) -> bool {
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    matches!((major, minor), (1, 3) | (1, 5) | (1, 7)) || matches!(major, 4 | 5 | 136..=143)
+}
+
 /// This process's standard output or error, when `key` is that file.
 fn own_output(key: FileKey) -> Option<OwnedFd> {
     let (out, err) = (std::io::stdout(), std::io::stderr());
@@ -298,6 +310,7 @@ impl AtomicFile {
             FileType::Symlink if named => self.through_link(),
             FileType::Symlink => Err(refuse(path, Why::Symlink(link_target(dir, &self.name)))),
             t @ (FileType::CharacterDevice | FileType::Fifo) if named => {
+                self.may_write_in_place(&st)?;
                 let fd = rustix::fs::openat(
                     dir,
                     &self.name,
@@ -320,45 +333,50 @@ impl AtomicFile {
         let Ok(st) = rustix::fs::statat(dir, &self.name, AtFlags::empty()) else {
             return Err(link());
         };
-        let key = FileKey::from_stat(&st);
-        if self.inputs().contains(&key) {
-            return Err(refuse(&self.path, Why::Input));
+        let t = FileType::from_raw_mode(st.st_mode);
+        self.may_write_in_place(&st)?;
+        if t != FileType::Directory {
+            if let Some(fd) = own_output(FileKey::from_stat(&st)) {
+                return self.opened_in_place(fd, t);
+            }
         }
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::BlockDevice => Err(refuse(&self.path, Why::BlockDevice)),
-            FileType::RegularFile => match own_output(key) {
-                Some(fd) => Ok(Judged::InPlace(fd)),
-                None => Err(link()),
-            },
-            t @ (FileType::CharacterDevice | FileType::Fifo) => {
-                let fd = match own_output(key) {
-                    Some(fd) => fd,
-                    None => rustix::fs::openat(
-                        dir,
-                        &self.name,
-                        OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    )
-                    .map_err(io)?,
-                };
+        match t {
+            FileType::CharacterDevice | FileType::Fifo => {
+                let fd = rustix::fs::openat(
+                    dir,
+                    &self.name,
+                    OFlags::WRONLY | OFlags::NOCTTY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(io)?;
                 self.opened_in_place(fd, t)
             }
             _ => Err(link()),
         }
     }
 
-    /// `fd`, opened in place, must still be what was checked (a character device or
-    /// FIFO, never a block device, never an input).
-    fn opened_in_place(&self, fd: OwnedFd, want: FileType) -> std::io::Result<Judged> {
-        let st = rustix::fs::fstat(&fd).map_err(io)?;
-        let now = FileType::from_raw_mode(st.st_mode);
-        if now == FileType::BlockDevice {
-            return Err(refuse(&self.path, Why::BlockDevice));
+    /// What is written in place is never a block device, an input, or a character
+    /// device other than a terminal or `/dev/null`, `/dev/zero`, `/dev/full`.
+    fn may_write_in_place(&self, st: &rustix::fs::Stat) -> std::io::Result<()> {
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::BlockDevice => return Err(refuse(&self.path, Why::BlockDevice)),
+            FileType::CharacterDevice if !terminal_or_null(st.st_rdev) => {
+                return Err(refuse(&self.path, Why::CharDevice))
+            }
+            _ => {}
         }
-        if self.inputs().contains(&FileKey::from_stat(&st)) {
+        if self.inputs().contains(&FileKey::from_stat(st)) {
             return Err(refuse(&self.path, Why::Input));
         }
-        if now != want {
+        Ok(())
+    }
+
+    /// `fd`, opened in place, must still be what was checked (`want`), and may be
+    /// written ([`AtomicFile::may_write_in_place`]).
+    fn opened_in_place(&self, fd: OwnedFd, want: FileType) -> std::io::Result<Judged> {
+        let st = rustix::fs::fstat(&fd).map_err(io)?;
+        self.may_write_in_place(&st)?;
+        if FileType::from_raw_mode(st.st_mode) != want {
             return Err(refuse(&self.path, Why::Changed));
         }
         Ok(Judged::InPlace(fd))

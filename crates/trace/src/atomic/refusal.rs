@@ -28,6 +28,9 @@ pub enum Why {
     /// Something else than a regular file where one is written (a directory, a
     /// socket; in a run directory a device or FIFO too).
     NotAFile(&'static str),
+    /// A character device that is not a terminal or `/dev/null` (SCSI generic, tape,
+    /// MTD flash, NVMe generic, `/dev/mem`): bytes written there are commands or data.
+    CharDevice,
     /// The file at the path changed while the output was being written.
     Changed,
 }
@@ -76,6 +79,9 @@ impl Refusal {
                 "{p} has other names (hard links): writing it in place would change those files too"
             ),
             Why::NotAFile(kind) => format!("{p} is a {kind}, not a regular file"),
+            Why::CharDevice => format!(
+                "{p} is a character device that is not a terminal or /dev/null: storbench writes no output into a device"
+            ),
             Why::Changed => format!(
                 "{p} was replaced by another file while storbench wrote it: that file was kept"
             ),
@@ -93,6 +99,7 @@ impl Refusal {
             Why::NotOurs => "choose another path, or pass --overwrite to replace it",
             Why::HardLinked => "remove the extra names (or the file), then run again",
             Why::NotAFile(_) => "name a file",
+            Why::CharDevice => "name a file, a pipe or a terminal",
             Why::Changed => "run again, or choose another path",
         }
     }

@@ -115,7 +115,8 @@ fn devices_and_fifos_are_written_in_place() {
 }
 
 /// Issue 30: a block device named as an output was written (a trace over an ext4
-/// superblock). Refused: named directly or through a link.
+/// superblock). Refused: named directly or through a link; so is a character device
+/// that is not a terminal or /dev/null.
 #[test]
 fn a_block_device_is_never_an_output() {
     let d = tempfile::tempdir().unwrap();
@@ -139,6 +140,23 @@ fn a_block_device_is_never_an_output() {
     symlink(&dev, &link).unwrap();
     let e = AtomicFile::create(&link).unwrap_err();
     assert_eq!(why(&e), Why::BlockDevice, "{e}");
+    // A character device that is a storage interface (SCSI generic, major 21): the
+    // bytes would be commands. Refused too, directly and through a link.
+    let sg = d.path().join("sg");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &sg,
+        FileType::CharacterDevice,
+        Mode::from_raw_mode(0o600),
+        rustix::fs::makedev(21, 250),
+    )
+    .unwrap();
+    let e = AtomicFile::create(&sg).unwrap_err();
+    assert_eq!(why(&e), Why::CharDevice, "{e}");
+    let sg_link = d.path().join("sg-link");
+    symlink(&sg, &sg_link).unwrap();
+    let e = AtomicFile::create(&sg_link).unwrap_err();
+    assert_eq!(why(&e), Why::CharDevice, "{e}");
 }
 
 /// Issue 30: an existing file storbench did not write was replaced by any output.
