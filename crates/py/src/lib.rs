@@ -194,6 +194,7 @@ impl Sweep {
         Ok(self
             .dir
             .point_dir(&point_from_json(point_json)?)
+            .map_err(sweep_err)?
             .display()
             .to_string())
     }

@@ -17,6 +17,7 @@ use parquet::file::properties::WriterProperties;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storbench_metrics::SecondSample;
+use storbench_trace::atomic::OutputDir;
 use storbench_trace::{IoRecord, TraceMeta, TraceWriter};
 
 pub const SERIES_FILE: &str = "series.parquet";
@@ -107,15 +108,18 @@ fn pq_err(path: &Path, e: impl std::error::Error + 'static) -> ReportError {
     ReportError::parquet(path, e)
 }
 
-/// Write `path` with these batches of rows, atomically.
+/// Write `name` in `dir` with these batches of rows, atomically.
 fn write_file(
-    path: &Path,
+    dir: &OutputDir,
+    name: &str,
     schema: Arc<Schema>,
     batches: &[(First<'_>, &[SecondSample])],
 ) -> Result<(), ReportError> {
-    let mut out = storbench_trace::atomic::AtomicFile::create(path)
+    let path = &dir.join(name);
+    let mut out = dir
+        .replace(name)
         .map_err(|e| ReportError::io(path, "create", e))?;
-    let tmp = out.temp().to_path_buf();
+    let tmp = out.temp();
     let file = out
         .file()
         .try_clone()
@@ -165,6 +169,15 @@ fn write_file(
 pub fn read_series(dir: &Path) -> Result<Vec<(String, Vec<SecondSample>)>, ReportError> {
     let path = dir.join(SERIES_FILE);
     let file = std::fs::File::open(&path).map_err(|e| ReportError::io(&path, "open", e))?;
+    read_series_file(file, &path)
+}
+
+/// [`read_series`] of the open file `path`.
+fn read_series_file(
+    file: std::fs::File,
+    path: &Path,
+) -> Result<Vec<(String, Vec<SecondSample>)>, ReportError> {
+    let path = path.to_path_buf();
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(|b| b.build())
         .map_err(|e| pq_err(&path, e))?;
@@ -229,17 +242,18 @@ pub fn read_series(dir: &Path) -> Result<Vec<(String, Vec<SecondSample>)>, Repor
 }
 
 /// Replace (or add) the series of each named phase in `DIR/series.parquet`, keeping the
-/// other phases' rows; atomic. Creates DIR.
+/// other phases' rows; atomic.
 pub fn write_series_all(
-    dir: &Path,
+    dir: &OutputDir,
     updates: &[(&str, &[SecondSample])],
 ) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
     let path = dir.join(SERIES_FILE);
-    let mut phases = if path.exists() {
-        read_series(dir)?
-    } else {
-        Vec::new()
+    let mut phases = match dir
+        .read(SERIES_FILE)
+        .map_err(|e| ReportError::io(&path, "open", e))?
+    {
+        Some(file) => read_series_file(file, &path)?,
+        None => Vec::new(),
     };
     for &(name, rows) in updates {
         for (i, r) in rows.iter().enumerate() {
@@ -257,15 +271,22 @@ pub fn write_series_all(
         .iter()
         .map(|(n, rows)| (First::Phase(n), rows.as_slice()))
         .collect();
-    write_file(&path, schema(("phase", DataType::Utf8)), &batches)
+    write_file(
+        dir,
+        SERIES_FILE,
+        schema(("phase", DataType::Utf8)),
+        &batches,
+    )
 }
 
-/// Write one phase's series to its own file `path` (atomic), with a `t_ms` column
-/// first: each window's start in ms since the phase began. Procedures checkpointed in
-/// chunks have a short window at each chunk end, so their windows are not back to back
-/// whole seconds; `t_ms` keeps the exact times (series.parquet numbers windows 0, 1, 2).
+/// Write one phase's series to its own file `name` in `dir` (atomic), with a `t_ms`
+/// column first: each window's start in ms since the phase began. Procedures
+/// checkpointed in chunks have a short window at each chunk end, so their windows are
+/// not back to back whole seconds; `t_ms` keeps the exact times (series.parquet numbers
+/// windows 0, 1, 2).
 pub fn write_phase_series(
-    path: &Path,
+    dir: &OutputDir,
+    name: &str,
     series: &[SecondSample],
     start_ms: &[u64],
 ) -> Result<(), ReportError> {
@@ -274,18 +295,20 @@ pub fn write_phase_series(
         start_ms.windows(2).all(|w| w[0] <= w[1]),
         "window starts ascend"
     );
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
-    }
     write_file(
-        path,
+        dir,
+        name,
         schema(("t_ms", DataType::UInt64)),
         &[(First::StartMs(start_ms), series)],
     )
 }
 
 /// Replace (or add) one phase's series in `DIR/series.parquet` (checkpoints).
-pub fn write_series(dir: &Path, phase: &str, series: &[SecondSample]) -> Result<(), ReportError> {
+pub fn write_series(
+    dir: &OutputDir,
+    phase: &str,
+    series: &[SecondSample],
+) -> Result<(), ReportError> {
     write_series_all(dir, &[(phase, series)])
 }
 
@@ -329,10 +352,9 @@ pub struct IoLogWriter {
 }
 
 impl IoLogWriter {
-    /// Create `DIR/ios.parquet` (creating DIR). `meta` describes the run (source_format
-    /// is set to `storbench-replay-log` when empty).
-    pub fn create(dir: &Path, meta: &TraceMeta) -> Result<IoLogWriter, ReportError> {
-        std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
+    /// Create `DIR/ios.parquet`. `meta` describes the run (source_format is set to
+    /// `storbench-replay-log` when empty).
+    pub fn create(dir: &OutputDir, meta: &TraceMeta) -> Result<IoLogWriter, ReportError> {
         let path = dir.join(IOS_FILE);
         let mut meta = meta.clone();
         meta.source_format
@@ -340,7 +362,7 @@ impl IoLogWriter {
         meta.tool_version
             .get_or_insert_with(|| env!("CARGO_PKG_VERSION").to_owned());
         Ok(IoLogWriter {
-            writer: TraceWriter::create(&path, &meta)?,
+            writer: TraceWriter::create_in(dir, IOS_FILE, &meta)?,
             path,
             heap: std::collections::BinaryHeap::with_capacity(IOLOG_REORDER_WINDOW + 1),
             seq: 0,

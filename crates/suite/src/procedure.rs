@@ -12,6 +12,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use storbench_engine::{BufferPlan, TargetIdentity, TargetInfo};
 use storbench_report::RunResult;
+use storbench_trace::atomic::OutputDir;
 use storbench_workload::replay::TraceScan;
 
 /// A procedure: its configuration (stored in the run state, so a resume needs only the
@@ -24,9 +25,10 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn real_open(&self) -> crate::targets::RealOpen;
     /// The phases, from the configuration and the opened target.
     fn plans(&self, dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError>;
-    /// Work before the first phase (the trace bench synthesizes its trace). Must be
-    /// idempotent: it runs again on resume.
-    fn prepare(&self, _dir: &Path, _info: &TargetInfo) -> Result<(), SuiteError> {
+    /// Work before the first phase (the trace bench synthesizes its trace into the run
+    /// directory, which it writes only through `dir`). Must be idempotent: it runs
+    /// again on resume.
+    fn prepare(&self, _dir: &OutputDir, _info: &TargetInfo) -> Result<(), SuiteError> {
         Ok(())
     }
     /// Traces this process already read whole and checked ([`TraceScan::of`]), so
@@ -406,7 +408,7 @@ pub fn execute<P: Procedure>(
             dir.display()
         )));
     }
-    cfg.prepare(dir, target.info())?;
+    cfg.prepare(rd.out(), target.info())?;
     // Every input checked, and the buffers sized, before the first phase writes.
     let scans = scan_replays(&plans, target.info(), false, scanned)?;
     let mut input_notes = Vec::new();
@@ -470,7 +472,8 @@ pub fn execute<P: Procedure>(
     }
     let mut result = assemble::<P>(&runner, ctl, records, summary, notes, complete);
     result.trace = cfg.trace();
-    output::write_all(dir, &result, &runner)?;
+    let out = runner.rd.out().clone();
+    output::write_all(&out, &result, &runner)?;
     if let Some(e) = stopped {
         return Err(e);
     }

@@ -535,11 +535,10 @@ impl<'a> Runner<'a> {
 
     /// Read a phase's per-second series from its journal (all rows recorded so far).
     pub fn series(&self, name: &str) -> Result<Vec<SeriesRow>, SuiteError> {
-        let path = self.rd.journal_path(name);
-        if !path.exists() {
-            return Ok(Vec::new());
-        }
-        Ok(Journal::<SeriesRow>::read_all(&path)?)
+        Ok(Journal::<SeriesRow>::read_all_in(
+            self.rd.journal(),
+            &RunDir::journal_name(name),
+        )?)
     }
 
     /// Rebuild the in-memory state of a simulated drive after a resume by re-running,
@@ -738,7 +737,11 @@ impl<'a> Runner<'a> {
         segments: u32,
     ) -> Result<PhaseRecord, SuiteError> {
         let keep_rows = cp.as_ref().map_or(0, |c| c.series_rows);
-        let (journal, kept) = Journal::open(&self.rd.journal_path(&plan.name), keep_rows)?;
+        let (journal, kept) = Journal::open(
+            self.rd.journal(),
+            &RunDir::journal_name(&plan.name),
+            keep_rows,
+        )?;
         let start = self.start(plan, cp, kept)?;
         let remaining = plan
             .time_limit_ns
@@ -831,7 +834,7 @@ impl<'a> Runner<'a> {
             logical_block_bytes: Some(info.logical_block_bytes),
             ..TraceMeta::default()
         };
-        IoLogWriter::create(self.rd.dir(), &meta).map_err(crate::output::report_err)
+        IoLogWriter::create(self.rd.out(), &meta).map_err(crate::output::report_err)
     }
 }
 

@@ -24,6 +24,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 use storbench_engine::safety::scan::{ends_digest, EndsDigest};
 use storbench_engine::{Target, TargetError};
+use storbench_trace::atomic::OutputDir;
 
 /// Run-state key of the target's [`EndsDigest`].
 pub const ENDS_KEY: &str = "target_ends";
@@ -65,37 +66,28 @@ fn untrusted(path: &Path, why: String) -> StateError {
 
 /// The run directory `dir` may be resumed from: owned by the user, writable by no one
 /// else (checked before anything is created in it, its lock included).
-pub fn check_dir(dir: &Path) -> Result<(), StateError> {
-    let fd = rustix::fs::open(
-        dir,
-        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| StateError::Io {
-        path: dir.to_owned(),
-        context: "opening the run directory",
-        source: e.into(),
-    })?;
-    match distrust(fd.as_fd(), dir)? {
-        Some(why) => Err(untrusted(dir, why)),
+pub fn check_dir(out: &OutputDir) -> Result<(), StateError> {
+    match distrust(out.as_fd(), out.path())? {
+        Some(why) => Err(untrusted(out.path(), why)),
         None => Ok(()),
     }
 }
 
 /// `DIR/state.json`, read through a descriptor opened without following a link and
 /// checked like the directory (see the module doc).
-pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
-    check_dir(dir)?;
-    let path = dir.join(STATE_FILE);
-    let fd = match rustix::fs::open(
-        &path,
+pub fn read_state(out: &OutputDir) -> Result<RunState, StateError> {
+    check_dir(out)?;
+    let path = out.join(STATE_FILE);
+    let fd = match rustix::fs::openat(
+        out.as_fd(),
+        STATE_FILE,
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
     ) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT) => {
             return Err(StateError::Missing {
-                dir: dir.to_owned(),
+                dir: out.path().to_owned(),
             })
         }
         Err(rustix::io::Errno::LOOP) => {
@@ -128,7 +120,7 @@ pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
             context: "reading",
             source: e,
         })?;
-    crate::state::parse_state(&path, &text)
+    crate::state::parse_state(&text, path)
 }
 
 /// The open block device of a target opened for writing (`None` for files, simulated
@@ -287,7 +279,8 @@ mod tests {
         let dir = tmp.path().join("run");
         std::fs::create_dir(&dir).unwrap();
         std::os::unix::fs::symlink(&elsewhere, dir.join(STATE_FILE)).unwrap();
-        let e = read_state(&dir).unwrap_err();
+        let out = OutputDir::open(&dir).unwrap();
+        let e = read_state(&out).unwrap_err();
         assert!(e.to_string().contains("symbolic link"), "{e}");
     }
 }

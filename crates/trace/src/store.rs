@@ -534,9 +534,41 @@ fn to_i64(path: &Path, what: &str, v: u64) -> Result<i64, TraceError> {
 }
 
 impl TraceWriter {
+    /// A trace at `path`, replacing nothing storbench did not write (see
+    /// [`crate::atomic`]).
     pub fn create(path: &Path, meta: &TraceMeta) -> Result<TraceWriter, TraceError> {
-        let mut staging = crate::atomic::AtomicFile::create(path)
+        TraceWriter::create_with(path, meta, &crate::atomic::Rule::default())
+    }
+
+    /// A trace at the output `path`, under `rule` (`--overwrite`, the inputs).
+    pub fn create_with(
+        path: &Path,
+        meta: &TraceMeta,
+        rule: &crate::atomic::Rule,
+    ) -> Result<TraceWriter, TraceError> {
+        let staging = crate::atomic::AtomicFile::create_with(path, rule)
             .map_err(|e| TraceError::io(path, "create", e))?;
+        TraceWriter::start(staging, meta)
+    }
+
+    /// A trace named `name` in a directory storbench owns (a run directory).
+    pub fn create_in(
+        dir: &crate::atomic::OutputDir,
+        name: &str,
+        meta: &TraceMeta,
+    ) -> Result<TraceWriter, TraceError> {
+        let staging = dir
+            .replace(name)
+            .map_err(|e| TraceError::io(&dir.join(name), "create", e))?;
+        TraceWriter::start(staging, meta)
+    }
+
+    fn start(
+        mut staging: crate::atomic::AtomicFile,
+        meta: &TraceMeta,
+    ) -> Result<TraceWriter, TraceError> {
+        let path = staging.path().to_path_buf();
+        let path = path.as_path();
         let file = staging.take_file();
         let writer = ArrowWriter::try_new(
             BufWriter::with_capacity(1 << 20, file),
@@ -557,6 +589,21 @@ impl TraceWriter {
             cols: Cols::with_capacity(WRITE_BATCH_ROWS),
             rows: 0,
         })
+    }
+
+    /// Another writer of this one's output, judged as this one was (same directory,
+    /// same rule) and with its metadata: an import that starts sorting externally
+    /// moves what this one wrote aside and writes the output anew. Not for an output
+    /// written in place (a device or FIFO cannot be written twice).
+    pub fn restart(&self) -> Result<TraceWriter, TraceError> {
+        let staging = self.staging.sibling().map_err(|e| {
+            TraceError::io(
+                &self.path,
+                "write again (input out of order is sorted into a regular file, not a device or pipe)",
+                e,
+            )
+        })?;
+        TraceWriter::start(staging, &self.meta)
     }
 
     pub fn intern_stream(&mut self, name: &str) -> StreamId {
@@ -725,7 +772,17 @@ impl TraceWriter {
     }
 
     /// Flushes the last batch, writes the metadata and the footer; returns the row count.
-    pub fn finish(mut self) -> Result<u64, TraceError> {
+    pub fn finish(self) -> Result<u64, TraceError> {
+        self.finish_to(None)
+    }
+
+    /// [`TraceWriter::finish`] into a new file at `path` instead of the output, which
+    /// stays as it was.
+    pub fn finish_at(self, path: &Path) -> Result<u64, TraceError> {
+        self.finish_to(Some(path))
+    }
+
+    fn finish_to(mut self, aside: Option<&Path>) -> Result<u64, TraceError> {
         self.flush_batch()?;
         let mut writer = self.encoder.join(&self.path)?;
         for (k, v) in meta_to_kv(&self.meta) {
@@ -742,12 +799,18 @@ impl TraceWriter {
         if self.staging.in_place() {
             // A device or FIFO (not a regular file): written as encoded, in place, with
             // no page checksums (they need a second pass over the file).
+            assert!(aside.is_none(), "a writer in place finishes in place");
             return Ok(self.rows);
         }
-        let staged = File::open(self.staging.temp())
+        let staged = self
+            .staging
+            .reopen()
             .map_err(|e| TraceError::io(&self.path, "reopen the staged file", e))?;
-        let mut out = crate::atomic::AtomicFile::create(&self.path)
-            .map_err(|e| TraceError::io(&self.path, "create", e))?;
+        let mut out = match aside {
+            None => self.staging.sibling(),
+            Some(p) => crate::atomic::AtomicFile::create(p),
+        }
+        .map_err(|e| TraceError::io(aside.unwrap_or(&self.path), "create", e))?;
         {
             let mut w = BufWriter::with_capacity(1 << 20, out.file());
             crate::checksum::add_page_checksums(&staged, &mut w)
@@ -810,6 +873,8 @@ impl ColumnBatch {
 /// Reads a Parquet trace as a stream of bounded batches of [`IoRecord`]s.
 pub struct TraceReader {
     path: PathBuf,
+    /// The opened file (an output must never be it: `crate::atomic::Rule::inputs`).
+    key: crate::atomic::FileKey,
     meta: TraceMeta,
     num_rows: u64,
     reader: ParquetRecordBatchReader,
@@ -866,6 +931,8 @@ impl TraceReader {
     ) -> Result<TraceReader, TraceError> {
         assert!(batch_rows > 0);
         let (builder, file_for_chunks) = open_parquet(path)?;
+        let key = crate::atomic::FileKey::of(&*file_for_chunks)
+            .map_err(|e| TraceError::io(path, "stat", e))?;
         let file_md = builder.metadata().file_metadata();
         let num_rows = u64::try_from(file_md.num_rows())
             .map_err(|_| TraceError::schema(path, "negative row count"))?;
@@ -887,6 +954,7 @@ impl TraceReader {
             .map_err(|e| TraceError::parquet(path, e))?;
         Ok(TraceReader {
             path: path.to_path_buf(),
+            key,
             meta,
             num_rows,
             reader,
@@ -908,6 +976,11 @@ impl TraceReader {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The opened trace file, by device and inode.
+    pub fn file_key(&self) -> crate::atomic::FileKey {
+        self.key
     }
 
     /// Names of the stream ids handed out so far.

@@ -143,6 +143,7 @@ fn export_span_folds_offsets_so_fio_replays_on_a_small_file() {
         filename: Some("small.bin".into()),
         span_bytes: Some(span),
         align_bytes: 4096,
+        ..ExportOptions::default()
     };
     let sum = export(
         &trace,

@@ -24,7 +24,8 @@ pub const EXIT_CODES: &str = "Exit status, the same in every command:
   1    failure: I/O errors on the target or a file, a full disk (the results measured
        so far are kept, and the first failed I/O is printed with its offset and error)
   2    usage or input error: a bad option, a bad trace or profile, a target refused by
-       the safety guard
+       the safety guard, an output refused (a device, a link, an input, a file
+       storbench did not write)
   130  interrupted (Ctrl-C, SIGTERM): the run stops at the next whole second, keeps what
        it measured up to there, and continues with --resume DIR";
 

@@ -43,6 +43,9 @@ pub struct Args {
     /// Count and skip malformed lines instead of stopping at the first
     #[arg(long = "skip-bad-lines")]
     pub skip_bad_lines: bool,
+    /// Replace an existing file storbench did not write (never one of the inputs)
+    #[arg(long)]
+    pub overwrite: bool,
     /// No progress bar
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -108,6 +111,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     let stdin = args.input.iter().any(|p| p.as_os_str() == "-");
+    let mut output = storbench_trace::atomic::Rule::overwrite(args.overwrite);
+    if stdin {
+        // `import - -o x.csv < x.csv`: stdin is an input too.
+        output = output.input(std::io::stdin())?;
+    }
+    let opts = ImportOptions { output, ..opts };
     if stdin && args.input.len() > 1 {
         return Err(UserError {
             message: "`-` (stdin) cannot be given with other inputs".into(),

@@ -116,6 +116,9 @@ pub struct ImportOptions {
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Bounds of the sort of out-of-order input (tests lower them).
     pub sort_limits: SortLimits,
+    /// What the output may replace (`--overwrite`, and inputs the caller opened, such
+    /// as stdin); the files [`import_files`] opens are added to its inputs.
+    pub output: crate::atomic::Rule,
 }
 
 /// What an import did, beyond the records it wrote.
@@ -482,8 +485,9 @@ impl Sink {
             return s.push(rec);
         }
         let mut spill = Spill::new(&self.output, self.limits)?;
-        // The output continues in the temporary directory; names keep their ids.
-        let mut next = TraceWriter::create(&spill.output_tmp(), self.writer.meta())?;
+        // The output is written anew, judged as the first writer was (its rule, its
+        // directory); names keep their ids.
+        let mut next = self.writer.restart()?;
         for name in self.writer.devices().iter() {
             next.intern_device(name);
         }
@@ -491,8 +495,9 @@ impl Sink {
             next.intern_stream(name);
         }
         let prefix = std::mem::replace(&mut self.writer, next);
-        let rows = prefix.finish()?;
-        spill.take_prefix(&self.output, self.base_ns.unwrap_or(0), rows)?;
+        // Finished aside, in the sort's directory: the output is written once, whole.
+        let rows = prefix.finish_at(spill.prefix_path())?;
+        spill.take_prefix(self.base_ns.unwrap_or(0), rows);
         // Held records, then `rec`: in arrival order for equal times (held ones are in
         // (issue, arrival) order, and `rec` came after all of them).
         while let Some(h) = self.take_first() {
@@ -520,7 +525,6 @@ impl Sink {
             done.sorted = true;
             done.runs = spill.runs_written;
         }
-        let tmp = spill.as_ref().map(|s| s.output_tmp());
         let mut dir = None;
         if let Some(spill) = spill {
             let (records, d) = spill.finish(&mut self.writer, self.rebase)?;
@@ -528,13 +532,8 @@ impl Sink {
             dir = Some(d);
         }
         self.writer.set_meta(meta);
-        let output = std::mem::take(&mut self.output);
         let rows = self.writer.finish()?;
         assert_eq!(rows, done.records);
-        if let Some(tmp) = tmp {
-            std::fs::rename(&tmp, &output)
-                .map_err(|e| TraceError::io(&output, "move the sorted trace to", e))?;
-        }
         drop(dir);
         Ok(done)
     }
@@ -783,9 +782,20 @@ pub fn import_files(
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
-    run_import(&source, output, opts, opts.format, &mut |each| {
-        for p in inputs {
-            let f = std::fs::File::open(p).map_err(|e| TraceError::io(p, "open", e))?;
+    // Every input opened before the output is made: the output must be none of them.
+    let mut files = Vec::with_capacity(inputs.len());
+    let mut opts = opts.clone();
+    for p in inputs {
+        let f = std::fs::File::open(p).map_err(|e| TraceError::io(p, "open", e))?;
+        opts.output = opts
+            .output
+            .input(&f)
+            .map_err(|e| TraceError::io(p, "stat", e))?;
+        files.push((p, f));
+    }
+    let mut files = files.into_iter();
+    run_import(&source, output, &opts, opts.format, &mut |each| {
+        for (p, f) in files.by_ref() {
             each(p, Box::new(f))?;
         }
         Ok(())
@@ -833,8 +843,9 @@ pub fn import_stream(
 type Inputs<'f> = dyn FnMut(&mut dyn FnMut(&Path, Box<dyn Read>) -> Result<(), TraceError>) -> Result<(), TraceError>
     + 'f;
 
-/// Runs one import; on failure removes the half-written output (it has no Parquet
-/// footer, so nothing could read it) before returning the error.
+/// Runs one import. The output appears only when the import succeeds
+/// (`crate::atomic`): a failed one leaves what was at its path as it was, and its
+/// temporary file is removed when the writer is dropped.
 fn run_import(
     source: &str,
     output: &Path,
@@ -848,7 +859,6 @@ fn run_import(
         source,
         format,
         sink: None,
-        created: false,
         ctx: Ctx {
             path: PathBuf::new(),
             opts,
@@ -857,13 +867,7 @@ fn run_import(
         },
         opened: input::Opened::default(),
     };
-    let r = state.run(inputs);
-    // Only a file this import created is removed (never one it failed to open).
-    if r.is_err() && state.created {
-        drop(state.sink.take());
-        let _ = std::fs::remove_file(output);
-    }
-    r
+    state.run(inputs)
 }
 
 /// One import in progress: the format once known, the sink once the output exists.
@@ -873,8 +877,6 @@ struct Import<'a> {
     source: &'a str,
     format: Option<Format>,
     sink: Option<Sink>,
-    /// The output was created (and is removed if the import fails).
-    created: bool,
     ctx: Ctx<'a>,
     opened: input::Opened,
 }
@@ -940,8 +942,7 @@ impl Import<'_> {
                 tool_version: Some(format!("storbench {}", env!("CARGO_PKG_VERSION"))),
                 ..Default::default()
             };
-            let writer = TraceWriter::create(self.output, &meta)?;
-            self.created = true;
+            let writer = TraceWriter::create_with(self.output, &meta, &self.opts.output)?;
             // storbench CSV keeps its times as written (a lossless round trip).
             let rebase = format != Format::Csv;
             self.sink = Some(Sink::new(
