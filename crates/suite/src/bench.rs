@@ -22,13 +22,15 @@
 //! `--max-idle D` keeps the trace's idle gaps up to D (the drive may collect garbage
 //! in them; busy time still excludes them); `--no-trim` leaves the trace's TRIMs out.
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::health::HealthDelta;
 use crate::image::IMAGE_BLOCK_BYTES;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
+use crate::procedure::{Configured, Procedure};
 use crate::season::{season_plans, season_summary, SeasonConfig, SeasonSummary};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use storbench_engine::{DataKind, TargetInfo};
 use storbench_metrics::LatencyStats;
 use storbench_trace::atomic::OutputDir;
@@ -101,6 +103,89 @@ pub const DEFAULT_USED_PASSES: u32 = 3;
 
 fn default_used_passes() -> u32 {
     DEFAULT_USED_PASSES
+}
+
+/// The queue depth a replay keeps for trace I/Os without completion times, unless
+/// `--qd` says otherwise.
+pub const DEFAULT_TRACE_QD: u32 = 1;
+
+/// Scale of a synthesized profile with `--quick`.
+pub const QUICK_SCALE: f64 = 0.002;
+
+/// `storbench bench`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct BenchArgs {
+    /// A Parquet trace, or a profile name to synthesize (heavy-2011, light-2011, ...)
+    #[arg(required_unless_present = "resume")]
+    pub workload: Option<String>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Season the drive first (purge, sequential pass, a generated image's restore)
+    #[arg(long, conflicts_with = "state")]
+    pub season: bool,
+    /// Drive state before the measured replay (2009 article): fresh (purge, the trace's
+    /// image), seasoned (purge, 128 KB sequential pass, the image), used (seasoned,
+    /// then the trace replayed --used-passes times), as-is (no preparation)
+    #[arg(long, default_value = "as-is", value_parser = ["as-is", "fresh", "seasoned", "used"])]
+    pub state: String,
+    /// --state used: replays of the trace before the measured one
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_USED_PASSES)]
+    pub used_passes: u32,
+    /// Keep the trace's idle gaps up to this long (e.g. 1s) instead of cutting them all,
+    /// so the drive can collect garbage; busy time still excludes them
+    #[arg(long, value_name = "TIME", value_parser = args::duration)]
+    pub max_idle: Option<Duration>,
+    /// Do not replay the trace's TRIMs (Tom's Hardware's bench; a note counts them)
+    #[arg(long)]
+    pub no_trim: bool,
+    /// Image for --season (default: a generated one)
+    #[arg(long, value_name = "FILE", requires = "season")]
+    pub image: Option<PathBuf>,
+    /// Fold the trace onto this share of the drive (e.g. 75% = 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
+    pub span: f64,
+    /// Scale of a synthesized profile [default: 1; --quick: 0.002]
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Seed of a synthesized profile: the same seed, the same trace
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl BenchArgs {
+    /// What to replay: a trace file (read whole and checked before any phase runs: a
+    /// bad trace must not surface after hours of seasoning) or a profile.
+    fn workload(&self) -> Result<Workload, SuiteError> {
+        let w = self
+            .workload
+            .as_deref()
+            .expect("clap requires the workload without --resume");
+        if Path::new(w).is_file() {
+            let path = std::fs::canonicalize(w).map_err(|e| SuiteError::Io {
+                context: format!("resolving {w}"),
+                source: e,
+            })?;
+            storbench_trace::TraceReader::open(&path).map_err(args::trace_input)?;
+            Ok(Workload::Trace { path })
+        } else if storbench_workload::synth::builtin(w).is_some() || w.ends_with(".toml") {
+            Ok(Workload::Profile {
+                name: w.to_owned(),
+                scale: self
+                    .scale
+                    .unwrap_or(if self.quick { QUICK_SCALE } else { 1.0 }),
+                seed: self.seed,
+            })
+        } else {
+            Err(SuiteError::Refused {
+                message: format!("{w}: neither a trace file nor a known profile"),
+                hint: "`storbench profiles` lists the profiles; `storbench import` makes a trace"
+                    .into(),
+            })
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -308,6 +393,32 @@ pub struct BenchSummary {
 
 impl Procedure for BenchConfig {
     const NAME: &'static str = "bench";
+    type Args = BenchArgs;
+
+    fn configure(a: &BenchArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let t = &target.spec;
+        let mut c = BenchConfig::new(t, a.workload()?);
+        c.span_fraction = a.span;
+        if a.season {
+            let mut s = SeasonConfig::new(t);
+            s.image = a
+                .image
+                .as_deref()
+                .map(|p| args::absolute("--image", p))
+                .transpose()?;
+            c.season = Some(s);
+            c.state = DriveState::Seasoned;
+        } else {
+            c.state = DriveState::parse(&a.state).expect("clap checks the state");
+        }
+        c.default_qd = a.engine.qd_or(DEFAULT_TRACE_QD)?;
+        c.used_passes = a.used_passes;
+        c.max_idle_ns = a.max_idle.map(args::ns);
+        c.no_trim = a.no_trim;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target

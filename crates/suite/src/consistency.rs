@@ -5,14 +5,48 @@
 //! steady-state test on rounds (window of 5), reported as reached or not and when.
 //! `span < 100%` is the over-provisioning variant ("25% spare area" at 75%).
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SteadyStop, SuiteError, Work};
-use crate::procedure::Procedure;
+use crate::procedure::{Configured, Procedure};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::time::Duration;
 use storbench_engine::TargetInfo;
 use storbench_metrics::{consistency_scores, snia_steady_state, ConsistencyScores, SteadyState};
 
 pub const NS_PER_S: u64 = 1_000_000_000;
+
+/// `storbench consistency`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct ConsistencyArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Tested span, e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
+    pub span: f64,
+    /// Length of the random-write phase (30s, 2min, 1h; a bare number is seconds)
+    /// [default: 2000s; --quick: 30s]
+    #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = args::duration)]
+    pub time: Option<Duration>,
+    /// Block size of the random writes (4k, 8k, 1.5k; a multiple of the logical block)
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = args::size)]
+    pub bs: u64,
+    /// Sequential fill passes before the random writes (2 = SNIA variant)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub precondition_passes: u32,
+    /// SNIA steady-state round length, at least 1s [default: 60s; --quick: 3s]
+    #[arg(long, value_name = "TIME", value_parser = args::duration)]
+    pub round: Option<Duration>,
+    /// End the random writes once SNIA steady state is reached
+    #[arg(long)]
+    pub stop_at_steady_state: bool,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConsistencyConfig {
@@ -99,6 +133,39 @@ pub fn span_of(info: &TargetInfo, fraction: f64) -> u64 {
 
 impl Procedure for ConsistencyConfig {
     const NAME: &'static str = "consistency";
+    type Args = ConsistencyArgs;
+
+    fn configure(
+        a: &ConsistencyArgs,
+        target: &TargetChoice,
+    ) -> Result<Configured<Self>, SuiteError> {
+        let t = &target.spec;
+        let mut c = if a.quick {
+            ConsistencyConfig::quick(t)
+        } else {
+            ConsistencyConfig::new(t)
+        };
+        c.span_fraction = a.span;
+        if let Some(d) = a.time {
+            c.duration_ns = args::ns(d);
+        }
+        if let Some(d) = a.round {
+            c.round_ns = args::ns(d);
+            if c.round_ns < NS_PER_S {
+                return Err(SuiteError::Invalid(format!(
+                    "--round {d:?}: must be at least 1s"
+                )));
+            }
+        }
+        c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.block_bytes = a.bs;
+        c.precondition_passes = a.precondition_passes;
+        c.stop_at_steady_state = a.stop_at_steady_state;
+        c.seed = a.seed;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target

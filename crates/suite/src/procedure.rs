@@ -15,11 +15,20 @@ use storbench_report::RunResult;
 use storbench_trace::atomic::OutputDir;
 use storbench_workload::replay::TraceScan;
 
-/// A procedure: its configuration (stored in the run state, so a resume needs only the
-/// directory), its phases, and what it computes from their records.
+/// A procedure: its options, its configuration (stored in the run state, so a resume
+/// needs only the directory), its phases, and what it computes from their records.
 pub trait Procedure: Serialize + DeserializeOwned + Clone {
     /// Command name (`consistency`, `season`, `trim-check`, `bench`).
     const NAME: &'static str;
+    /// Its own options, declared once: the CLI's subcommand flattens them and a sweep
+    /// plan's keys are parsed through them ([`crate::args::parse_options`]).
+    type Args: clap::Args + clap::FromArgMatches + Clone + std::fmt::Debug;
+    /// The configuration of a new run from its options, on `target`; every check that
+    /// needs no open target is made here, before anything is created.
+    fn configure(
+        args: &Self::Args,
+        target: &crate::args::TargetChoice,
+    ) -> Result<Configured<Self>, SuiteError>;
     fn target_spec(&self) -> &str;
     /// How to open a real target (size of a file, data-destruction consent).
     fn real_open(&self) -> crate::targets::RealOpen;
@@ -52,6 +61,23 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
         runner: &Runner<'_>,
         records: &[PhaseRecord],
     ) -> Result<serde_json::Value, SuiteError>;
+}
+
+/// A configuration made from options, and what the user should know about how they
+/// were read (an older spelling mapped onto its new one).
+#[derive(Clone, Debug)]
+pub struct Configured<P> {
+    pub config: P,
+    pub notes: Vec<String>,
+}
+
+impl<P> Configured<P> {
+    pub fn new(config: P) -> Self {
+        Configured {
+            config,
+            notes: Vec::new(),
+        }
+    }
 }
 
 /// Start a new run or continue one.

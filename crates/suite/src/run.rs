@@ -3,10 +3,12 @@
 //! result files with every other command. I/O failures do not stop it: they are
 //! counted, the first is kept, and the command fails after writing the results.
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
+use crate::procedure::{Configured, Procedure};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::time::Duration;
 use storbench_engine::{DataKind, TargetInfo};
 use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern, SpanSpec};
 
@@ -14,6 +16,39 @@ use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern, Spa
 pub const MAX_BLOCK_BYTES: u64 = 64 << 20;
 /// Largest queue depth `run` keeps.
 pub const MAX_QD: u32 = 4096;
+
+/// `storbench run`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// I/O pattern; rw and randrw take :READ_PCT (randrw:70 = 70% reads)
+    #[arg(long, default_value = "randread", value_name = "PATTERN[:READ_PCT]",
+        value_parser = args::RwParser)]
+    pub rw: args::Rw,
+    /// Block size of every I/O (4k, 128k, 1m; a multiple of the target's logical block)
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = args::size)]
+    pub bs: u64,
+    /// Region: bytes (1g) or percent of capacity (75%), from --offset
+    #[arg(long, value_name = "SIZE|PCT%", value_parser = args::span)]
+    pub span: Option<SpanSpec>,
+    /// Start of the region
+    #[arg(long, default_value = "0", value_name = "SIZE", value_parser = args::size)]
+    pub offset: u64,
+    /// Run this long (250us, 10s, 2min, 1h; a bare number is seconds)
+    #[arg(long, visible_alias = "duration", conflicts_with = "bytes", value_name = "TIME",
+        value_parser = args::duration)]
+    pub time: Option<Duration>,
+    /// Move this many bytes (1g); without --time or --bytes, one pass over the span
+    #[arg(long, value_name = "SIZE", value_parser = args::size)]
+    pub bytes: Option<u64>,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Log every I/O to DIR/ios.parquet
+    #[arg(long = "log-ios")]
+    pub log_ios: bool,
+}
 
 /// A run's configuration, as the user gave it (resolved against the target when the
 /// phase is planned).
@@ -67,6 +102,29 @@ impl RunConfig {
     /// Whether the run writes or trims.
     pub fn writes(&self) -> bool {
         !matches!(self.mix, Mix::ReadWrite { read_pct: 100 })
+    }
+
+    /// The checks that need no target: before anything is opened.
+    pub fn check(&self) -> Result<(), SuiteError> {
+        let refused = |message: &str, hint: &str| {
+            Err(SuiteError::Refused {
+                message: message.into(),
+                hint: hint.into(),
+            })
+        };
+        if self.time_limit_ns == Some(0) {
+            return refused(
+                "--time 0: a run of no time does no work",
+                "give a duration, e.g. --time 10s",
+            );
+        }
+        if self.bytes_limit == Some(0) {
+            return refused(
+                "--bytes 0: a run of no bytes does no work",
+                "give a size, e.g. --bytes 1g, or leave it out for one pass over the span",
+            );
+        }
+        Ok(())
     }
 
     /// The generator on a target described by `info`.
@@ -149,6 +207,39 @@ pub struct RunSummary {
 
 impl Procedure for RunConfig {
     const NAME: &'static str = "run";
+    type Args = RunArgs;
+
+    fn configure(a: &RunArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let args::Rw { pattern, mix } = a.rw;
+        let bs = a.bs;
+        if bs == 0 || bs > MAX_BLOCK_BYTES {
+            return Err(SuiteError::Invalid(format!(
+                "--bs {}: must be between 1 byte and 64m",
+                crate::units::fmt_bytes(bs)
+            )));
+        }
+        let qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        let mut cfg = RunConfig::new(&target.spec);
+        cfg.open = crate::targets::RealOpen {
+            write: !matches!(mix, Mix::ReadWrite { read_pct: 100 }),
+            max_in_flight: Some(qd as usize),
+            buffer_bytes: Some(bs as usize),
+            ..a.engine.open(target)
+        };
+        cfg.pattern = pattern;
+        cfg.mix = mix;
+        cfg.block_bytes = bs;
+        cfg.qd = qd;
+        cfg.offset_bytes = a.offset;
+        cfg.span = a.span;
+        cfg.time_limit_ns = a.time.map(args::ns);
+        cfg.bytes_limit = a.bytes;
+        cfg.seed = a.seed;
+        cfg.data = a.engine.data;
+        cfg.log_ios = a.log_ios;
+        cfg.check()?;
+        Ok(Configured::new(cfg))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target

@@ -4,9 +4,10 @@
 //! image file, or a generated image (mixed file sizes, scattered placement,
 //! deterministic by seed; see [`crate::image`]).
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::image::GeneratedImage;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
+use crate::procedure::{Configured, Procedure};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use storbench_engine::TargetInfo;
@@ -14,6 +15,28 @@ use storbench_engine::TargetInfo;
 /// Share of the span a generated image covers. The seed's test image is not sized;
 /// a used system disk of the era held roughly 30-50% of its capacity in data, so 40%.
 pub const DEFAULT_IMAGE_FILL: f64 = 0.40;
+
+/// `storbench season`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct SeasonArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Accepted as every procedure accepts it; seasoning has no timed phase to shorten
+    #[arg(long)]
+    pub quick: bool,
+    /// Disk image to restore (default: a generated one)
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<PathBuf>,
+    /// Share of the drive a generated image covers (below 100%)
+    #[arg(long, default_value = "40%", value_name = "PCT%", value_parser = args::fraction)]
+    pub image_fill: f64,
+    /// Seed of a generated image: the same seed, the same image
+    #[arg(long, default_value_t = 2009)]
+    pub seed: u64,
+    /// Sequential passes (2 = SNIA variant)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub passes: u32,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeasonConfig {
@@ -131,6 +154,28 @@ pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord], prefix: &str)
 
 impl Procedure for SeasonConfig {
     const NAME: &'static str = "season";
+    type Args = SeasonArgs;
+
+    fn configure(a: &SeasonArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let mut c = SeasonConfig::new(&target.spec);
+        c.image = a
+            .image
+            .as_deref()
+            .map(|p| args::absolute("--image", p))
+            .transpose()?;
+        if a.image_fill >= 1.0 {
+            return Err(SuiteError::Invalid(
+                "--image-fill must be below 100%".into(),
+            ));
+        }
+        c.image_fill = a.image_fill;
+        c.image_seed = a.seed;
+        c.passes = a.passes;
+        c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target

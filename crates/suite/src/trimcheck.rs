@@ -7,13 +7,40 @@
 //! 128 KB writes from its start (enough to run through the drive's free blocks, so
 //! garbage collection shows; the seed used Iometer's sequential write).
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
+use crate::procedure::{Configured, Procedure};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::time::Duration;
 use storbench_engine::TargetInfo;
 
 pub const NS_PER_S: u64 = 1_000_000_000;
+
+/// `storbench trim-check`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct TrimCheckArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Time of 4 KB random writes that dirty the drive [default: 120m; --quick: 20s]
+    #[arg(long, value_name = "TIME", value_parser = args::duration)]
+    pub dirty_for: Option<Duration>,
+    /// Share of the span each throughput measurement writes
+    #[arg(long, default_value = "25%", value_name = "PCT%", value_parser = args::fraction)]
+    pub measure: f64,
+    /// Tested span, e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
+    pub span: f64,
+    /// Idle time after the TRIM pass, before measuring (background erase)
+    #[arg(long, default_value = "10s", value_name = "TIME", value_parser = args::duration)]
+    pub settle: Duration,
+    /// Seed of the random writes and written data: the same seed, the same I/O
+    #[arg(long, default_value_t = 3)]
+    pub seed: u64,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrimCheckConfig {
@@ -97,6 +124,27 @@ fn measure(name: &str, title: &str, bytes: u64, qd: u32) -> PhasePlan {
 
 impl Procedure for TrimCheckConfig {
     const NAME: &'static str = "trim-check";
+    type Args = TrimCheckArgs;
+
+    fn configure(a: &TrimCheckArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let t = &target.spec;
+        let mut c = if a.quick {
+            TrimCheckConfig::quick(t)
+        } else {
+            TrimCheckConfig::new(t)
+        };
+        if let Some(d) = a.dirty_for {
+            c.dirty_for_ns = args::ns(d);
+        }
+        c.measure_fraction = a.measure;
+        c.span_fraction = a.span;
+        c.settle_ns = args::ns(a.settle);
+        c.seed = a.seed;
+        c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
