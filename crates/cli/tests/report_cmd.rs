@@ -331,14 +331,12 @@ fn issue_25_report_of_ten_runs_in_chromium() {
     for p in drives {
         let t = format!("sim:{p},capacity=1g,seed=1");
         for w in ["heavy-2011", "light-2011"] {
-            go(
-                &format!("bench-{p}-{w}-fresh"),
-                &["bench", "--quick", "-t", &t, w],
-            );
-            go(
-                &format!("bench-{p}-{w}-seasoned"),
-                &["bench", "--quick", "--season", "-t", &t, w],
-            );
+            for state in ["fresh", "seasoned"] {
+                go(
+                    &format!("bench-{p}-{w}-{state}"),
+                    &["bench", "--quick", "--state", state, "-t", &t, w],
+                );
+            }
         }
         go(
             &format!("consistency-{p}"),

@@ -407,7 +407,7 @@ fn bad_input_gives_a_clear_error_and_exit_2() {
 
 /// Regression: a text file given as a trace exited 1 (as if storbench had failed) and
 /// printed the Parquet error twice; `bench` found out only in its replay phase, after
-/// creating the run directory (and after seasoning, with `--season`).
+/// creating the run directory (and after seasoning, with `--state seasoned`).
 fn not_a_trace_is_a_user_error_said_once(tmp: &Path, junk: &Path) {
     let res = tmp.join("bench-res");
     let r = storbench(&[

@@ -157,6 +157,10 @@ pub struct SeasonSummary {
 pub struct BenchSummary {
     #[serde(default)]
     pub trace_name: Option<String>,
+    /// What the state restored (the trace's image or the user's file).
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Results of the older `bench --season`: its seasoning.
     #[serde(default)]
     pub seasoning: Option<SeasonSummary>,
     /// The drive state p21's bench writes (`fresh`, `seasoned`, `used`), when present.

@@ -1,4 +1,4 @@
-//! The trace bench (seeds 000, 003, 004): optionally season the drive, then replay a
+//! The trace bench (seeds 000, 003, 004): optionally put the drive in a state, then replay a
 //! trace with idle time cut (queue-depth pacing: each I/O is issued once the number in
 //! flight drops below what the trace had, so only busy time counts), and report the
 //! average data rate (total, read, write), service time (mean, std dev, percentiles),
@@ -16,8 +16,9 @@
 //! [`crate::image::TraceImage`]); `seasoned` purges, writes one 128 KB sequential pass
 //! over the span, then the same image; `used` is seasoned, then the trace replayed
 //! `used_passes` times before the measured pass. `as-is` (the default) replays on the
-//! drive as it is. `--season` (older) seasons with a generated image instead of the
-//! trace's.
+//! drive as it is. `--image FILE` restores the user's disk image in place of the trace's
+//! (seed 002's "disk image"). The one way to season a drive for a bench: `--season`
+//! (older, a generated image) is now `--state seasoned`, with a note.
 //!
 //! `--max-idle D` keeps the trace's idle gaps up to D (the drive may collect garbage
 //! in them; busy time still excludes them); `--no-trim` leaves the trace's TRIMs out.
@@ -27,7 +28,6 @@ use crate::health::HealthDelta;
 use crate::image::IMAGE_BLOCK_BYTES;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
 use crate::procedure::{Configured, Procedure};
-use crate::season::{season_plans, season_summary, SeasonConfig, SeasonSummary};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -123,8 +123,9 @@ pub struct BenchArgs {
     /// Short parameters that finish in seconds on a small simulated drive
     #[arg(long)]
     pub quick: bool,
-    /// Season the drive first (purge, sequential pass, a generated image's restore)
-    #[arg(long, conflicts_with = "state")]
+    /// Older spelling of --state seasoned (which restores the trace's own image, or
+    /// --image, where --season restored a generated one)
+    #[arg(long, conflicts_with = "state", hide = true)]
     pub season: bool,
     /// Drive state before the measured replay (2009 article): fresh (purge, the trace's
     /// image), seasoned (purge, 128 KB sequential pass, the image), used (seasoned,
@@ -141,8 +142,9 @@ pub struct BenchArgs {
     /// Do not replay the trace's TRIMs (Tom's Hardware's bench; a note counts them)
     #[arg(long)]
     pub no_trim: bool,
-    /// Image for --season (default: a generated one)
-    #[arg(long, value_name = "FILE", requires = "season")]
+    /// --state fresh, seasoned or used: restore this disk image file (sector by sector,
+    /// over the tested span) in place of the trace's own image
+    #[arg(long, value_name = "FILE")]
     pub image: Option<PathBuf>,
     /// Fold the trace onto this share of the drive (e.g. 75% = 25% spare area)
     #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
@@ -195,8 +197,6 @@ pub struct BenchConfig {
     #[serde(default)]
     pub open: crate::targets::RealOpen,
     pub workload: Workload,
-    /// Season the drive first.
-    pub season: Option<SeasonConfig>,
     /// Fold the trace onto this share of the drive (1.0 = whole drive).
     pub span_fraction: f64,
     /// QD for trace records without completion times.
@@ -204,6 +204,9 @@ pub struct BenchConfig {
     /// Drive state before the measured replay.
     #[serde(default)]
     pub state: DriveState,
+    /// The user's disk image, restored by the state in place of the trace's own.
+    #[serde(default)]
+    pub image: Option<PathBuf>,
     /// `used`: replays of the trace before the measured one.
     #[serde(default = "default_used_passes")]
     pub used_passes: u32,
@@ -224,10 +227,10 @@ impl BenchConfig {
             target: target.to_owned(),
             open: Default::default(),
             workload,
-            season: None,
             span_fraction: 1.0,
             default_qd: 1,
             state: DriveState::AsIs,
+            image: None,
             used_passes: DEFAULT_USED_PASSES,
             max_idle_ns: None,
             no_trim: false,
@@ -264,19 +267,6 @@ impl BenchConfig {
 
     /// The state's phases before the measured replay.
     fn state_plans(&self, dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
-        if let Some(s) = &self.season {
-            if !matches!(self.state, DriveState::AsIs | DriveState::Seasoned) {
-                return Err(SuiteError::Invalid(format!(
-                    "--season seasons the drive; it does not go with --state {}",
-                    self.state.name()
-                )));
-            }
-            return Ok(season_plans(
-                s,
-                crate::consistency::span_of(info, self.span_fraction),
-                "season-",
-            ));
-        }
         if self.state == DriveState::AsIs {
             return Ok(Vec::new());
         }
@@ -296,15 +286,26 @@ impl BenchConfig {
                 },
             ));
         }
-        plans.push(PhasePlan::new(
-            "image",
-            "restore the trace's image (the data it reads before writing), in address order",
-            Work::TraceImage {
-                path: self.trace_path(dir),
-                span_bytes: span,
-                qd: 32,
-            },
-        ));
+        plans.push(match &self.image {
+            None => PhasePlan::new(
+                "image",
+                "restore the trace's image (the data it reads before writing), in address order",
+                Work::TraceImage {
+                    path: self.trace_path(dir),
+                    span_bytes: span,
+                    qd: 32,
+                },
+            ),
+            Some(path) => PhasePlan::new(
+                "image",
+                "sector-by-sector restore of the image file",
+                Work::FileImage {
+                    path: path.clone(),
+                    span_bytes: span,
+                    qd: 32,
+                },
+            ),
+        });
         if self.state == DriveState::Used {
             if self.used_passes == 0 {
                 return Err(SuiteError::Invalid(
@@ -325,11 +326,18 @@ impl BenchConfig {
 
     /// The state's name as results carry it.
     pub fn state_name(&self) -> &'static str {
-        if self.season.is_some() {
-            DriveState::Seasoned.name()
-        } else {
-            self.state.name()
+        self.state.name()
+    }
+
+    /// What the state's image phase restores, in words (`None`: no image).
+    pub fn image_name(&self) -> Option<String> {
+        if self.state == DriveState::AsIs {
+            return None;
         }
+        Some(match &self.image {
+            Some(p) => p.display().to_string(),
+            None => "the trace's image".into(),
+        })
     }
 
     /// The trace file the replay reads.
@@ -360,18 +368,25 @@ pub struct BenchSummary {
     pub folded_ios: u64,
     pub trace_avg_qd: Option<f64>,
     pub replayed_avg_qd: Option<f64>,
-    pub seasoning: Option<SeasonSummary>,
     /// Drive state before the measured replay: `as-is`, `fresh`, `seasoned`, `used`.
     #[serde(default)]
     pub state: String,
     /// `used`: replays of the trace before the measured one.
     #[serde(default)]
     pub used_passes: Option<u32>,
-    /// The trace's image restored by the state (bytes, writes).
+    /// What the state restored: the trace's image or the user's image file.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// The image restored by the state (bytes, writes, rate).
     #[serde(default)]
     pub image_bytes: u64,
     #[serde(default)]
     pub image_writes: u64,
+    #[serde(default)]
+    pub image_mb_per_s: Option<f64>,
+    /// The state's 128 KB sequential pass (seasoned, used).
+    #[serde(default)]
+    pub seq_pass_mb_per_s: Option<f64>,
     /// The measured replay's own host and flash writes and their ratio (the state's
     /// writes are not in it).
     #[serde(default)]
@@ -399,17 +414,23 @@ impl Procedure for BenchConfig {
         let t = &target.spec;
         let mut c = BenchConfig::new(t, a.workload()?);
         c.span_fraction = a.span;
+        let mut notes = Vec::new();
         if a.season {
-            let mut s = SeasonConfig::new(t);
-            s.image = a
-                .image
-                .as_deref()
-                .map(|p| args::absolute("--image", p))
-                .transpose()?;
-            c.season = Some(s);
             c.state = DriveState::Seasoned;
+            notes.push(
+                "--season is --state seasoned: purge, one 128 KB sequential pass, then the trace's own image (or --image), where --season restored a generated one".into(),
+            );
         } else {
             c.state = DriveState::parse(&a.state).expect("clap checks the state");
+        }
+        if let Some(p) = &a.image {
+            if c.state == DriveState::AsIs {
+                return Err(SuiteError::Refused {
+                    message: "--image: the drive as it is restores no image".into(),
+                    hint: "give --state fresh, seasoned or used with --image".into(),
+                });
+            }
+            c.image = Some(args::absolute("--image", p)?);
         }
         c.default_qd = a.engine.qd_or(DEFAULT_TRACE_QD)?;
         c.used_passes = a.used_passes;
@@ -417,7 +438,7 @@ impl Procedure for BenchConfig {
         c.no_trim = a.no_trim;
         c.data = a.engine.data;
         c.open = a.engine.open(target);
-        Ok(Configured::new(c))
+        Ok(Configured { config: c, notes })
     }
 
     fn target_spec(&self) -> &str {
@@ -535,11 +556,8 @@ impl Procedure for BenchConfig {
             .find(|r| r.name == "replay")
             .expect("the bench has a replay phase");
         let m = rec.metrics.clone();
-        let image = records
-            .iter()
-            .find(|r| r.name == "image")
-            .map(|r| r.metrics.clone())
-            .unwrap_or_default();
+        let phase = |n: &str| records.iter().find(|r| r.name == n).map(|r| &r.metrics);
+        let image = phase("image").cloned().unwrap_or_default();
         let trace = self.trace_path(dir);
         let characterize = storbench_trace::characterize_file(&trace).ok();
         let trace_name = match &self.workload {
@@ -570,14 +588,13 @@ impl Procedure for BenchConfig {
             folded_ios: rec.folded_ios,
             trace_avg_qd: rec.fidelity.as_ref().and_then(|f| f.trace_avg_qd),
             replayed_avg_qd: rec.fidelity.as_ref().and_then(|f| f.replayed_avg_qd),
-            seasoning: self
-                .season
-                .as_ref()
-                .map(|s| season_summary(s, records, "season-")),
             state: self.state_name().into(),
             used_passes: (self.state == DriveState::Used).then_some(self.used_passes),
+            image: self.image_name(),
             image_bytes: image.write_bytes,
             image_writes: image.write_ios,
+            image_mb_per_s: phase("image").map(|m| m.data_rate_mb_per_s),
+            seq_pass_mb_per_s: phase("seq-pass").map(|m| m.data_rate_mb_per_s),
             replay_counters: rec.counters.clone(),
             max_idle_s: self.max_idle_ns.map(|n| n as f64 / 1e9),
             trims_skipped: if self.no_trim {

@@ -70,10 +70,9 @@ impl SeasonConfig {
     }
 }
 
-/// The seasoning phases over `[0, span_bytes)`: the whole drive for `storbench
-/// season`; the tested span for the trace bench's `--season --span 75%`, so the rest
-/// stays unmapped after the purge and is spare area, as in the consistency test.
-pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<PhasePlan> {
+/// The seasoning phases over `[0, span_bytes)`, the whole drive. (The trace bench
+/// seasons with `--state seasoned`: the same pass, then the trace's own image.)
+pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64) -> Vec<PhasePlan> {
     let span = span_bytes / 4096 * 4096;
     assert!(span > 0, "seasoning span of {span_bytes} bytes");
     let restore = match &cfg.image {
@@ -90,13 +89,9 @@ pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<Ph
         },
     };
     vec![
+        PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
         PhasePlan::new(
-            &format!("{prefix}purge"),
-            "secure erase (purge)",
-            Work::Purge,
-        ),
-        PhasePlan::new(
-            &format!("{prefix}seq-pass"),
+            "seq-pass",
             "one contiguous 128 KB sequential pass over the span",
             Work::SeqWrite {
                 start_bytes: 0,
@@ -107,7 +102,7 @@ pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<Ph
             },
         ),
         PhasePlan::new(
-            &format!("{prefix}restore"),
+            "restore",
             if cfg.image.is_some() {
                 "sector-by-sector restore of the image file"
             } else {
@@ -127,11 +122,11 @@ pub struct SeasonSummary {
     pub restore_mb_per_s: f64,
 }
 
-pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord], prefix: &str) -> SeasonSummary {
+pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord]) -> SeasonSummary {
     let m = |n: &str| {
         records
             .iter()
-            .find(|r| r.name == format!("{prefix}{n}"))
+            .find(|r| r.name == n)
             .map(|r| r.metrics.clone())
             .unwrap_or_default()
     };
@@ -205,7 +200,7 @@ impl Procedure for SeasonConfig {
             }
         }
         Ok(crate::phase::with_data(
-            season_plans(self, info.capacity_bytes, ""),
+            season_plans(self, info.capacity_bytes),
             self.data,
         ))
     }
@@ -216,7 +211,7 @@ impl Procedure for SeasonConfig {
         _runner: &Runner<'_>,
         records: &[PhaseRecord],
     ) -> Result<serde_json::Value, SuiteError> {
-        Ok(serde_json::to_value(season_summary(self, records, "")).expect("serializes"))
+        Ok(serde_json::to_value(season_summary(self, records)).expect("serializes"))
     }
 }
 

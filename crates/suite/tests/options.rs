@@ -5,7 +5,7 @@
 //! drives keep each to about a second.
 
 use std::path::Path;
-use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_suite::bench::{BenchConfig, BenchSummary, DriveState, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::phase::Work;
 use storbench_suite::purge::PurgeMethod;
@@ -298,7 +298,7 @@ fn bench_season_with_span_leaves_the_rest_of_the_drive_as_spare_area() {
             },
         );
         c.span_fraction = span;
-        c.season = Some(SeasonConfig::new(sim));
+        c.state = DriveState::Seasoned;
         let r = execute(&tmp.path().join(name), Start::New(c), &Control::default()).unwrap();
         let s: BenchSummary = serde_json::from_value(r.summary.clone()).unwrap();
         (r, s)
@@ -306,17 +306,14 @@ fn bench_season_with_span_leaves_the_rest_of_the_drive_as_spare_area() {
     let (full, sf) = bench("full", 1.0);
     let (part, sp) = bench("part", 0.75);
     assert_eq!(
-        phase(&full, "season-seq-pass").metrics.write_bytes,
+        phase(&full, "seq-pass").metrics.write_bytes,
         cap,
         "seasoning fills the whole drive"
     );
     // With --span 75% the seasoning fills and restores only the tested span.
-    assert_eq!(
-        phase(&part, "season-seq-pass").metrics.write_bytes,
-        cap / 4 * 3
-    );
-    match &phase(&part, "season-restore").work {
-        Work::GeneratedImage { span_bytes, .. } => assert_eq!(*span_bytes, cap / 4 * 3),
+    assert_eq!(phase(&part, "seq-pass").metrics.write_bytes, cap / 4 * 3);
+    match &phase(&part, "image").work {
+        Work::TraceImage { span_bytes, .. } => assert_eq!(*span_bytes, cap / 4 * 3),
         w => panic!("restore does {w:?}"),
     }
     eprintln!(

@@ -263,10 +263,8 @@ fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
         c.default_qd = qd;
     }
     if flag(run, "season")? {
-        // As `storbench bench --season`: a generated image over 40%, seed 2009, one pass.
-        let mut s = SeasonConfig::new(&run.target);
-        s.image_fill = storbench_suite::season::DEFAULT_IMAGE_FILL;
-        c.season = Some(s);
+        // As `storbench bench --season`: now `--state seasoned`.
+        c.state = storbench_suite::bench::DriveState::Seasoned;
     }
     Ok(c)
 }

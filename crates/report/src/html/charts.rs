@@ -414,11 +414,9 @@ fn trim_chart(runs: &[RunView], out: &mut Vec<Chart>) {
     ));
 }
 
+/// Every prepared drive's sequential pass (none for a fresh one) and image restore.
 fn season_chart(runs: &[RunView], out: &mut Vec<Chart>) {
-    let with: Vec<&RunView> = runs
-        .iter()
-        .filter(|r| r.procedure == "season" && r.season.is_some())
-        .collect();
+    let with: Vec<&RunView> = runs.iter().filter(|r| r.season.is_some()).collect();
     if with.is_empty() {
         return;
     }
@@ -435,11 +433,15 @@ fn season_chart(runs: &[RunView], out: &mut Vec<Chart>) {
         vec![
             (
                 "sequential pass",
-                with.iter().map(|r| t(r).seq_pass_mb_s).collect(),
+                with.iter()
+                    .map(|r| t(r).seq_pass_mb_s.unwrap_or(f64::NAN))
+                    .collect(),
             ),
             (
                 "image restore",
-                with.iter().map(|r| t(r).restore_mb_s).collect(),
+                with.iter()
+                    .map(|r| t(r).restore_mb_s.unwrap_or(f64::NAN))
+                    .collect(),
             ),
         ],
     ));

@@ -98,10 +98,16 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
         part(&summary("consistency"), path, "summary")?;
     let bench_summary: Option<read::BenchSummary> = part(&summary("bench"), path, "summary")?;
     let trim: Option<read::TrimSummary> = part(&summary("trim-check"), path, "summary")?;
-    let season = match part::<read::SeasonSummary>(&summary("season"), path, "summary")? {
-        Some(s) => Some(s),
-        None => bench_summary.as_ref().and_then(|b| b.seasoning.clone()),
-    };
+    let season_summary = part::<read::SeasonSummary>(&summary("season"), path, "summary")?;
+    let image = season_summary
+        .as_ref()
+        .map(|s| s.image.clone())
+        .or_else(|| bench_summary.as_ref().and_then(|b| b.image.clone()))
+        .or_else(|| {
+            let b = bench_summary.as_ref()?;
+            b.seasoning.as_ref().map(|s| s.image.clone())
+        });
+    let state = state_text(procedure, bench_summary.as_ref(), &config);
     let setting = setting_text(cons_summary.as_ref(), &config);
     let consistency = match cons_summary {
         Some(s) => Some(consistency_view(&s, &config, dir)?),
@@ -130,11 +136,11 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
         traces: trace_views(&r, bench_summary.as_ref(), &workload),
         health: health_view(&r),
         target: r.target.clone(),
-        state: state_text(procedure, bench_summary.as_ref(), &config),
+        season: season_view(&r, image, &state),
+        state,
         workload,
         date: r.created_unix_ms.map(utc_minute),
         name: String::new(),
-        season: season.map(season_view),
         highlight: false,
     })
 }
@@ -244,14 +250,34 @@ fn trim_view(t: read::TrimSummary) -> TrimView {
     }
 }
 
-fn season_view(s: read::SeasonSummary) -> SeasonView {
-    SeasonView {
-        image: s.image,
-        image_bytes: s.image_bytes_restored,
-        image_writes: s.image_writes,
-        seq_pass_mb_s: s.seq_pass_mb_per_s,
-        restore_mb_s: s.restore_mb_per_s,
+/// The drive's preparation from its phases, whichever procedure ran them: the
+/// sequential pass (`seq-pass`) and the image restore (`image` of a bench's state,
+/// `restore` of a season run; `season-` before them in results of the older
+/// `bench --season`). `None` for a run that prepared nothing.
+fn season_view(r: &ResultFile, image: Option<String>, state: &str) -> Option<SeasonView> {
+    let metrics = |names: &[&str]| {
+        r.phases
+            .iter()
+            .find(|p| names.contains(&p.name.as_str()))
+            .map(|p| p.metrics.clone().unwrap_or_default())
+    };
+    let seq = metrics(&["seq-pass", "season-seq-pass"]);
+    let restore = metrics(&["image", "restore", "season-restore"]);
+    if seq.is_none() && restore.is_none() {
+        return None;
     }
+    let image = image.unwrap_or_else(|| match r.procedure.as_str() {
+        "bench" => "the trace's image".into(),
+        _ => "image".into(),
+    });
+    Some(SeasonView {
+        state: state.to_string(),
+        image,
+        image_bytes: restore.as_ref().map_or(0, |m| m.write_bytes),
+        image_writes: restore.as_ref().map_or(0, |m| m.write_ios),
+        seq_pass_mb_s: seq.map(|m| m.data_rate_mb_per_s),
+        restore_mb_s: restore.map(|m| m.data_rate_mb_per_s),
+    })
 }
 
 /// The drive state: as the bench wrote it, else from the configuration.
@@ -688,15 +714,31 @@ mod tests {
                 note: None
             })
         );
+        let seq = metrics(|m| m.data_rate_mb_per_s = 470.0);
+        let restore = metrics(|m| {
+            m.write_bytes = 65_000_000;
+            m.write_ios = 641;
+            m.data_rate_mb_per_s = 449.0;
+        });
         let s = result(
             "season",
             "{}",
             r#"{"image":"generated","image_bytes_restored":65000000,"image_writes":641,"seq_pass_mb_per_s":470.0,"restore_mb_per_s":449.0}"#,
-            "[]",
+            &format!(
+                r#"[{{"name":"purge","metrics":null}},{{"name":"seq-pass","metrics":{seq}}},{{"name":"restore","metrics":{restore}}}]"#
+            ),
         );
         let r = from_json(&s, Path::new("r.json"), Path::new(".")).unwrap();
         assert_eq!(r.state, "seasoned");
-        assert_eq!(r.season.unwrap().image_writes, 641);
+        let season = r.season.unwrap();
+        assert_eq!(
+            (season.image.as_str(), season.image_writes),
+            ("generated", 641)
+        );
+        assert_eq!(
+            (season.seq_pass_mb_s, season.restore_mb_s),
+            (Some(470.0), Some(449.0))
+        );
         let m = metrics(|m| {
             m.data_rate_mb_per_s = 300.0;
             m.read_rate_mb_per_s = 400.0;
@@ -726,6 +768,7 @@ mod tests {
             (r.state.as_str(), r.workload.as_str()),
             ("seasoned", "heavy-2011")
         );
+        assert_eq!(r.season, None, "no preparation phase in this result");
         let bench = r.bench.unwrap();
         assert_eq!(
             (bench.data_rate_mb_s, bench.busy_s, bench.reads),
@@ -746,6 +789,35 @@ mod tests {
         assert!(
             rows.contains(&("read".to_string(), "1.5 MB".to_string())),
             "{rows:?}"
+        );
+    }
+
+    /// Issue 32: the seasoning section shows every bench state's preparation phases,
+    /// not only a season run's: a fresh drive's image restore without a sequential pass.
+    #[test]
+    fn a_bench_states_preparation_is_its_seasoning() {
+        let image = metrics(|m| {
+            m.write_bytes = 4096 * 100;
+            m.write_ios = 100;
+            m.data_rate_mb_per_s = 300.0;
+        });
+        let b = result(
+            "bench",
+            r#"{"state":"fresh"}"#,
+            r#"{"state":"fresh","image":"the trace's image"}"#,
+            &format!(
+                r#"[{{"name":"purge","metrics":null}},{{"name":"image","metrics":{image}}},{{"name":"replay","metrics":{image}}}]"#
+            ),
+        );
+        let s = from_json(&b, Path::new("r.json"), Path::new("."))
+            .unwrap()
+            .season
+            .unwrap();
+        assert_eq!(s.state, "fresh");
+        assert_eq!((s.seq_pass_mb_s, s.restore_mb_s), (None, Some(300.0)));
+        assert_eq!(
+            (s.image.as_str(), s.image_writes),
+            ("the trace's image", 100)
         );
     }
 

@@ -210,8 +210,11 @@ fn intro(section: &str, runs: &[RunView]) -> String {
                    random writes (dirty), and after one TRIM pass over the span. A working TRIM brings \
                    the last figure back near the first.</p>"
             .to_string(),
-        "season" => "<p>Seasoning puts a drive in a used state: purge, one sequential pass over the span, \
-                     then restore of a disk image. Seasoned trace benches start from this state.</p>"
+        "season" => "<p>How each drive was prepared before the measured work (seed 002): a purge, one \
+                     128 KB sequential pass over the span (seasoned and used drives; none for a fresh \
+                     one), then the restore of a disk image: a generated one for a season run, the \
+                     data the trace reads before writing it (or the user's image) for a trace bench. \
+                     A used drive then replays the trace before the measured pass.</p>"
             .to_string(),
         _ => String::new(),
     }

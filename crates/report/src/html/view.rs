@@ -48,7 +48,8 @@ pub struct RunView {
     /// [`name_runs`] (or the user's `--label`); empty until then.
     #[serde(default)]
     pub name: String,
-    /// A season run's figures (also a seasoned bench's seasoning).
+    /// How the drive was prepared before the measured work: a season run, or a
+    /// bench's drive state (its sequential pass and its image restore).
     #[serde(default)]
     pub season: Option<SeasonView>,
     /// Drawn highlighted in bar charts (`--highlight`): the tested drive.
@@ -56,14 +57,19 @@ pub struct RunView {
     pub highlight: bool,
 }
 
-/// The seasoning of a drive: sequential pass and image restore.
+/// A drive's preparation (seed 002): the 128 KB sequential pass (none in the fresh
+/// state) and the restore of an image (a generated one, the user's file, or the
+/// data the bench's trace reads before writing it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeasonView {
+    /// The state it left the drive in: `seasoned` (a season run), or a bench's
+    /// `fresh`, `seasoned`, `used`.
+    pub state: String,
     pub image: String,
     pub image_bytes: u64,
     pub image_writes: u64,
-    pub seq_pass_mb_s: f64,
-    pub restore_mb_s: f64,
+    pub seq_pass_mb_s: Option<f64>,
+    pub restore_mb_s: Option<f64>,
 }
 
 impl RunView {
