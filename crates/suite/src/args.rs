@@ -43,10 +43,7 @@ pub fn fraction(s: &str) -> Result<f64, String> {
 
 /// A region: a size (`1g`) or a percentage of the capacity (`75%`).
 pub fn span(s: &str) -> Result<SpanSpec, String> {
-    SpanSpec::parse(s).map_err(|e| match e {
-        storbench_workload::SourceError::Invalid(m) => m,
-        other => other.to_string(),
-    })
+    SpanSpec::parse(s).map_err(|e| e.0)
 }
 
 /// `--max-idle` of `replay`: cut idle gaps longer than a duration, or `none`.
