@@ -142,7 +142,7 @@ fn every_procedure_on_a_file() {
     ]));
     let r = check_outputs(&out("season"), &["purge", "seq-pass", "restore"]);
     assert_eq!(r["phases"][1]["metrics"]["write_bytes"], 32u64 << 20);
-    assert_eq!(r["summary"]["image_bytes_restored"], 3u64 * (64 << 10));
+    assert_eq!(r["summary"]["image_restored_bytes"], 3u64 * (64 << 10));
 
     let stdout = ok(&storbench(&[
         "trim-check",

@@ -24,19 +24,17 @@
 //! in them; busy time still excludes them); `--no-trim` leaves the trace's TRIMs out.
 
 use crate::args::{self, EngineArgs, TargetChoice};
-use crate::health::HealthDelta;
 use crate::image::IMAGE_BLOCK_BYTES;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
 use crate::procedure::{Configured, Procedure};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use storbench_engine::{DataKind, TargetInfo};
-use storbench_metrics::LatencyStats;
+use storbench_engine::TargetInfo;
+pub use storbench_results::bench::{
+    BenchConfig, BenchSummary, DriveState, Workload, DEFAULT_USED_PASSES, TRACE_FILE,
+};
 use storbench_trace::atomic::OutputDir;
 use storbench_workload::synth::SynthError;
-
-pub const TRACE_FILE: &str = "trace.parquet";
 
 /// The capacity a profile's footprint is a share of, for a synthesized bench trace:
 /// the synthesizer's reference drive (256 GiB) times the scale (at most 1), at least
@@ -51,59 +49,6 @@ pub fn profile_basis_bytes(scale: f64) -> u64 {
 
 /// Smallest basis of a synthesized bench trace's footprint (see [`profile_basis_bytes`]).
 pub const MIN_PROFILE_BASIS_BYTES: u64 = 512 << 20;
-
-/// What to replay.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Workload {
-    Trace { path: PathBuf },
-    Profile { name: String, scale: f64, seed: u64 },
-}
-
-/// The state the drive is put in before the measured replay (2009 article).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DriveState {
-    /// No preparation: the drive as it is.
-    #[default]
-    AsIs,
-    /// Purge, then the trace's image.
-    Fresh,
-    /// Purge, one 128 KB sequential pass over the span, then the trace's image.
-    Seasoned,
-    /// Seasoned, then the trace replayed `used_passes` times.
-    Used,
-}
-
-impl DriveState {
-    pub fn name(self) -> &'static str {
-        match self {
-            DriveState::AsIs => "as-is",
-            DriveState::Fresh => "fresh",
-            DriveState::Seasoned => "seasoned",
-            DriveState::Used => "used",
-        }
-    }
-
-    /// From its name (`fresh`, `seasoned`, `used`, `as-is`).
-    pub fn parse(s: &str) -> Option<DriveState> {
-        [
-            DriveState::AsIs,
-            DriveState::Fresh,
-            DriveState::Seasoned,
-            DriveState::Used,
-        ]
-        .into_iter()
-        .find(|d| d.name() == s)
-    }
-}
-
-/// Replays of the trace before the measured one in the `used` state, by default.
-pub const DEFAULT_USED_PASSES: u32 = 3;
-
-fn default_used_passes() -> u32 {
-    DEFAULT_USED_PASSES
-}
 
 /// The queue depth a replay keeps for trace I/Os without completion times, unless
 /// `--qd` says otherwise.
@@ -190,54 +135,14 @@ impl BenchArgs {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BenchConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    pub workload: Workload,
-    /// Fold the trace onto this share of the drive (1.0 = whole drive).
-    pub span_fraction: f64,
-    /// QD for trace records without completion times.
-    pub default_qd: u32,
-    /// Drive state before the measured replay.
-    #[serde(default)]
-    pub state: DriveState,
-    /// The user's disk image, restored by the state in place of the trace's own.
-    #[serde(default)]
-    pub image: Option<PathBuf>,
-    /// `used`: replays of the trace before the measured one.
-    #[serde(default = "default_used_passes")]
-    pub used_passes: u32,
-    /// Idle gaps of the trace kept up to this long (`None`: all idle cut).
-    #[serde(default)]
-    pub max_idle_ns: Option<u64>,
-    /// Leave the trace's TRIMs out of every replay.
-    #[serde(default)]
-    pub no_trim: bool,
-    /// Content of every write of the procedure.
-    #[serde(default = "crate::phase::random_data")]
-    pub data: DataKind,
+/// How the bench's phases are planned (on the results crate's configuration).
+trait Plans {
+    fn span(&self, info: &TargetInfo) -> u64;
+    fn replay_plan(&self, name: &str, title: &str, dir: &Path, info: &TargetInfo) -> PhasePlan;
+    fn state_plans(&self, dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError>;
 }
 
-impl BenchConfig {
-    pub fn new(target: &str, workload: Workload) -> Self {
-        BenchConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            workload,
-            span_fraction: 1.0,
-            default_qd: 1,
-            state: DriveState::AsIs,
-            image: None,
-            used_passes: DEFAULT_USED_PASSES,
-            max_idle_ns: None,
-            no_trim: false,
-            data: DataKind::Random,
-        }
-    }
-
+impl Plans for BenchConfig {
     /// The span the trace and the state's writes are folded onto.
     fn span(&self, info: &TargetInfo) -> u64 {
         if self.span_fraction < 1.0 {
@@ -323,92 +228,12 @@ impl BenchConfig {
         }
         Ok(plans)
     }
-
-    /// The state's name as results carry it.
-    pub fn state_name(&self) -> &'static str {
-        self.state.name()
-    }
-
-    /// What the state's image phase restores, in words (`None`: no image).
-    pub fn image_name(&self) -> Option<String> {
-        if self.state == DriveState::AsIs {
-            return None;
-        }
-        Some(match &self.image {
-            Some(p) => p.display().to_string(),
-            None => "the trace's image".into(),
-        })
-    }
-
-    /// The trace file the replay reads.
-    pub fn trace_path(&self, dir: &Path) -> PathBuf {
-        match &self.workload {
-            Workload::Trace { path } => path.clone(),
-            Workload::Profile { .. } => dir.join(TRACE_FILE),
-        }
-    }
-}
-
-/// The bench section of result.json.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BenchSummary {
-    pub trace: String,
-    pub data_rate_mb_per_s: f64,
-    pub read_rate_mb_per_s: f64,
-    pub write_rate_mb_per_s: f64,
-    pub service: LatencyStats,
-    pub service_read: LatencyStats,
-    pub service_write: LatencyStats,
-    pub busy_s: f64,
-    pub reads: u64,
-    pub writes: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    pub span_bytes: u64,
-    pub folded_ios: u64,
-    pub trace_avg_qd: Option<f64>,
-    pub replayed_avg_qd: Option<f64>,
-    /// Drive state before the measured replay: `as-is`, `fresh`, `seasoned`, `used`.
-    #[serde(default)]
-    pub state: String,
-    /// `used`: replays of the trace before the measured one.
-    #[serde(default)]
-    pub used_passes: Option<u32>,
-    /// What the state restored: the trace's image or the user's image file.
-    #[serde(default)]
-    pub image: Option<String>,
-    /// The image restored by the state (bytes, writes, rate).
-    #[serde(default)]
-    pub image_bytes: u64,
-    #[serde(default)]
-    pub image_writes: u64,
-    #[serde(default)]
-    pub image_mb_per_s: Option<f64>,
-    /// The state's 128 KB sequential pass (seasoned, used).
-    #[serde(default)]
-    pub seq_pass_mb_per_s: Option<f64>,
-    /// The measured replay's own host and flash writes and their ratio (the state's
-    /// writes are not in it).
-    #[serde(default)]
-    pub replay_counters: Option<HealthDelta>,
-    /// Idle gaps kept up to this long (`--max-idle`); `None`: all idle cut.
-    #[serde(default)]
-    pub max_idle_s: Option<f64>,
-    /// TRIMs of the trace not replayed (`--no-trim`), per replay.
-    #[serde(default)]
-    pub trims_skipped: u64,
-    /// Content of the written data (`random`, `zeros`, `compressible:R`).
-    #[serde(default)]
-    pub data: String,
-    /// Name of the trace in the report's trace table.
-    pub trace_name: String,
-    /// Characterization of the trace (the report's trace table).
-    pub characterize: Option<storbench_trace::Characterization>,
 }
 
 impl Procedure for BenchConfig {
     const NAME: &'static str = "bench";
     type Args = BenchArgs;
+    type Summary = BenchSummary;
 
     fn configure(a: &BenchArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
         let t = &target.spec;
@@ -438,7 +263,11 @@ impl Procedure for BenchConfig {
         c.no_trim = a.no_trim;
         c.data = a.engine.data;
         c.open = a.engine.open(target);
-        Ok(Configured { config: c, notes })
+        Ok(Configured {
+            config: c,
+            notes,
+            scanned: Vec::new(),
+        })
     }
 
     fn target_spec(&self) -> &str {
@@ -550,7 +379,7 @@ impl Procedure for BenchConfig {
         dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
+    ) -> Result<BenchSummary, SuiteError> {
         let rec = records
             .iter()
             .find(|r| r.name == "replay")
@@ -582,8 +411,8 @@ impl Procedure for BenchConfig {
             busy_s: m.busy_ns as f64 / 1e9,
             reads: m.read_ios,
             writes: m.write_ios,
-            bytes_read: m.read_bytes,
-            bytes_written: m.write_bytes,
+            read_bytes: m.read_bytes,
+            write_bytes: m.write_bytes,
             span_bytes: crate::consistency::span_of(runner.target.info(), self.span_fraction),
             folded_ios: rec.folded_ios,
             trace_avg_qd: rec.fidelity.as_ref().and_then(|f| f.trace_avg_qd),
@@ -604,8 +433,11 @@ impl Procedure for BenchConfig {
             },
             data: crate::units::data_name(self.data),
             trace_name,
-            characterize,
+            characterize: characterize.and_then(|c| match serde_json::to_value(c) {
+                Ok(serde_json::Value::Object(m)) => Some(m),
+                _ => None,
+            }),
         };
-        Ok(serde_json::to_value(s).expect("serializes"))
+        Ok(s)
     }
 }

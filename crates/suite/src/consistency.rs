@@ -8,13 +8,11 @@
 use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SteadyStop, SuiteError, Work};
 use crate::procedure::{Configured, Procedure};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 use storbench_engine::TargetInfo;
-use storbench_metrics::{consistency_scores, snia_steady_state, ConsistencyScores, SteadyState};
-
-pub const NS_PER_S: u64 = 1_000_000_000;
+use storbench_metrics::{consistency_scores, snia_steady_state};
+pub use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary, NS_PER_S};
 
 /// `storbench consistency`'s own options.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
@@ -48,85 +46,6 @@ pub struct ConsistencyArgs {
     pub seed: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConsistencyConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    /// Tested span as a share of capacity (1.0 = full; 0.75 = 25% spare area).
-    pub span_fraction: f64,
-    pub duration_ns: u64,
-    pub qd: u32,
-    pub block_bytes: u64,
-    pub precondition_passes: u32,
-    pub precondition_block_bytes: u64,
-    /// SNIA round length and window.
-    pub round_ns: u64,
-    pub window_rounds: usize,
-    pub stop_at_steady_state: bool,
-    /// Scores over the last this many seconds.
-    pub score_last_s: usize,
-    pub seed: u64,
-    /// Content of every write (`--data`).
-    #[serde(default = "crate::phase::random_data")]
-    pub data: storbench_engine::DataKind,
-}
-
-impl ConsistencyConfig {
-    /// The seed's defaults: full span, 2000 s, QD32, 4 KB, one 128 KB fill pass,
-    /// 60-second rounds, window of 5, scores over the last 400 s.
-    pub fn new(target: &str) -> Self {
-        ConsistencyConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            span_fraction: 1.0,
-            duration_ns: 2000 * NS_PER_S,
-            qd: 32,
-            block_bytes: 4096,
-            precondition_passes: 1,
-            precondition_block_bytes: 128 * 1024,
-            round_ns: 60 * NS_PER_S,
-            window_rounds: storbench_metrics::steady::SNIA_WINDOW_ROUNDS,
-            stop_at_steady_state: false,
-            score_last_s: storbench_metrics::steady::CONSISTENCY_LAST_S,
-            seed: 1,
-            data: storbench_engine::DataKind::Random,
-        }
-    }
-
-    /// `--quick`: a run of seconds on a small simulated drive (tests, demo): 30 s of
-    /// random writes, 3-second rounds, scores over the last 10 s.
-    pub fn quick(target: &str) -> Self {
-        ConsistencyConfig {
-            duration_ns: 30 * NS_PER_S,
-            round_ns: 3 * NS_PER_S,
-            score_last_s: 10,
-            ..ConsistencyConfig::new(target)
-        }
-    }
-}
-
-/// The consistency section of result.json.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConsistencySummary {
-    pub span_bytes: u64,
-    pub span_percent: f64,
-    pub spare_area_percent: f64,
-    /// IOPS of every full second of the random-write phase.
-    pub iops_per_s: Vec<f64>,
-    pub scores: Option<ConsistencyScores>,
-    pub round_s: u64,
-    pub round_iops: Vec<f64>,
-    pub steady_state: Option<SteadyState>,
-    pub steady_state_reached: bool,
-    /// Second of the random-write phase at which steady state was reached.
-    pub steady_state_at_s: Option<u64>,
-    pub precondition_mb_per_s: f64,
-    /// How the random-write phase ended: `time-limit` or `steady-state`.
-    pub ended: String,
-}
-
 pub fn span_of(info: &TargetInfo, fraction: f64) -> u64 {
     crate::units::span_bytes(info.capacity_bytes, fraction, 128 * 1024)
 }
@@ -134,6 +53,7 @@ pub fn span_of(info: &TargetInfo, fraction: f64) -> u64 {
 impl Procedure for ConsistencyConfig {
     const NAME: &'static str = "consistency";
     type Args = ConsistencyArgs;
+    type Summary = ConsistencySummary;
 
     fn configure(
         a: &ConsistencyArgs,
@@ -257,7 +177,7 @@ impl Procedure for ConsistencyConfig {
         _dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
+    ) -> Result<ConsistencySummary, SuiteError> {
         let rows = runner.series("random-write")?;
         let iops: Vec<f64> = rows
             .iter()
@@ -284,11 +204,11 @@ impl Procedure for ConsistencyConfig {
             .iter()
             .find(|r| r.name == "random-write")
             .map_or(String::new(), |r| r.ended.clone());
-        let span_percent = 100.0 * span as f64 / info.capacity_bytes as f64;
+        let span_pct = 100.0 * span as f64 / info.capacity_bytes as f64;
         let s = ConsistencySummary {
             span_bytes: span,
-            span_percent,
-            spare_area_percent: 100.0 - span_percent,
+            span_pct,
+            spare_area_pct: 100.0 - span_pct,
             scores: consistency_scores(&iops, self.score_last_s),
             round_s,
             steady_state_reached: steady.is_some(),
@@ -301,6 +221,6 @@ impl Procedure for ConsistencyConfig {
             precondition_mb_per_s: pre,
             ended,
         };
-        Ok(serde_json::to_value(s).expect("summary serializes"))
+        Ok(s)
     }
 }

@@ -22,4 +22,4 @@ pub mod trust;
 pub mod units;
 
 pub use phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};
-pub use procedure::{execute, read_result, Configured, Procedure, Start, SuiteParts, SuiteResult};
+pub use procedure::{execute, read_result, Configured, Procedure, Scans, Start, SuiteResult};

@@ -5,63 +5,14 @@
 use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
 use crate::procedure::{Configured, Procedure};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use storbench_engine::{BufferPlan, DataKind, Fidelity, Pacing, TargetInfo};
+use storbench_engine::{BufferPlan, Pacing, TargetInfo};
+pub use storbench_results::replay::{ReplayConfig, ReplaySummary};
+pub use storbench_results::trace::TraceSummary;
 use storbench_trace::Op;
 use storbench_workload::generator::SpanSpec;
 use storbench_workload::replay::TraceScan;
-
-/// What the replayed trace holds (result.json's `trace`), from one pass over it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TraceSummary {
-    pub path: String,
-    pub ios: u64,
-    pub read_ios: u64,
-    pub write_ios: u64,
-    pub trim_ios: u64,
-    pub flush_ios: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    /// From the first issue to the last, in trace time.
-    pub duration_ns: u64,
-    /// The largest read or write.
-    #[serde(default)]
-    pub max_io_bytes: u64,
-    pub source_format: Option<String>,
-    pub capacity_bytes: Option<u64>,
-}
-
-impl TraceSummary {
-    /// The summary of the trace at `path` from the one pass that checked it
-    /// ([`TraceScan::of`]): a replay reads its trace once before it runs, not once per
-    /// figure it needs.
-    pub fn from_scan(path: &Path, scan: &TraceScan) -> TraceSummary {
-        let (n, b) = (&scan.ios_by_op, &scan.bytes_by_op);
-        TraceSummary {
-            path: path.display().to_string(),
-            ios: n.iter().sum(),
-            read_ios: n[Op::Read.index()],
-            write_ios: n[Op::Write.index()],
-            trim_ios: n[Op::Trim.index()],
-            flush_ios: n[Op::Flush.index()],
-            read_bytes: b[Op::Read.index()],
-            write_bytes: b[Op::Write.index()],
-            duration_ns: scan
-                .last_issue_ns
-                .saturating_sub(scan.first_issue_ns.unwrap_or(0)),
-            max_io_bytes: scan.max_len_bytes,
-            source_format: scan.meta.source_format.clone(),
-            capacity_bytes: scan.meta.capacity_bytes,
-        }
-    }
-
-    /// Whether replaying the trace writes or trims.
-    pub fn writes(&self) -> bool {
-        self.write_ios + self.trim_ios > 0
-    }
-}
 
 /// `storbench replay`'s own options.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
@@ -95,6 +46,29 @@ pub struct ReplayArgs {
     pub log_ios: bool,
 }
 
+/// The summary of the trace at `path` from the one pass that checked it
+/// ([`TraceScan::of`]): a replay reads its trace once before it runs, not once per
+/// figure it needs.
+pub fn trace_summary(path: &Path, scan: &TraceScan) -> TraceSummary {
+    let (n, b) = (&scan.ios_by_op, &scan.bytes_by_op);
+    TraceSummary {
+        path: path.display().to_string(),
+        ios: n.iter().sum(),
+        read_ios: n[Op::Read.index()],
+        write_ios: n[Op::Write.index()],
+        trim_ios: n[Op::Trim.index()],
+        flush_ios: n[Op::Flush.index()],
+        read_bytes: b[Op::Read.index()],
+        write_bytes: b[Op::Write.index()],
+        duration_ns: scan
+            .last_issue_ns
+            .saturating_sub(scan.first_issue_ns.unwrap_or(0)),
+        max_io_bytes: scan.max_len_bytes,
+        source_format: scan.meta.source_format.clone(),
+        capacity_bytes: scan.meta.capacity_bytes,
+    }
+}
+
 impl ReplayArgs {
     fn pacing(&self, qd: u32) -> Result<Pacing, SuiteError> {
         Ok(match self.mode {
@@ -116,54 +90,10 @@ impl ReplayArgs {
     }
 }
 
-/// A replay's configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReplayConfig {
-    pub target: String,
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    pub trace: TraceSummary,
-    pub pacing: Pacing,
-    /// Stop after this long on the target's clock.
-    pub time_limit_ns: Option<u64>,
-    /// Fold the trace onto this part of the target.
-    pub span: Option<SpanSpec>,
-    pub seed: u64,
-    pub data: DataKind,
-    pub log_ios: bool,
-    /// The scan the summary came from, when the caller made one in this process: the
-    /// run's input check takes it instead of reading the trace again. Not stored.
-    #[serde(skip)]
-    pub scan: Option<TraceScan>,
-}
-
-impl ReplayConfig {
-    pub fn path(&self) -> PathBuf {
-        PathBuf::from(&self.trace.path)
-    }
-
-    fn default_qd(&self) -> u32 {
-        match self.pacing {
-            Pacing::QueueDepth { default_qd } => default_qd,
-            Pacing::FixedQd(n) => n,
-            Pacing::Timed { .. } => 1,
-        }
-    }
-}
-
-/// The replay's own section of result.json.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReplaySummary {
-    /// I/Os of the trace replayed (fewer than the trace's when a time limit ended it).
-    pub ios_replayed: u64,
-    pub trace_ios: u64,
-    pub fold_span_bytes: Option<u64>,
-    pub fidelity: Option<Fidelity>,
-}
-
 impl Procedure for ReplayConfig {
     const NAME: &'static str = "replay";
     type Args = ReplayArgs;
+    type Summary = ReplaySummary;
 
     /// One pass over the trace; the trace read whole and checked first, and the buffers
     /// sized for it (issue 19: as many I/Os as the trace, or --qd, keeps in flight,
@@ -201,7 +131,7 @@ impl Procedure for ReplayConfig {
             message: e.to_string(),
             hint: "is the input a storbench Parquet trace? (storbench import makes one)".into(),
         })?;
-        let summary = TraceSummary::from_scan(&path, &scan);
+        let summary = trace_summary(&path, &scan);
         let want = match pacing {
             Pacing::FixedQd(n) => n as usize,
             _ => (scan.max_in_flight as usize).max(qd as usize),
@@ -234,8 +164,8 @@ impl Procedure for ReplayConfig {
             seed: a.seed,
             data: a.engine.data,
             log_ios: a.log_ios,
-            scan: Some(scan),
-        }))
+        })
+        .with_scan(path, scan))
     }
 
     fn target_spec(&self) -> &str {
@@ -248,10 +178,6 @@ impl Procedure for ReplayConfig {
 
     fn trace(&self) -> Option<TraceSummary> {
         Some(self.trace.clone())
-    }
-
-    fn scanned(&self) -> Vec<(PathBuf, TraceScan)> {
-        self.scan.iter().map(|s| (self.path(), s.clone())).collect()
     }
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
@@ -290,15 +216,15 @@ impl Procedure for ReplayConfig {
         dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
+    ) -> Result<ReplaySummary, SuiteError> {
         let r = &records[0];
         let plan = &self.plans(dir, runner.target.info())?[0];
         let s = ReplaySummary {
-            ios_replayed: r.ios_issued,
+            replayed_ios: r.issued_ios,
             trace_ios: self.trace.ios,
             fold_span_bytes: plan.fold_span_bytes,
             fidelity: r.fidelity.clone(),
         };
-        Ok(serde_json::to_value(s).expect("summary serializes"))
+        Ok(s)
     }
 }

@@ -8,13 +8,9 @@ use crate::args::{self, EngineArgs, TargetChoice};
 use crate::image::GeneratedImage;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
 use crate::procedure::{Configured, Procedure};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use storbench_engine::TargetInfo;
-
-/// Share of the span a generated image covers. The seed's test image is not sized;
-/// a used system disk of the era held roughly 30-50% of its capacity in data, so 40%.
-pub const DEFAULT_IMAGE_FILL: f64 = 0.40;
+pub use storbench_results::season::{SeasonConfig, SeasonSummary, DEFAULT_IMAGE_FILL};
 
 /// `storbench season`'s own options.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
@@ -36,38 +32,6 @@ pub struct SeasonArgs {
     /// Sequential passes (2 = SNIA variant)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub passes: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SeasonConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    /// The user's image; `None`: a generated one.
-    pub image: Option<PathBuf>,
-    pub image_fill: f64,
-    pub image_seed: u64,
-    pub passes: u32,
-    pub qd: u32,
-    /// Content of every write (`--data`).
-    #[serde(default = "crate::phase::random_data")]
-    pub data: storbench_engine::DataKind,
-}
-
-impl SeasonConfig {
-    pub fn new(target: &str) -> Self {
-        SeasonConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            image: None,
-            image_fill: DEFAULT_IMAGE_FILL,
-            image_seed: 2009,
-            passes: 1,
-            qd: 32,
-            data: storbench_engine::DataKind::Random,
-        }
-    }
 }
 
 /// The seasoning phases over `[0, span_bytes)`, the whole drive. (The trace bench
@@ -113,15 +77,6 @@ pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64) -> Vec<PhasePlan> {
     ]
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SeasonSummary {
-    pub image: String,
-    pub image_bytes_restored: u64,
-    pub image_writes: u64,
-    pub seq_pass_mb_per_s: f64,
-    pub restore_mb_per_s: f64,
-}
-
 pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord]) -> SeasonSummary {
     let m = |n: &str| {
         records
@@ -140,7 +95,7 @@ pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord]) -> SeasonSumm
                 cfg.image_fill * 100.0
             ),
         },
-        image_bytes_restored: restore.write_bytes,
+        image_restored_bytes: restore.write_bytes,
         image_writes: restore.write_ios,
         seq_pass_mb_per_s: m("seq-pass").data_rate_mb_per_s,
         restore_mb_per_s: restore.data_rate_mb_per_s,
@@ -150,6 +105,7 @@ pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord]) -> SeasonSumm
 impl Procedure for SeasonConfig {
     const NAME: &'static str = "season";
     type Args = SeasonArgs;
+    type Summary = SeasonSummary;
 
     fn configure(a: &SeasonArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
         let mut c = SeasonConfig::new(&target.spec);
@@ -210,8 +166,8 @@ impl Procedure for SeasonConfig {
         _dir: &Path,
         _runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
-        Ok(serde_json::to_value(season_summary(self, records)).expect("serializes"))
+    ) -> Result<SeasonSummary, SuiteError> {
+        Ok(season_summary(self, records))
     }
 }
 

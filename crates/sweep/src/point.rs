@@ -27,6 +27,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_report::sweep::{Cell, Kind};
+use storbench_report::RunResult;
 use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
@@ -85,9 +86,9 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
             ("data_rate_mb_per_s", Kind::Float),
             ("read_mb_per_s", Kind::Float),
             ("write_mb_per_s", Kind::Float),
-            ("latency_us_mean", Kind::Float),
-            ("latency_us_p99", Kind::Float),
-            ("latency_us_p99_9", Kind::Float),
+            ("latency_mean_us", Kind::Float),
+            ("latency_p99_us", Kind::Float),
+            ("latency_p99_9_us", Kind::Float),
             ("busy_s", Kind::Float),
             ("reads", Kind::Int),
             ("writes", Kind::Int),
@@ -97,8 +98,8 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
             ("clean_mb_per_s", Kind::Float),
             ("dirty_mb_per_s", Kind::Float),
             ("after_trim_mb_per_s", Kind::Float),
-            ("dirty_pct_of_clean", Kind::Float),
-            ("after_trim_pct_of_clean", Kind::Float),
+            ("dirty_of_clean_pct", Kind::Float),
+            ("after_trim_of_clean_pct", Kind::Float),
         ],
         "season" => &[
             ("seq_pass_mb_per_s", Kind::Float),
@@ -107,6 +108,20 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
         _ => &[],
     };
     COMMON.iter().chain(own).copied().collect()
+}
+
+/// The name a figure had in rows recorded before result schema 3 put every unit last.
+pub fn old_figure_name(name: &str) -> Option<&'static str> {
+    [
+        ("latency_mean_us", "latency_us_mean"),
+        ("latency_p99_us", "latency_us_p99"),
+        ("latency_p99_9_us", "latency_us_p99_9"),
+        ("dirty_of_clean_pct", "dirty_pct_of_clean"),
+        ("after_trim_of_clean_pct", "after_trim_pct_of_clean"),
+    ]
+    .into_iter()
+    .find(|(new, _)| *new == name)
+    .map(|(_, old)| old)
 }
 
 /// A point's row: figure name and value.
@@ -439,7 +454,7 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
 
 // ---------------------------------------------------------------- running
 
-fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult, PointError> {
+fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult<P>, PointError> {
     let start = if dir.join(storbench_suite::state::STATE_FILE).is_file() {
         Start::Resume
     } else {
@@ -454,10 +469,8 @@ fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult, Po
 /// Run one point in `dir` (created), or continue it if an earlier run was stopped
 /// there, or read its result if it finished; `stop` ends it at its next checkpoint.
 pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row, PointError> {
-    if let Ok(r) = read_result(dir) {
-        if r.complete {
-            return row_of(run, &r);
-        }
+    if let Some(row) = finished_row(run, dir) {
+        return row;
     }
     let ctl = Control {
         stop,
@@ -471,17 +484,34 @@ pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row
         replace: true,
     };
     let fail = PointError::Failed;
-    let result = match run.procedure.as_str() {
-        "consistency" => go(dir, consistency(run).map_err(fail)?, &ctl)?,
-        "trim-check" => go(dir, trim_check(run).map_err(fail)?, &ctl)?,
-        "season" => go(dir, season(run).map_err(fail)?, &ctl)?,
+    match run.procedure.as_str() {
+        "consistency" => row_of(run, &go(dir, consistency(run).map_err(fail)?, &ctl)?),
+        "trim-check" => row_of(run, &go(dir, trim_check(run).map_err(fail)?, &ctl)?),
+        "season" => row_of(run, &go(dir, season(run).map_err(fail)?, &ctl)?),
         "bench" => {
             write_generator_trace(run, dir).map_err(fail)?;
-            go(dir, bench(run, dir).map_err(fail)?, &ctl)?
+            row_of(run, &go(dir, bench(run, dir).map_err(fail)?, &ctl)?)
         }
-        other => return Err(PointError::Failed(format!("unknown procedure {other}"))),
-    };
-    row_of(run, &result)
+        other => Err(PointError::Failed(format!("unknown procedure {other}"))),
+    }
+}
+
+/// The row of the point's finished result in `dir`, if it has one.
+fn finished_row(run: &RunSpec, dir: &Path) -> Option<Result<Row, PointError>> {
+    fn done<P: Procedure>(run: &RunSpec, dir: &Path) -> Option<Result<Row, PointError>>
+    where
+        P::Summary: Figures,
+    {
+        let r = read_result::<P>(dir).ok()?;
+        r.complete.then(|| row_of(run, &r))
+    }
+    match run.procedure.as_str() {
+        "consistency" => done::<ConsistencyConfig>(run, dir),
+        "trim-check" => done::<TrimCheckConfig>(run, dir),
+        "season" => done::<SeasonConfig>(run, dir),
+        "bench" => done::<BenchConfig>(run, dir),
+        _ => None,
+    }
 }
 
 fn float(v: f64) -> Cell {
@@ -500,13 +530,84 @@ fn count(v: u64) -> Cell {
     i64::try_from(v).map_or(Cell::Null, Cell::Int)
 }
 
-fn summary<T: serde::de::DeserializeOwned>(r: &SuiteResult) -> Result<T, PointError> {
-    serde_json::from_value(r.summary.clone())
-        .map_err(|e| PointError::Failed(format!("the {} summary does not read: {e}", r.procedure)))
+/// A summary's headline figures, in the order of [`figures`].
+trait Figures {
+    fn row(&self) -> Vec<(&'static str, Cell)>;
+}
+
+impl Figures for ConsistencySummary {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        let s = self;
+        let sc = s.scores.as_ref();
+        vec![
+            ("steady_iops", opt_float(sc.map(|x| x.avg))),
+            ("steady_iops_stddev", opt_float(sc.map(|x| x.stddev))),
+            ("steady_iops_min", opt_float(sc.map(|x| x.min))),
+            (
+                "steady_avg_over_stddev",
+                opt_float(sc.and_then(|x| x.avg_over_stddev)),
+            ),
+            ("steady_state_reached", Cell::Bool(s.steady_state_reached)),
+            (
+                "steady_state_at_s",
+                s.steady_state_at_s.map_or(Cell::Null, count),
+            ),
+            ("precondition_mb_per_s", float(s.precondition_mb_per_s)),
+        ]
+    }
+}
+
+impl Figures for BenchSummary {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        let s = self;
+        let ios = (s.reads + s.writes) as f64;
+        vec![
+            (
+                "iops",
+                if s.busy_s > 0.0 {
+                    float(ios / s.busy_s)
+                } else {
+                    Cell::Null
+                },
+            ),
+            ("data_rate_mb_per_s", float(s.data_rate_mb_per_s)),
+            ("read_mb_per_s", float(s.read_rate_mb_per_s)),
+            ("write_mb_per_s", float(s.write_rate_mb_per_s)),
+            ("latency_mean_us", float(s.service.mean_us)),
+            ("latency_p99_us", float(s.service.p99_us)),
+            ("latency_p99_9_us", float(s.service.p99_9_us)),
+            ("busy_s", float(s.busy_s)),
+            ("reads", count(s.reads)),
+            ("writes", count(s.writes)),
+            ("replayed_avg_qd", opt_float(s.replayed_avg_qd)),
+        ]
+    }
+}
+
+impl Figures for TrimTable {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        let t = self;
+        vec![
+            ("clean_mb_per_s", float(t.clean_mb_per_s)),
+            ("dirty_mb_per_s", float(t.dirty_mb_per_s)),
+            ("after_trim_mb_per_s", float(t.after_trim_mb_per_s)),
+            ("dirty_of_clean_pct", float(t.dirty_of_clean_pct)),
+            ("after_trim_of_clean_pct", float(t.after_trim_of_clean_pct)),
+        ]
+    }
+}
+
+impl Figures for SeasonSummary {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        vec![
+            ("seq_pass_mb_per_s", float(self.seq_pass_mb_per_s)),
+            ("restore_mb_per_s", float(self.restore_mb_per_s)),
+        ]
+    }
 }
 
 /// The headline row of a finished procedure.
-pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
+fn row_of<C, S: Figures>(run: &RunSpec, r: &RunResult<C, S>) -> Result<Row, PointError> {
     let d = &r.health_delta;
     let mut row: Vec<(&str, Cell)> = vec![
         (
@@ -519,69 +620,11 @@ pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
         ),
         ("wa", opt_float(d.write_amplification)),
     ];
-    match run.procedure.as_str() {
-        "consistency" => {
-            let s: ConsistencySummary = summary(r)?;
-            let sc = s.scores.as_ref();
-            row.extend([
-                ("steady_iops", opt_float(sc.map(|x| x.avg))),
-                ("steady_iops_stddev", opt_float(sc.map(|x| x.stddev))),
-                ("steady_iops_min", opt_float(sc.map(|x| x.min))),
-                (
-                    "steady_avg_over_stddev",
-                    opt_float(sc.and_then(|x| x.avg_over_stddev)),
-                ),
-                ("steady_state_reached", Cell::Bool(s.steady_state_reached)),
-                (
-                    "steady_state_at_s",
-                    s.steady_state_at_s.map_or(Cell::Null, count),
-                ),
-                ("precondition_mb_per_s", float(s.precondition_mb_per_s)),
-            ]);
-        }
-        "bench" => {
-            let s: BenchSummary = summary(r)?;
-            let ios = (s.reads + s.writes) as f64;
-            row.extend([
-                (
-                    "iops",
-                    if s.busy_s > 0.0 {
-                        float(ios / s.busy_s)
-                    } else {
-                        Cell::Null
-                    },
-                ),
-                ("data_rate_mb_per_s", float(s.data_rate_mb_per_s)),
-                ("read_mb_per_s", float(s.read_rate_mb_per_s)),
-                ("write_mb_per_s", float(s.write_rate_mb_per_s)),
-                ("latency_us_mean", float(s.service.mean_us)),
-                ("latency_us_p99", float(s.service.p99_us)),
-                ("latency_us_p99_9", float(s.service.p99_9_us)),
-                ("busy_s", float(s.busy_s)),
-                ("reads", count(s.reads)),
-                ("writes", count(s.writes)),
-                ("replayed_avg_qd", opt_float(s.replayed_avg_qd)),
-            ]);
-        }
-        "trim-check" => {
-            let t: TrimTable = summary(r)?;
-            row.extend([
-                ("clean_mb_per_s", float(t.clean_mb_per_s)),
-                ("dirty_mb_per_s", float(t.dirty_mb_per_s)),
-                ("after_trim_mb_per_s", float(t.after_trim_mb_per_s)),
-                ("dirty_pct_of_clean", float(t.dirty_pct_of_clean)),
-                ("after_trim_pct_of_clean", float(t.after_trim_pct_of_clean)),
-            ]);
-        }
-        "season" => {
-            let s: SeasonSummary = summary(r)?;
-            row.extend([
-                ("seq_pass_mb_per_s", float(s.seq_pass_mb_per_s)),
-                ("restore_mb_per_s", float(s.restore_mb_per_s)),
-            ]);
-        }
-        other => return Err(PointError::Failed(format!("unknown procedure {other}"))),
-    }
+    let s = r
+        .summary
+        .as_ref()
+        .ok_or_else(|| PointError::Failed(format!("the {} result has no summary", r.procedure)))?;
+    row.extend(s.row());
     debug_assert_eq!(
         row.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         figures(&run.procedure)
@@ -591,4 +634,18 @@ pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
         "the row follows figures()"
     );
     Ok(row.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The dataset's columns follow result.json's naming rule (units last, `_pct`).
+    #[test]
+    fn every_figure_puts_its_unit_last() {
+        let bad: Vec<String> = super::PROCEDURES
+            .iter()
+            .flat_map(|p| super::figures(p))
+            .filter_map(|(name, _)| storbench_results::naming::check(name))
+            .collect();
+        assert!(bad.is_empty(), "{bad:?}");
+    }
 }

@@ -249,7 +249,8 @@ fn a_point_stopped_mid_phase_continues_to_the_row_of_an_unstopped_run() {
     }
     let resumed = run_point(run, &dir, Arc::new(AtomicBool::new(false))).unwrap();
     assert_eq!(resumed, whole);
-    let r = storbench_suite::read_result(&dir).unwrap();
+    let r = storbench_suite::read_result::<storbench_suite::consistency::ConsistencyConfig>(&dir)
+        .unwrap();
     assert_eq!(r.resumes, 1);
 }
 

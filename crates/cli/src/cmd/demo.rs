@@ -12,8 +12,8 @@ use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use storbench_suite::bench::{BenchConfig, BenchSummary, DriveState, Workload};
-use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_suite::bench::{BenchConfig, DriveState, Workload};
+use storbench_suite::consistency::ConsistencyConfig;
 use storbench_suite::{execute, Control, Start};
 
 /// Marks a directory `storbench demo` made, so a second demo may replace it.
@@ -173,7 +173,7 @@ impl Demo {
                 &self.ctl,
             )
             .with_context(|| format!("trace bench on {spec}"))?;
-            let s: BenchSummary = serde_json::from_value(r.summary)?;
+            let s = r.summary.context("the bench's result has no summary")?;
             lines.push(format!(
                 "{preset:>18}  bench {state:>8}: {:7.1} MB/s, mean service {:7.1} us (std dev {:.1})",
                 s.data_rate_mb_per_s, s.service.mean_us, s.service.stddev_us
@@ -205,8 +205,7 @@ impl Demo {
                 &self.ctl,
             )
             .with_context(|| format!("consistency on {cons_spec}"))?;
-            let s: ConsistencySummary = serde_json::from_value(r.summary)?;
-            if let Some(sc) = s.scores {
+            if let Some(sc) = r.summary.and_then(|s| s.scores) {
                 lines.push(format!(
                     "{preset:>18}  consistency {:>5}: {:7.0} IOPS avg, std dev {:.0}, min {:.0}",
                     if span < 1.0 { "25%SA" } else { "full" },
@@ -287,9 +286,8 @@ mod tests {
             assert!(html.contains(needle), "report lacks {needle:?}");
         }
         let iops = |dir: &str| {
-            let r = storbench_suite::read_result(&out.join(dir)).unwrap();
-            let s: ConsistencySummary = serde_json::from_value(r.summary).unwrap();
-            s.scores.unwrap().avg
+            let r = storbench_suite::read_result::<ConsistencyConfig>(&out.join(dir)).unwrap();
+            r.summary.unwrap().scores.unwrap().avg
         };
         let (full, spare) = (
             iops("consistency-client-7op-full"),
@@ -299,7 +297,7 @@ mod tests {
         // The article's states: both purge and restore the trace's image; only the
         // seasoned drive takes the sequential pass first.
         let names = |dir: &str| -> Vec<String> {
-            let r = storbench_suite::read_result(&out.join(dir)).unwrap();
+            let r = storbench_suite::read_result::<BenchConfig>(&out.join(dir)).unwrap();
             r.phases.iter().map(|p| p.name.clone()).collect()
         };
         assert_eq!(

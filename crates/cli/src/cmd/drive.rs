@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use storbench_report::RunResult;
 use storbench_suite::args::TargetArgs;
 use storbench_suite::state::StateError;
 use storbench_suite::targets::TargetOpenError;
@@ -116,7 +117,7 @@ fn control(d: &DriveArgs) -> anyhow::Result<Control> {
 /// here with status 130 after saying where it stands. With `--resume`,
 /// `--destroy-data` is the consent given again (the device changed at its ends since
 /// the last checkpoint, see `storbench_suite::trust`).
-pub fn drive<P: Procedure>(a: &Driven<P::Args>) -> anyhow::Result<(PathBuf, SuiteResult)> {
+pub fn drive<P: Procedure>(a: &Driven<P::Args>) -> anyhow::Result<(PathBuf, SuiteResult<P>)> {
     let d = &a.drive;
     let ctl = control(d)?;
     let (dir, start) = match (&d.resume, &a.target.destroy_data) {
@@ -138,7 +139,7 @@ pub fn drive<P: Procedure>(a: &Driven<P::Args>) -> anyhow::Result<(PathBuf, Suit
             for n in &configured.notes {
                 errln!("note: {n}");
             }
-            (dir, Start::New(configured.config))
+            (dir, configured.start())
         }
     };
     if ctl.verbose {
@@ -226,7 +227,7 @@ fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
 
 /// After a run whose phases count failed I/Os instead of stopping (`run`, `replay`):
 /// the first failure and how many, as the error the command exits with.
-pub fn failed_ios(r: &SuiteResult, dir: &Path) -> anyhow::Result<()> {
+pub fn failed_ios<C, S>(r: &RunResult<C, S>, dir: &Path) -> anyhow::Result<()> {
     match r.failed_ios() {
         None => Ok(()),
         Some((phase, n, first)) => Err(anyhow::anyhow!(
@@ -237,7 +238,7 @@ pub fn failed_ios(r: &SuiteResult, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The lines every driven command ends with: drive health, notes, where the results are.
-pub fn print_footer(dir: &Path, r: &SuiteResult) -> Result<(), StdoutError> {
+pub fn print_footer<C, S>(dir: &Path, r: &RunResult<C, S>) -> Result<(), StdoutError> {
     let d = &r.health_delta;
     if d.available {
         let gb = |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2} GB", b as f64 / 1e9));

@@ -5,21 +5,23 @@
 use super::drive::{drive, print_footer, Driven};
 use super::out::outln;
 use storbench_suite::bench::{BenchArgs, BenchConfig};
-use storbench_suite::consistency::{ConsistencyArgs, ConsistencyConfig, ConsistencySummary};
-use storbench_suite::season::{SeasonArgs, SeasonConfig, SeasonSummary};
-use storbench_suite::trimcheck::{TrimCheckArgs, TrimCheckConfig, TrimTable};
+use storbench_suite::consistency::{ConsistencyArgs, ConsistencyConfig};
+use storbench_suite::season::{SeasonArgs, SeasonConfig};
+use storbench_suite::trimcheck::{TrimCheckArgs, TrimCheckConfig};
 
 // ---------------------------------------------------------------- consistency
 
 pub fn run_consistency(a: Driven<ConsistencyArgs>) -> anyhow::Result<()> {
     let (dir, r) = drive::<ConsistencyConfig>(&a)?;
-    let s: ConsistencySummary = serde_json::from_value(r.summary.clone())?;
-    let bs = r.config["block_bytes"].as_u64().unwrap_or(4096);
+    let Some(s) = &r.summary else {
+        return Ok(print_footer(&dir, &r)?);
+    };
+    let bs = r.config.block_bytes;
     outln!(
         "consistency on {} ({:.0}% span, {:.0}% spare area): {} s of {} random writes",
         r.target.name,
-        s.span_percent,
-        s.spare_area_percent,
+        s.span_pct,
+        s.spare_area_pct,
         s.iops_per_s.len(),
         storbench_suite::units::fmt_bytes(bs)
     )?;
@@ -48,13 +50,15 @@ pub fn run_consistency(a: Driven<ConsistencyArgs>) -> anyhow::Result<()> {
 
 pub fn run_season(a: Driven<SeasonArgs>) -> anyhow::Result<()> {
     let (dir, r) = drive::<SeasonConfig>(&a)?;
-    let s: SeasonSummary = serde_json::from_value(r.summary.clone())?;
+    let Some(s) = &r.summary else {
+        return Ok(print_footer(&dir, &r)?);
+    };
     outln!(
         "seasoned {}: sequential pass at {:.1} MB/s, image {} restored ({:.2} GB in {} writes, {:.1} MB/s)",
         r.target.name,
         s.seq_pass_mb_per_s,
         s.image,
-        s.image_bytes_restored as f64 / 1e9,
+        s.image_restored_bytes as f64 / 1e9,
         s.image_writes,
         s.restore_mb_per_s
     )?;
@@ -66,7 +70,9 @@ pub fn run_season(a: Driven<SeasonArgs>) -> anyhow::Result<()> {
 
 pub fn run_trim_check(a: Driven<TrimCheckArgs>) -> anyhow::Result<()> {
     let (dir, r) = drive::<TrimCheckConfig>(&a)?;
-    let t: TrimTable = serde_json::from_value(r.summary.clone())?;
+    let Some(t) = &r.summary else {
+        return Ok(print_footer(&dir, &r)?);
+    };
     outln!("TRIM check on {} (sequential write, MB/s):", r.target.name)?;
     outln!("  {:>12} {:>12} {:>12}", "clean", "dirty", "after TRIM")?;
     outln!(
@@ -77,8 +83,8 @@ pub fn run_trim_check(a: Driven<TrimCheckArgs>) -> anyhow::Result<()> {
     )?;
     outln!(
         "  dirty = {:.0}% of clean, after TRIM = {:.0}% of clean",
-        t.dirty_pct_of_clean,
-        t.after_trim_pct_of_clean
+        t.dirty_of_clean_pct,
+        t.after_trim_of_clean_pct
     )?;
     if let Some(n) = &t.note {
         outln!("  note: {n}")?;
@@ -91,7 +97,9 @@ pub fn run_trim_check(a: Driven<TrimCheckArgs>) -> anyhow::Result<()> {
 
 pub fn run_bench(a: Driven<BenchArgs>) -> anyhow::Result<()> {
     let (dir, r) = drive::<BenchConfig>(&a)?;
-    let s: storbench_suite::bench::BenchSummary = serde_json::from_value(r.summary.clone())?;
+    let Some(s) = &r.summary else {
+        return Ok(print_footer(&dir, &r)?);
+    };
     outln!(
         "trace bench on {} ({} drive, {} data): {}",
         r.target.name,
@@ -117,9 +125,9 @@ pub fn run_bench(a: Driven<BenchArgs>) -> anyhow::Result<()> {
     outln!(
         "  {} reads ({:.2} GB), {} writes ({:.2} GB)",
         s.reads,
-        s.bytes_read as f64 / 1e9,
+        s.read_bytes as f64 / 1e9,
         s.writes,
-        s.bytes_written as f64 / 1e9
+        s.write_bytes as f64 / 1e9
     )?;
     if let Some(c) = &s.replay_counters {
         if let (Some(h), Some(n)) = (c.host_write_bytes, c.nand_write_bytes) {

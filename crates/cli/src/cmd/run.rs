@@ -8,8 +8,9 @@ use super::out::{outln, StdoutError};
 use super::UserError;
 use std::path::Path;
 use storbench_engine::TargetError;
+use storbench_report::RunResult;
 use storbench_suite::run::{RunArgs, RunConfig};
-use storbench_suite::{PhaseRecord, SuiteResult};
+use storbench_suite::PhaseRecord;
 
 pub(crate) fn user(message: impl Into<String>, hint: Option<&str>) -> anyhow::Error {
     anyhow::Error::new(UserError {
@@ -43,7 +44,7 @@ pub(crate) fn target_err(e: TargetError) -> anyhow::Error {
 }
 
 /// What `run` and `replay` print: the phase's figures, then the common footer.
-pub(crate) fn print_summary(r: &SuiteResult, dir: &Path) -> Result<(), StdoutError> {
+pub(crate) fn print_summary<C, S>(r: &RunResult<C, S>, dir: &Path) -> Result<(), StdoutError> {
     let Some(p) = r.phases.first() else {
         return Ok(());
     };
@@ -55,7 +56,7 @@ pub(crate) fn print_summary(r: &SuiteResult, dir: &Path) -> Result<(), StdoutErr
     print_footer(dir, r)
 }
 
-fn print_phase(r: &SuiteResult, p: &PhaseRecord) -> Result<(), StdoutError> {
+fn print_phase<C, S>(r: &RunResult<C, S>, p: &PhaseRecord) -> Result<(), StdoutError> {
     let m = &p.metrics;
     outln!(
         "{} on {} ({}, {}): {:.2} s",

@@ -210,15 +210,15 @@ pub fn name_runs(runs: &mut [RunView], overrides: &[(String, String)]) {
 pub const DEFAULT_SETTING: &str = "Default";
 
 /// The spare-area setting name for a tested span in percent of capacity (100 = full span).
-pub fn setting_for_span(span_percent: f64) -> String {
+pub fn setting_for_span(span_pct: f64) -> String {
     assert!(
-        span_percent > 0.0 && span_percent <= 100.0,
-        "span {span_percent}% out of range"
+        span_pct > 0.0 && span_pct <= 100.0,
+        "span {span_pct}% out of range"
     );
-    if span_percent >= 100.0 {
+    if span_pct >= 100.0 {
         DEFAULT_SETTING.to_string()
     } else {
-        format!("{}% spare area", fmt_num(100.0 - span_percent))
+        format!("{}% spare area", fmt_num(100.0 - span_pct))
     }
 }
 
