@@ -493,7 +493,7 @@ fn every_codec_with_several_members_imports_as_plain() {
 #[test]
 fn binary_input_is_a_clear_error() {
     let p = fixture("compressed/not_a_trace.bin");
-    for opts in [ImportOptions::default(), with_format(Format::Msr)] {
+    for opts in [ImportOptions::default(), with_format(Format::MSR)] {
         let e = try_import(&p, &opts).err().expect("binary input fails");
         let msg = e.to_string();
         assert!(msg.contains("not_a_trace.bin"), "{msg}");
@@ -513,7 +513,7 @@ fn binary_input_is_a_clear_error() {
 #[test]
 fn msr_standard_header_and_bom_are_detected_and_skipped() {
     let p = fixture("msr_header_bom_zero_service.csv");
-    assert_eq!(detect(&p).unwrap(), Format::Msr);
+    assert_eq!(detect(&p).unwrap(), Format::MSR);
     let i = imported(&p, &ImportOptions::default());
     assert_eq!(i.recs.len(), 60);
     assert_eq!(count(&i.summary.ignored, "header"), 1);
@@ -524,7 +524,7 @@ fn msr_standard_header_and_bom_are_detected_and_skipped() {
         "h.csv",
         b"\xef\xbb\xbfTimestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n",
     );
-    assert_eq!(detect(&h).unwrap(), Format::Msr);
+    assert_eq!(detect(&h).unwrap(), Format::MSR);
 }
 
 /// Alibaba, Tencent (behind a byte order mark) and SPC files with a header line
@@ -532,9 +532,9 @@ fn msr_standard_header_and_bom_are_detected_and_skipped() {
 #[test]
 fn alibaba_tencent_spc_headers_are_skipped() {
     for (name, format, rows) in [
-        ("alibaba_header.csv", Format::Alibaba, 80),
-        ("tencent_header.csv", Format::Tencent, 80),
-        ("spc_header.csv", Format::Spc, 90),
+        ("alibaba_header.csv", Format::ALIBABA, 80),
+        ("tencent_header.csv", Format::TENCENT, 80),
+        ("spc_header.csv", Format::SPC, 90),
     ] {
         let p = fixture(name);
         assert_eq!(detect(&p).unwrap(), format, "{name}");

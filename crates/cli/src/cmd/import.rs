@@ -76,7 +76,7 @@ pub fn trace_input_error(e: TraceError) -> anyhow::Error {
 /// `--format`: the trace crate's format names, listed for help and completions.
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name))
+    clap::builder::PossibleValuesParser::new(Format::all().map(Format::name))
         .map(|name| Format::parse(&name).expect("a listed name"))
 }
 

@@ -32,6 +32,16 @@ use super::block::{parse_dev, BlockEvent, BlockImporter};
 use super::lines::{fields_ws, parse_secs_ns, parse_u64, show, FieldsWs, LineReader};
 use super::{rwbs, Ctx, Sink};
 use crate::error::TraceError;
+use super::{EachPart, FormatSpec};
+
+/// blkparse's default text.
+pub const BLKPARSE: FormatSpec = FormatSpec {
+    name: "blkparse",
+    headers: &[],
+    detect: |s| s.any(looks_like),
+    keep_times: false,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 #[derive(Debug, PartialEq)]
 pub enum Line<'a> {

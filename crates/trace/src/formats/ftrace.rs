@@ -12,6 +12,19 @@ use super::block::{parse_dev, BlockEvent, BlockImporter};
 use super::lines::{fields_ws, last_field_ws, parse_secs_ns, parse_u64, show, LineReader};
 use super::{rwbs, Ctx, Sink};
 use crate::error::TraceError;
+use super::{EachPart, FormatSpec};
+
+/// tracefs text and `trace-cmd report`.
+pub const FTRACE: FormatSpec = FormatSpec {
+    name: "ftrace",
+    headers: &[],
+    detect: |s| {
+        s.any(|l| l.contains("block_rq_issue:") || l.contains("block_rq_complete:"))
+            || s.any(|l| l.starts_with("# tracer:"))
+    },
+    keep_times: false,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 const MARK: &[u8] = b": block_rq_";
 
