@@ -204,3 +204,74 @@ fn characterize_shows_footprint_per_device_and_na_for_zero_service_times() {
     assert!(table.contains("n/a (every service time is 0"), "{table}");
     assert!(!table.contains("average QD"), "{table}");
 }
+
+/// Issue 34: an import error says what to do about that error, not always "give
+/// --format ... or pass --skip-bad-lines" (which misled for each of these).
+#[test]
+fn import_errors_hint_what_to_do_about_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("o.parquet");
+    let write = |name: &str, data: &[u8]| {
+        let p = d.join(name);
+        std::fs::write(&p, data).unwrap();
+        p
+    };
+    // A Parquet trace of our own.
+    let trace = d.join("t.parquet");
+    ok(&storbench(&["import", s(&fixture("msr.csv")), "-o", s(&trace)]));
+    let gz = std::fs::read(fixture("compressed/msr.csv.gz")).unwrap();
+    let cases: Vec<(PathBuf, Vec<&str>, &str, &str)> = vec![
+        (
+            write("t.zip", b"PK\x03\x04\x14\x00\x00\x00rest of a zip"),
+            vec![],
+            "is a zip archive",
+            "unzip -p FILE MEMBER",
+        ),
+        (
+            trace.clone(),
+            vec![],
+            "is a Parquet file",
+            "needs no import",
+        ),
+        (
+            fixture("compressed/msr_volumes.tgz"),
+            vec!["--member", "nope.csv"],
+            "no member \"nope.csv\"",
+            "give --member one of the members listed",
+        ),
+        (
+            fixture("msr.csv"),
+            vec!["--member", "x.csv"],
+            "not a tar archive",
+            "drop --member",
+        ),
+        (
+            write("cut.csv.gz", &gz[..gz.len() / 2]),
+            vec![],
+            "gzip data",
+            "download the file again",
+        ),
+        (
+            write("what.txt", b"hello\nworld\n"),
+            vec![],
+            "cannot tell the trace format",
+            "give --format, one of: fio-iolog-v2",
+        ),
+    ];
+    for (input, extra, message, hint) in cases {
+        let mut args = vec!["import", s(&input), "-o", s(&out)];
+        args.extend(extra);
+        let r = storbench(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{input:?}: {err}");
+        assert!(err.contains(message), "{input:?}: {err}");
+        assert!(err.contains(&format!("hint: {hint}")), "{input:?}: {err}");
+        assert!(!err.contains("--skip-bad-lines"), "{input:?}: {err}");
+    }
+    // A malformed line keeps the hint about lines.
+    let bad = write("bad.csv", b"1,host,0,Read,0,4096,10\n2,host,0,Jump,0,4096,10\n");
+    let r = storbench(&["import", s(&bad), "-o", s(&out)]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("bad.csv:2") && err.contains("--skip-bad-lines"), "{err}");
+}

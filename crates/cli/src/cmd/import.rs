@@ -47,15 +47,18 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Maps bad-input errors to user errors (exit status 2) with a hint.
+/// Maps bad-input errors to user errors (exit status 2) with a hint: the error's own
+/// when it has one (an archive, a Parquet file, a truncated download, a missing tar
+/// member), else `hint`.
 pub fn user_error(e: TraceError, hint: &str) -> anyhow::Error {
     match e {
-        TraceError::Parse { .. } | TraceError::Format { .. } | TraceError::Schema { .. } => {
-            anyhow::Error::new(UserError {
-                message: e.to_string(),
-                hint: Some(hint.to_owned()),
-            })
-        }
+        TraceError::Parse { .. }
+        | TraceError::Format { .. }
+        | TraceError::Schema { .. }
+        | TraceError::Input { .. } => anyhow::Error::new(UserError {
+            message: e.to_string(),
+            hint: Some(e.hint().unwrap_or(hint).to_owned()),
+        }),
         other => anyhow::Error::new(other),
     }
 }
@@ -160,10 +163,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     });
     bar.finish_and_clear();
     let summary = result.map_err(|e| {
-        user_error(
-            e,
-            "fix the input, give --format if detection guessed wrong, or pass --skip-bad-lines to count and skip malformed lines",
-        )
+        let hint = match &e {
+            // A malformed line: the file, or the format detection, is wrong.
+            TraceError::Parse { .. } => {
+                "fix the input, give --format if detection guessed wrong, or pass --skip-bad-lines to count and skip malformed lines".to_owned()
+            }
+            _ => format!("give --format, one of: {}", Format::names()),
+        };
+        user_error(e, &hint)
     })?;
     print!("{}", summary.to_text());
     println!("wrote {}", args.output.display());

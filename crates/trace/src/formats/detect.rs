@@ -97,7 +97,7 @@ pub fn detect_reader<'r>(
         let n = match reader.read(&mut chunk) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(TraceError::io(name, "read", e)),
+            Err(e) => return Err(TraceError::read(name, e)),
         };
         eof = n == 0;
         buf.extend_from_slice(&chunk[..n]);
