@@ -116,7 +116,7 @@ fn blkparse_capture_imports_exactly_what_was_issued() {
     let s = &got.summary;
     assert_eq!(s.bad_lines_skipped, 0);
     // The first issue of each requeued request gives way to its second.
-    assert_eq!(count(&s.dropped, "re-issues of a pending request"), 2);
+    assert_eq!(count(&s.dropped, "issues of requeued requests (R"), 2);
     assert_eq!(s.dropped.len(), 1, "{:?}", s.dropped);
     // Every action is accounted for by its own rule, as many times as printed.
     for (rule, n) in [
@@ -128,11 +128,10 @@ fn blkparse_capture_imports_exactly_what_was_issued() {
         ("S (sleep)", 7),
         ("P (plug)", 6),
         ("U (unplug)", 3),
-        ("T (unplug by timer)", 3),
+        ("UT (unplug by timer)", 3),
         ("X (split)", 4),
         ("B (bounced)", 7),
         ("A (remap)", 6),
-        ("R (requeue)", 2),
         ("m (message)", 8),
         ("passthrough", 8),
         ("ending a flush sequence", 5),
@@ -223,9 +222,19 @@ blkparse_kind!(
     "U (unplug)"
 );
 blkparse_kind!(
-    blkparse_t_unplug_timer,
-    "  8,0    1        2     0.000200000    57  T   N [kworker/1:1H] 2",
-    "T (unplug by timer)"
+    blkparse_ut_unplug_timer,
+    "  8,0    1        2     0.000200000    57 UT   N [kworker/1:1H] 2",
+    "UT (unplug by timer)"
+);
+blkparse_kind!(
+    blkparse_zp_zone_plug,
+    "  8,0    1        2     0.000200000  4242 ZP   N [fio]",
+    "ZP (zone write plug)"
+);
+blkparse_kind!(
+    blkparse_zu_zone_unplug,
+    "  8,0    1        2     0.000200000  4242 ZU   N [fio] 1",
+    "ZU (zone write unplug)"
 );
 blkparse_kind!(
     blkparse_x_split,
@@ -248,9 +257,9 @@ blkparse_kind!(
     "S (sleep)"
 );
 blkparse_kind!(
-    blkparse_r_requeue,
+    blkparse_r_requeue_of_nothing_pending,
     "  8,0    1        2     0.000200000     0  R   R 9000 + 8 [0]",
-    "R (requeue)"
+    "requeues of requests not pending"
 );
 blkparse_kind!(
     blkparse_m_n_message,

@@ -40,6 +40,7 @@ importers! {
 pub mod block;
 pub mod detect;
 pub mod device_csv;
+pub mod events;
 pub mod export;
 pub mod header;
 pub mod input;
@@ -233,6 +234,12 @@ impl ImportSummary {
     }
     pub fn note_ignore(&mut self, reason: &str) {
         bump(&mut self.ignored, reason);
+    }
+    /// Counts `n` more records kept but changed for `reason` (nothing when `n` is 0).
+    pub fn note_reclassify_n(&mut self, reason: &str, n: u64) {
+        if n > 0 {
+            *self.reclassified.entry(reason.to_owned()).or_default() += n;
+        }
     }
 
     /// Human summary, one fact per line.

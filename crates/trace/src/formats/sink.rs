@@ -116,6 +116,11 @@ impl Sink {
         }
     }
 
+    /// The trace being written (temporary sort files go next to it).
+    pub fn output(&self) -> &Path {
+        &self.output
+    }
+
     /// Whether the output goes through the external sort.
     pub fn sorting(&self) -> bool {
         self.spill.is_some()
