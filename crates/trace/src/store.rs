@@ -24,10 +24,14 @@
 
 use crate::error::TraceError;
 use crate::model::{DeviceId, IoRecord, Names, Op, StreamId, TraceMeta};
-use arrow_array::types::{Int32Type, UInt64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int16Type, Int32Type, Int8Type, UInt16Type, UInt32Type, UInt64Type,
+    UInt8Type,
+};
 use arrow_array::{
-    Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, LargeStringArray, RecordBatch,
-    StringArray,
+    Array, ArrayRef, DictionaryArray, Int32Array, Int64Array, LargeStringArray, PrimitiveArray,
+    RecordBatch, StringArray, StringViewArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -1181,7 +1185,7 @@ fn project_columns(
         let f = schema.field(i);
         let ok = match f.name().as_str() {
             COL_OP | COL_STREAM | COL_DEVICE => is_string_like(f.data_type()),
-            _ => matches!(f.data_type(), DataType::Int64 | DataType::UInt64),
+            _ => f.data_type().is_integer() || f.data_type().is_floating(),
         };
         if !ok {
             return Err(TraceError::schema(
@@ -1286,19 +1290,78 @@ fn dictionary_column_all_null(
     Ok(true)
 }
 
+/// A text column: Utf8, LargeUtf8 or Utf8View, plain or as a dictionary with keys of
+/// any integer type (pandas writes Dictionary(Int8, Utf8) for a categorical, Polars
+/// Dictionary(UInt32, LargeUtf8) or Utf8View).
 fn is_string_like(t: &DataType) -> bool {
+    let text = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
     match t {
-        DataType::Utf8 | DataType::LargeUtf8 => true,
-        DataType::Dictionary(k, v) => {
-            matches!(**k, DataType::Int32) && matches!(**v, DataType::Utf8 | DataType::LargeUtf8)
-        }
-        _ => false,
+        DataType::Dictionary(k, v) => k.is_integer() && text(v),
+        t => text(t),
     }
 }
 
-/// Values of an integer column as i64, all valid ones >= 0 (negative or, for UInt64
-/// columns, values above i64::MAX are an error; nulls are only allowed when `nullable`,
-/// and null slots may hold anything).
+/// An integer array of any width and signedness as i64 values (None for another
+/// type); a UInt64 value above i64::MAX becomes -1, refused as negative.
+fn ints_as_i64(col: &dyn Array) -> Option<Vec<i64>> {
+    macro_rules! widen {
+        ($($t:ty),+) => {$(
+            if let Some(a) = col.as_any().downcast_ref::<PrimitiveArray<$t>>() {
+                return Some(
+                    a.values()
+                        .iter()
+                        .map(|&v| i64::try_from(v).unwrap_or(-1))
+                        .collect(),
+                );
+            }
+        )+};
+    }
+    widen!(
+        Int8Type, Int16Type, Int32Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
+    );
+    if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
+        return Some(a.values().to_vec());
+    }
+    None
+}
+
+/// The largest integer a float holds exactly (2^53).
+const FLOAT_EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// A float column's values as i64 (pandas turns an integer column with nulls into
+/// float64): each valid value must be a whole number from 0 to 2^53, which a float
+/// holds exactly; the error names the first row that is not.
+fn floats_as_i64(path: &Path, name: &str, col: &dyn Array) -> Option<Result<Vec<i64>, TraceError>> {
+    let vals: Vec<f64> = if let Some(a) = col.as_any().downcast_ref::<PrimitiveArray<Float64Type>>() {
+        a.values().to_vec()
+    } else if let Some(a) = col.as_any().downcast_ref::<PrimitiveArray<Float32Type>>() {
+        a.values().iter().map(|&v| f64::from(v)).collect()
+    } else {
+        return None;
+    };
+    let mut out = Vec::with_capacity(vals.len());
+    for (i, &v) in vals.iter().enumerate() {
+        if col.is_null(i) {
+            out.push(0);
+        } else if v.fract() == 0.0 && (0.0..=FLOAT_EXACT).contains(&v) {
+            out.push(v as i64);
+        } else {
+            return Some(Err(TraceError::schema(
+                path,
+                format!(
+                    "{BATCH_ROW}{i}: column `{name}` holds {v}, not a whole number from 0 to 2^53 \
+                     (a float column must hold integers exactly)"
+                ),
+            )));
+        }
+    }
+    Some(Ok(out))
+}
+
+/// Values of an integer column (any width or signedness, or a float column holding
+/// whole numbers) as i64, all valid ones >= 0 (negative values, or values above
+/// i64::MAX, are an error; nulls are only allowed when `nullable`, and null slots may
+/// hold anything). The format's own Int64 is taken as it is, without a copy.
 fn int_column(
     path: &Path,
     name: &str,
@@ -1308,41 +1371,29 @@ fn int_column(
     if !nullable && col.null_count() > 0 {
         return Err(nulls_error(path, name));
     }
-    let negative = || negative_error(path, name);
     if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
         check_non_negative(path, name, a.values(), a.nulls())?;
         return Ok(a.values().clone());
     }
-    if let Some(a) = col
-        .as_any()
-        .downcast_ref::<arrow_array::PrimitiveArray<UInt64Type>>()
-    {
-        let mut out = Vec::with_capacity(a.len());
-        for (i, &v) in a.values().iter().enumerate() {
-            match i64::try_from(v) {
-                Ok(v) => out.push(v),
-                Err(_) if a.is_null(i) => out.push(0),
-                Err(_) => return Err(negative()),
+    let vals = match ints_as_i64(col.as_ref()) {
+        Some(v) => v,
+        None => match floats_as_i64(path, name, col.as_ref()) {
+            Some(v) => v?,
+            None => {
+                return Err(TraceError::schema(
+                    path,
+                    format!("column `{name}` has type {}", col.data_type()),
+                ))
             }
-        }
-        return Ok(ScalarBuffer::from(out));
-    }
-    Err(TraceError::schema(
-        path,
-        format!("column `{name}` has type {}", col.data_type()),
-    ))
+        },
+    };
+    check_non_negative(path, name, &vals, col.logical_nulls().as_ref())?;
+    Ok(ScalarBuffer::from(vals))
 }
 
 /// A column that must not have nulls has some (both readers).
 pub(crate) fn nulls_error(path: &Path, name: &str) -> TraceError {
     TraceError::schema(path, format!("column `{name}` has nulls"))
-}
-
-fn negative_error(path: &Path, name: &str) -> TraceError {
-    TraceError::schema(
-        path,
-        format!("column `{name}` has negative values (or values above 2^63)"),
-    )
 }
 
 /// Every valid value of column `name` is >= 0 (both readers).
@@ -1418,7 +1469,18 @@ fn string_at(values: &ArrayRef, i: usize) -> Option<&str> {
     if let Some(s) = values.as_any().downcast_ref::<LargeStringArray>() {
         return Some(s.value(i));
     }
+    if let Some(s) = values.as_any().downcast_ref::<StringViewArray>() {
+        return Some(s.value(i));
+    }
     None
+}
+
+/// A dictionary column of any key type: its keys as i64 (a key that names no entry is
+/// caught where it is used) and its values. None for a column that is no dictionary.
+fn any_dictionary(col: &ArrayRef) -> Option<(Vec<i64>, &ArrayRef)> {
+    let d = col.as_any_dictionary_opt()?;
+    let keys = ints_as_i64(d.keys())?;
+    Some((keys, d.values()))
 }
 
 fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
@@ -1469,6 +1531,26 @@ fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceError> {
         }
         return Ok(out);
     }
+    if let Some((keys, values)) = any_dictionary(col) {
+        // Another key type (pandas' Int8, Polars' UInt32): entry by entry.
+        let mut table: Vec<Option<Op>> = Vec::with_capacity(values.len());
+        for i in 0..values.len() {
+            table.push(parse(string_at(values, i)).ok());
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let entry = usize::try_from(k).ok().filter(|&k| k < values.len());
+            match entry.and_then(|k| table[k]) {
+                Some(op) => out.push(op),
+                None => {
+                    return Err(parse(entry.and_then(|k| string_at(values, k)))
+                        .err()
+                        .unwrap_or_else(|| TraceError::schema(path, "bad op dictionary key")))
+                }
+            }
+        }
+        return Ok(out);
+    }
     let mut out = Vec::with_capacity(col.len());
     for i in 0..col.len() {
         out.push(parse(string_at(col, i))?);
@@ -1509,6 +1591,36 @@ fn name_slots(
         }
         let mut out = Vec::with_capacity(d.len());
         for (row, &k) in keys.iter().enumerate() {
+            if nulls.as_ref().is_some_and(|nb| nb.is_null(row)) {
+                out.push(0);
+                continue;
+            }
+            let k = usize::try_from(k)
+                .ok()
+                .filter(|&k| k < values.len())
+                .ok_or_else(|| bad_key_error(path, name))?;
+            let id = match scratch[k] {
+                Some(id) => id,
+                None => {
+                    let s = string_at(values, k).ok_or_else(|| {
+                        TraceError::schema(path, format!("column `{name}`: bad dictionary value"))
+                    })?;
+                    let id = slot(names.intern(s))?;
+                    scratch[k] = Some(id);
+                    id
+                }
+            };
+            out.push(id);
+        }
+        return Ok(out);
+    }
+    if let Some((keys, values)) = any_dictionary(col) {
+        // Another key type (pandas' Int8, Polars' UInt32): entry by entry.
+        scratch.clear();
+        scratch.resize(values.len(), None);
+        let nulls = col.logical_nulls();
+        let mut out = Vec::with_capacity(keys.len());
+        for (row, k) in keys.into_iter().enumerate() {
             if nulls.as_ref().is_some_and(|nb| nb.is_null(row)) {
                 out.push(0);
                 continue;
