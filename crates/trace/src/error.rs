@@ -53,6 +53,19 @@ pub enum TraceError {
         /// What to do (shown as the command's hint).
         hint: String,
     },
+    /// A Parquet trace whose rows are not in issue order (written by another tool):
+    /// measured or replayed as it is, every figure would be wrong.
+    #[error(
+        "{}: row {row}: issue_ns {issue_ns} is before the previous row's {previous_ns}: the rows are not in issue order",
+        path.display()
+    )]
+    Unsorted {
+        path: PathBuf,
+        /// 0-based row.
+        row: u64,
+        issue_ns: u64,
+        previous_ns: u64,
+    },
     /// A record the store refuses (e.g. a time or offset beyond i64::MAX).
     #[error("{}: invalid record: {message}", path.display())]
     InvalidRecord { path: PathBuf, message: String },
@@ -108,6 +121,10 @@ impl TraceError {
     pub fn hint(&self) -> Option<&str> {
         match self {
             TraceError::Input { hint, .. } => Some(hint),
+            TraceError::Unsorted { .. } => Some(
+                "write the trace in issue order (pandas: df.sort_values(\"issue_ns\", kind=\"stable\")); \
+                 `storbench characterize` sorts such a trace itself",
+            ),
             _ => None,
         }
     }

@@ -825,6 +825,9 @@ pub struct TraceReader {
     map_scratch: Vec<Option<u32>>,
     /// Rows handed out so far: at the end they must be the footer's count.
     rows_read: u64,
+    /// The last row's issue time (rows must not go back in time), unless `any_order`.
+    last_issue_ns: Option<i64>,
+    any_order: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -899,6 +902,8 @@ impl TraceReader {
             idx,
             map_scratch: Vec::new(),
             rows_read: 0,
+            last_issue_ns: None,
+            any_order: false,
         })
     }
 
@@ -987,6 +992,45 @@ impl TraceReader {
         }
     }
 
+    /// Reads rows in whatever order they are (the sort of an unsorted trace does);
+    /// otherwise a row issued before the row before it is an error
+    /// ([`TraceError::Unsorted`]).
+    pub fn any_order(mut self) -> Self {
+        self.any_order = true;
+        self
+    }
+
+    /// Rows in non-decreasing issue order, within the batch and after the last one.
+    fn check_order(&mut self, issue: &[i64]) -> Result<(), TraceError> {
+        let Some(&first) = issue.first() else {
+            return Ok(());
+        };
+        let prev = self.last_issue_ns.unwrap_or(first);
+        // Both are >= 0 (checked): a difference is negative exactly when a row goes
+        // back; an OR of them vectorises.
+        let back = issue
+            .windows(2)
+            .fold(first.wrapping_sub(prev), |a, w| a | w[1].wrapping_sub(w[0]));
+        if back < 0 {
+            let (row, before) = if first < prev {
+                (0, prev)
+            } else {
+                let i = (1..issue.len())
+                    .find(|&i| issue[i] < issue[i - 1])
+                    .expect("a row goes back");
+                (i, issue[i - 1])
+            };
+            return Err(TraceError::Unsorted {
+                path: self.path.clone(),
+                row: self.rows_read + row as u64,
+                issue_ns: issue[row] as u64,
+                previous_ns: before as u64,
+            });
+        }
+        self.last_issue_ns = issue.last().copied();
+        Ok(())
+    }
+
     fn decode(&mut self, batch: &RecordBatch) -> Result<ColumnBatch, TraceError> {
         let path = self.path.clone();
         let issue = int_column(&path, COL_ISSUE, batch.column(self.idx.issue), false)?;
@@ -1001,6 +1045,9 @@ impl TraceReader {
             None => None,
         };
         check_rows(&path, &issue, &offset, &len, complete.as_ref())?;
+        if !self.any_order {
+            self.check_order(&issue)?;
+        }
         let ops = op_values(&path, batch.column(self.idx.op))?;
         let stream_slots = match self.idx.stream {
             Some(i) => Some(name_slots(

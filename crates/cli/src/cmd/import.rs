@@ -70,9 +70,13 @@ pub fn trace_input_error(e: TraceError) -> anyhow::Error {
     if matches!(e, TraceError::Io { .. }) {
         return anyhow::Error::new(e);
     }
+    let hint = e
+        .hint()
+        .unwrap_or("is the input a storbench Parquet trace? (storbench import makes one)")
+        .to_owned();
     anyhow::Error::new(UserError {
         message: e.to_string(),
-        hint: Some("is the input a storbench Parquet trace? (storbench import makes one)".into()),
+        hint: Some(hint),
     })
 }
 

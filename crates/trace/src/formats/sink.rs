@@ -299,6 +299,48 @@ impl Sink {
 }
 
 
+/// Writes the records of the Parquet trace `input` to `output` in exact issue order
+/// (ties in row order), in the sink's bounded memory (its external sort beyond the
+/// reorder window); metadata and names kept. Returns the number of rows issued before
+/// a row above them.
+pub fn sort_trace(input: &Path, output: &Path) -> Result<u64, TraceError> {
+    let mut reader = crate::store::TraceReader::open(input)?.any_order();
+    let meta = reader.meta().clone();
+    let writer = TraceWriter::create(output, &meta)?;
+    let mut sink = Sink::new(writer, output, false, SortLimits::default());
+    let (mut devices, mut streams): (Vec<Option<crate::model::DeviceId>>, Vec<Option<crate::model::StreamId>>) =
+        (Vec::new(), Vec::new());
+    let mut batch = Vec::new();
+    let (mut max, mut out_of_order) = (0u64, 0u64);
+    while reader.next_batch(&mut batch)? {
+        for rec in &mut batch {
+            if rec.issue_ns < max {
+                out_of_order += 1;
+            }
+            max = max.max(rec.issue_ns);
+            if let Some(d) = rec.device {
+                let i = d.0 as usize;
+                if devices.len() <= i {
+                    devices.resize(i + 1, None);
+                }
+                let name = reader.devices().get(d.0).unwrap_or("").to_owned();
+                rec.device = Some(*devices[i].get_or_insert_with(|| sink.writer.intern_device(&name)));
+            }
+            if let Some(st) = rec.stream {
+                let i = st.0 as usize;
+                if streams.len() <= i {
+                    streams.resize(i + 1, None);
+                }
+                let name = reader.streams().get(st.0).unwrap_or("").to_owned();
+                rec.stream = Some(*streams[i].get_or_insert_with(|| sink.writer.intern_stream(&name)));
+            }
+            sink.push(*rec)?;
+        }
+    }
+    sink.finish(meta)?;
+    Ok(out_of_order)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
