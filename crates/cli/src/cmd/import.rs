@@ -13,8 +13,8 @@ use storbench_trace::TraceError;
 #[derive(clap::Args)]
 pub struct Args {
     /// Traces to import into one (text: fio iolog, ftrace, blkparse, MSR, Alibaba,
-    /// Tencent, SPC, storbench CSV; plain, gzip, zstd, xz or bzip2, or a tar archive of
-    /// them); `-` reads stdin (e.g. `zcat t.csv.gz | ...`)
+    /// CloudPhysics vscsi CSV, Tencent, SPC, storbench CSV, MQSim; plain, gzip, zstd, xz
+    /// or bzip2, or a tar archive of them); `-` reads stdin (e.g. `zcat t.csv.gz | ...`)
     #[arg(required = true, num_args = 1..)]
     pub input: Vec<PathBuf>,
     /// Parquet trace to write

@@ -32,9 +32,11 @@ importers! {
     blkparse: [BLKPARSE],
     msr: [MSR],
     alibaba: [ALIBABA],
+    vscsi: [VSCSI],
     tencent: [TENCENT],
     spc: [SPC],
     csv: [CSV],
+    mqsim: [MQSIM],
 }
 
 pub mod block;
