@@ -78,8 +78,8 @@ mod reader;
 mod schema;
 mod writer;
 
-use schema::*;
 pub use reader::{read_all, ColumnBatch, Columns, TraceReader};
+use schema::*;
 pub use schema::{arrow_schema, meta_from_kv, meta_to_kv};
 pub use writer::{TraceWriter, ENCODE_QUEUE_BATCHES, SPARE_BATCHES};
 

@@ -104,7 +104,8 @@ fn footprint_of_16_volumes_is_exact() {
     assert_eq!(c.footprint_bytes, want.values().sum::<u64>());
     assert_eq!(c.footprint_granularity_bytes, 1);
     assert!(
-        c.to_table().contains(&format!("({} bytes)", c.footprint_bytes)),
+        c.to_table()
+            .contains(&format!("({} bytes)", c.footprint_bytes)),
         "{}",
         c.to_table()
     );
@@ -114,7 +115,10 @@ fn footprint_of_16_volumes_is_exact() {
 /// issued with none of its others outstanding).
 fn device_figures(ios: &[(u64, u64, u64, u64)]) -> (u64, u128, u64) {
     // Ticks of 100 ns, as MSR stores them.
-    let mut v: Vec<(u64, u64)> = ios.iter().map(|&(.., t, r)| (t * 100, (t + r) * 100)).collect();
+    let mut v: Vec<(u64, u64)> = ios
+        .iter()
+        .map(|&(.., t, r)| (t * 100, (t + r) * 100))
+        .collect();
     v.sort();
     let busy = {
         let (mut total, mut end) = (0u64, 0u64);
@@ -213,7 +217,9 @@ fn a_trace_out_of_issue_order_is_sorted_before_it_is_measured() {
         },
         want
     );
-    assert!(got.to_table().contains("sorted into issue order before measuring"));
+    assert!(got
+        .to_table()
+        .contains("sorted into issue order before measuring"));
     // Anything else reading it is told, with the row.
     let mut r = TraceReader::open(&by_offset).unwrap();
     let mut batch = Vec::new();

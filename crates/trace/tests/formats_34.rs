@@ -14,8 +14,11 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// (op, offset, len, issue ns, device) of every record, in issue order.
-fn records(path: &Path) -> (Vec<(Op, u64, u64, u64, String)>, storbench_trace::formats::ImportSummary) {
+/// A record: (op, offset, len, issue ns, device).
+type Rec = (Op, u64, u64, u64, String);
+
+/// Every record, in issue order, and the import's summary.
+fn records(path: &Path) -> (Vec<Rec>, storbench_trace::formats::ImportSummary) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("t.parquet");
     let summary = import(path, &out, &ImportOptions::default()).unwrap();
@@ -40,7 +43,7 @@ fn mqsim_ascii_trace_imports_every_request() {
     let p = fixture("mqsim.trace");
     assert_eq!(detect(&p).unwrap(), Format::MQSIM);
     let text = std::fs::read_to_string(&p).unwrap();
-    let mut want: Vec<(Op, u64, u64, u64, String)> = text
+    let mut want: Vec<Rec> = text
         .lines()
         .map(|l| {
             let f: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
@@ -90,6 +93,10 @@ fn cloudphysics_vscsi_csv_imports_reads_writes_and_flushes() {
         .sum();
     assert!(other > 0);
     assert_eq!(dropped, other);
-    assert!(summary.dropped.keys().any(|k| k.contains("opcode 12")), "{:?}", summary.dropped);
+    assert!(
+        summary.dropped.keys().any(|k| k.contains("opcode 12")),
+        "{:?}",
+        summary.dropped
+    );
     assert_eq!(summary.ignored.get("header lines"), Some(&1));
 }

@@ -28,10 +28,7 @@ struct Imported {
     _dir: tempfile::TempDir,
 }
 
-fn try_import_all(
-    inputs: &[PathBuf],
-    opts: &ImportOptions,
-) -> Result<Imported, TraceError> {
+fn try_import_all(inputs: &[PathBuf], opts: &ImportOptions) -> Result<Imported, TraceError> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.parquet");
     let summary = import_files(inputs, &out, opts)?;
@@ -147,7 +144,10 @@ fn blkparse_capture_with_timer_unplugs_matches_blkparse_totals() {
     let t = |dev: &str, label: &str| totals[&(dev.to_owned(), label.to_owned())];
     // fio's direct 4 KiB I/O on 7,1: every request issued and completed whole.
     let (r, w, rb, wb, _) = ops_of(&i.recs, "7,1");
-    assert_eq!((r, w), (t("7,1", "Reads Completed"), t("7,1", "Writes Completed")));
+    assert_eq!(
+        (r, w),
+        (t("7,1", "Reads Completed"), t("7,1", "Writes Completed"))
+    );
     assert_eq!((rb / 1024, wb / 1024), (572, 628));
     // ext4 on 7,0: its reads and flushes as blkparse dispatched them (blkparse counts
     // a flush, which has no write bit, among the reads).
@@ -244,11 +244,17 @@ fn ftrace_per_cpu_files_pair_as_the_merged_trace() {
 #[test]
 fn issue_only_capture_keeps_every_repeated_read() {
     let text = std::fs::read_to_string(capture("blkparse_issue_only.txt")).unwrap();
-    let i = imported(&capture("blkparse_issue_only.txt"), &ImportOptions::default());
+    let i = imported(
+        &capture("blkparse_issue_only.txt"),
+        &ImportOptions::default(),
+    );
     let totals = blkparse_totals(&text);
     let reads = ops_of(&i.recs, "7,1").0;
     assert_eq!(reads, 161);
-    assert_eq!(reads, totals[&("7,1".to_owned(), "Read Dispatches".to_owned())]);
+    assert_eq!(
+        reads,
+        totals[&("7,1".to_owned(), "Read Dispatches".to_owned())]
+    );
     let d_lines = text
         .lines()
         .filter(|l| l.split_whitespace().nth(5) == Some("D"))
@@ -256,7 +262,10 @@ fn issue_only_capture_keeps_every_repeated_read() {
     assert_eq!(i.recs.len() as u64, d_lines);
     assert!(i.summary.dropped.is_empty(), "{:?}", i.summary.dropped);
     assert_eq!(
-        count(&i.summary.reclassified, "the capture has no completion events"),
+        count(
+            &i.summary.reclassified,
+            "the capture has no completion events"
+        ),
         d_lines
     );
     // fio read a 64 KiB region: reads of the same block, many times each.

@@ -41,7 +41,6 @@
 use super::union::{Union, FOOTPRINT_MAX_RANGES};
 use crate::model::Op;
 
-
 /// Bits per bitmap page (a page is 32 KiB).
 const PAGE_BITS: u32 = 18;
 const PAGE_WORDS: usize = 1 << (PAGE_BITS - 6);
@@ -399,7 +398,6 @@ fn spread_bits(x: u32) -> u64 {
     x = (x | x << 1) & 0x5555_5555_5555_5555;
     x | x << 1
 }
-
 
 /// Sets bits [a, b) of a page.
 #[inline]

@@ -20,10 +20,10 @@ mod interarrival;
 mod per_device;
 mod qd;
 mod sequential;
-mod union;
 mod sizes;
 #[cfg(test)]
 mod tests;
+mod union;
 
 pub use footprint::{Footprint, FOOTPRINT_MAX_PAGES};
 pub use union::FOOTPRINT_MAX_RANGES;

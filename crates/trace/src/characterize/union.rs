@@ -390,7 +390,7 @@ mod tests {
     /// rounds (the runs' files removed after).
     #[test]
     fn union_is_exact_in_memory_and_through_runs() {
-        let mut rng = crate::test_rng::XorShift(0x0F00_7B71_17);
+        let mut rng = crate::test_rng::XorShift(0x000F_007B_7117);
         let rs = ranges(&mut rng, 300_000);
         let want = naive_union(&rs);
         for max in [FOOTPRINT_MAX_RANGES, 1000, 3] {

@@ -197,8 +197,7 @@ fn check_text(name: &Path, head: &[u8], codec: Option<Codec>) -> Result<(), Trac
         .map(|(what, hint)| (what.to_owned(), hint.to_owned()))
         .or_else(|| {
             memchr::memchr(0, head).map(|_| {
-                let shown: Vec<String> =
-                    head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 (
                     format!(
                         "binary data (starts with bytes {}), not a text trace, and not gzip, \
@@ -269,9 +268,7 @@ pub fn for_each_part<'r>(
         return f(name, reader);
     }
     let mut archive = tar::Archive::new(reader);
-    let entries = archive
-        .entries()
-        .map_err(|e| TraceError::read(name, e))?;
+    let entries = archive.entries().map_err(|e| TraceError::read(name, e))?;
     let mut seen: Vec<String> = Vec::new();
     let mut matched = false;
     for entry in entries {

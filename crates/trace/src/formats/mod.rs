@@ -137,7 +137,10 @@ impl Format {
 
     /// Names of every format, for help and error hints.
     pub fn names() -> String {
-        Format::all().map(Format::name).collect::<Vec<_>>().join(", ")
+        Format::all()
+            .map(Format::name)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -658,4 +661,3 @@ pub fn check_range(
         )),
     }
 }
-

@@ -298,7 +298,6 @@ impl Sink {
     }
 }
 
-
 /// Writes the records of the Parquet trace `input` to `output` in exact issue order
 /// (ties in row order), in the sink's bounded memory (its external sort beyond the
 /// reorder window); metadata and names kept. Returns the number of rows issued before
@@ -308,8 +307,10 @@ pub fn sort_trace(input: &Path, output: &Path) -> Result<u64, TraceError> {
     let meta = reader.meta().clone();
     let writer = TraceWriter::create(output, &meta)?;
     let mut sink = Sink::new(writer, output, false, SortLimits::default());
-    let (mut devices, mut streams): (Vec<Option<crate::model::DeviceId>>, Vec<Option<crate::model::StreamId>>) =
-        (Vec::new(), Vec::new());
+    let (mut devices, mut streams): (
+        Vec<Option<crate::model::DeviceId>>,
+        Vec<Option<crate::model::StreamId>>,
+    ) = (Vec::new(), Vec::new());
     let mut batch = Vec::new();
     let (mut max, mut out_of_order) = (0u64, 0u64);
     while reader.next_batch(&mut batch)? {
@@ -324,7 +325,8 @@ pub fn sort_trace(input: &Path, output: &Path) -> Result<u64, TraceError> {
                     devices.resize(i + 1, None);
                 }
                 let name = reader.devices().get(d.0).unwrap_or("").to_owned();
-                rec.device = Some(*devices[i].get_or_insert_with(|| sink.writer.intern_device(&name)));
+                rec.device =
+                    Some(*devices[i].get_or_insert_with(|| sink.writer.intern_device(&name)));
             }
             if let Some(st) = rec.stream {
                 let i = st.0 as usize;
@@ -332,7 +334,8 @@ pub fn sort_trace(input: &Path, output: &Path) -> Result<u64, TraceError> {
                     streams.resize(i + 1, None);
                 }
                 let name = reader.streams().get(st.0).unwrap_or("").to_owned();
-                rec.stream = Some(*streams[i].get_or_insert_with(|| sink.writer.intern_stream(&name)));
+                rec.stream =
+                    Some(*streams[i].get_or_insert_with(|| sink.writer.intern_stream(&name)));
             }
             sink.push(*rec)?;
         }
@@ -441,4 +444,3 @@ mod tests {
         assert_eq!((got[0].issue_ns, got[999].issue_ns), (0, 999));
     }
 }
-

@@ -581,7 +581,8 @@ pub(super) fn dictionary_column_all_null(
 /// any integer type (pandas writes Dictionary(Int8, Utf8) for a categorical, Polars
 /// Dictionary(UInt32, LargeUtf8) or Utf8View).
 pub(super) fn is_string_like(t: &DataType) -> bool {
-    let text = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let text =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
     match t {
         DataType::Dictionary(k, v) => k.is_integer() && text(v),
         t => text(t),
@@ -603,9 +604,7 @@ pub(super) fn ints_as_i64(col: &dyn Array) -> Option<Vec<i64>> {
             }
         )+};
     }
-    widen!(
-        Int8Type, Int16Type, Int32Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type
-    );
+    widen!(Int8Type, Int16Type, Int32Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type);
     if let Some(a) = col.as_any().downcast_ref::<Int64Array>() {
         return Some(a.values().to_vec());
     }
@@ -618,8 +617,13 @@ pub(super) const FLOAT_EXACT: f64 = 9_007_199_254_740_992.0;
 /// A float column's values as i64 (pandas turns an integer column with nulls into
 /// float64): each valid value must be a whole number from 0 to 2^53, which a float
 /// holds exactly; the error names the first row that is not.
-pub(super) fn floats_as_i64(path: &Path, name: &str, col: &dyn Array) -> Option<Result<Vec<i64>, TraceError>> {
-    let vals: Vec<f64> = if let Some(a) = col.as_any().downcast_ref::<PrimitiveArray<Float64Type>>() {
+pub(super) fn floats_as_i64(
+    path: &Path,
+    name: &str,
+    col: &dyn Array,
+) -> Option<Result<Vec<i64>, TraceError>> {
+    let vals: Vec<f64> = if let Some(a) = col.as_any().downcast_ref::<PrimitiveArray<Float64Type>>()
+    {
         a.values().to_vec()
     } else if let Some(a) = col.as_any().downcast_ref::<PrimitiveArray<Float32Type>>() {
         a.values().iter().map(|&v| f64::from(v)).collect()

@@ -488,8 +488,8 @@ fn corrupt_pages_are_errors_naming_the_file_never_panics() {
 fn columns_of_other_arrow_types_read_as_the_values_they_hold() {
     use arrow_array::types::{Int16Type, Int8Type, UInt32Type};
     use arrow_array::{
-        Float64Array, Int32Array, LargeStringArray, PrimitiveArray, StringViewArray,
-        UInt32Array, UInt64Array,
+        Float64Array, Int32Array, LargeStringArray, PrimitiveArray, StringViewArray, UInt32Array,
+        UInt64Array,
     };
     let mut rng = XorShift(34);
     let mut raw = raw_rows(&mut rng, 3000);
@@ -537,16 +537,22 @@ fn columns_of_other_arrow_types_read_as_the_values_they_hold() {
     let view: fn(Vec<String>) -> ArrayRef = |e| Arc::new(StringViewArray::from_iter_values(e));
     type Shape = (&'static str, Vec<ArrayRef>);
     let u32s = |v: &[Option<i64>]| -> ArrayRef {
-        Arc::new(UInt32Array::from_iter(v.iter().map(|x| x.map(|x| x as u32))))
+        Arc::new(UInt32Array::from_iter(
+            v.iter().map(|x| x.map(|x| x as u32)),
+        ))
     };
     let i32s = |v: &[Option<i64>]| -> ArrayRef {
         Arc::new(Int32Array::from_iter(v.iter().map(|x| x.map(|x| x as i32))))
     };
     let u64s = |v: &[Option<i64>]| -> ArrayRef {
-        Arc::new(UInt64Array::from_iter(v.iter().map(|x| x.map(|x| x as u64))))
+        Arc::new(UInt64Array::from_iter(
+            v.iter().map(|x| x.map(|x| x as u64)),
+        ))
     };
     let f64s = |v: &[Option<i64>]| -> ArrayRef {
-        Arc::new(Float64Array::from_iter(v.iter().map(|x| x.map(|x| x as f64))))
+        Arc::new(Float64Array::from_iter(
+            v.iter().map(|x| x.map(|x| x as f64)),
+        ))
     };
     let shapes: Vec<Shape> = vec![
         (
@@ -582,20 +588,34 @@ fn columns_of_other_arrow_types_read_as_the_values_they_hold() {
                 u32s(&raw.complete),
                 u32s(&raw.offset),
                 i32s(&raw.len),
-                Arc::new(LargeStringArray::from_iter(raw.op.iter().map(|s| s.as_deref()))),
-                Arc::new(LargeStringArray::from_iter(raw.stream.iter().map(|s| s.as_deref()))),
-                Arc::new(StringArray::from_iter(raw.device.iter().map(|s| s.as_deref()))),
+                Arc::new(LargeStringArray::from_iter(
+                    raw.op.iter().map(|s| s.as_deref()),
+                )),
+                Arc::new(LargeStringArray::from_iter(
+                    raw.stream.iter().map(|s| s.as_deref()),
+                )),
+                Arc::new(StringArray::from_iter(
+                    raw.device.iter().map(|s| s.as_deref()),
+                )),
             ],
         ),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (what, cols) in shapes {
         let schema = Arc::new(Schema::new(
-            [COL_ISSUE, COL_COMPLETE, COL_OFFSET, COL_LEN, COL_OP, COL_STREAM, COL_DEVICE]
-                .iter()
-                .zip(&cols)
-                .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
-                .collect::<Vec<_>>(),
+            [
+                COL_ISSUE,
+                COL_COMPLETE,
+                COL_OFFSET,
+                COL_LEN,
+                COL_OP,
+                COL_STREAM,
+                COL_DEVICE,
+            ]
+            .iter()
+            .zip(&cols)
+            .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+            .collect::<Vec<_>>(),
         ));
         let path = dir.path().join("other.parquet");
         let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
