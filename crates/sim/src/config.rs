@@ -414,7 +414,7 @@ fn sata_mlc_2013(name: &str, op: f64) -> SimConfig {
         victim: VictimPolicy::Greedy,
         // Free superblocks: foreground GC starts a victim when fewer than 3 are free
         // and moves its data a share per host write, finishing it before the last
-        // free block is reached (ftl.rs, `foreground_gc`); idle-time GC works up to 5.
+        // free block is reached (ftl/gc.rs, `foreground_gc`); idle-time GC works up to 5.
         // Few, as the superblocks are large: a free one is spare area holding no data.
         gc_free_blocks: 3,
         bg_gc_free_blocks: 5,
