@@ -167,11 +167,21 @@ fn describe_controller(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "controller",
             format!(
-                "{} cores; {} us per read, {} us per write",
+                "{} cores; a core's time {} us per read, {} us per write; latency {} us per read, {} us per write",
                 c.ctrl_cores,
                 us(c.read_cmd_ns),
-                us(c.write_cmd_ns)
+                us(c.write_cmd_ns),
+                us(c.read_latency_ns.max(c.read_cmd_ns)),
+                us(c.write_latency_ns.max(c.write_cmd_ns))
             ),
+        ),
+        (
+            "read-ahead",
+            if c.read_ahead_units == 0 {
+                "none".to_string()
+            } else {
+                size(c.read_ahead_units as u64 * UNIT_BYTES)
+            },
         ),
         (
             "write buffer",
@@ -181,9 +191,14 @@ fn describe_controller(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "gc",
             format!(
-                "victim {}, paced per host write once fewer than {} superblocks are free, idle-time GC up to {}",
+                "victim {}, {} once fewer than {} superblocks are free (GC's share of a die while host programs wait: {}); background GC up to {} when the dies are idle",
                 c.victim.as_str(),
+                match c.gc_mode {
+                    storbench_sim::GcMode::Victim => "a victim at a time",
+                    storbench_sim::GcMode::Paced => "paced per host write",
+                },
                 c.gc_free_blocks,
+                c.gc_share,
                 c.bg_gc_free_blocks
             ),
         ),

@@ -165,4 +165,16 @@ impl Ftl {
         }
         (d, self.alloc(d, len, false))
     }
+
+    /// The slot the next native write goes to in the open native block, if one is open
+    /// (the frontier; GC and host data share it).
+    pub fn frontier_slot(&self) -> Option<u32> {
+        let b = self.die[0].open_native;
+        (b != NONE).then(|| b * self.spb + self.wp[b as usize])
+    }
+
+    /// Slots of one stripe (a multi-plane page program on one die).
+    pub fn stripe_slots(&self) -> u32 {
+        self.stripe_slots
+    }
 }

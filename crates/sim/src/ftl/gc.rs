@@ -3,17 +3,22 @@
 //! block.
 
 use super::{prefetch, Ftl, CLOSED, COLLECTING, CONT, FREE, NONE};
+use crate::config::GcMode;
 
 impl Ftl {
-    /// Foreground GC after a host write of `len` slots, interleaved with host writes
-    /// as controllers do: once fewer than `gc_free_blocks` blocks are free a victim is
-    /// chosen, and each host write moves a share of its valid data, paced so the
-    /// victim is empty before the write frontier runs down to its last free block:
-    /// ceil(len x valid left / slack) slots, slack being the free space beyond the
-    /// victim's valid data and one block. Host writes consume the slack, moving data
-    /// does not, so the victim ends in time; with no slack it is finished at once.
-    /// With `gc_free_blocks` = 2 (GC starts with one free block: no room to pace) every
-    /// victim is collected at once, as the reference FTL of the theory tests does.
+    /// Foreground GC after a host write of `len` slots: once fewer than
+    /// `gc_free_blocks` blocks are free, a victim is chosen.
+    ///
+    /// `gc=victim` (discrete work): each victim is collected whole, its copies and
+    /// erase handed to the timing layer as one piece of work, until enough blocks are
+    /// free. `gc=paced` (a fluid): each host write moves a share of the victim's valid
+    /// data, paced so the victim is empty before the write frontier runs down to its
+    /// last free block: ceil(len x valid left / slack) slots, slack being the free
+    /// space beyond the victim's valid data and one block. Host writes consume the
+    /// slack, moving data does not, so the victim ends in time; with no slack it is
+    /// finished at once. With `gc_free_blocks` = 2 (GC starts with one free block: no
+    /// room to pace) every victim is collected at once, as the reference FTL of the
+    /// theory tests does.
     pub(super) fn foreground_gc(&mut self, len: u32) {
         if self.in_gc {
             return;
@@ -31,7 +36,8 @@ impl Ftl {
             }
             let v = self.valid[self.gc_cur as usize] as u64;
             let slack = self.unwritten_slots().saturating_sub(v + self.spb as u64);
-            let budget = if slack == 0 || t < 3 {
+            let whole = self.cfg.gc_mode == GcMode::Victim;
+            let budget = if whole || slack == 0 || t < 3 {
                 u64::MAX
             } else {
                 (len as u64 * v).div_ceil(slack)

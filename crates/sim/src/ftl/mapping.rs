@@ -74,9 +74,9 @@ impl Ftl {
         self.invalidate(lba);
         self.seq += 1;
         let mut placed = None;
-        if self.cfg.slc_static_bytes + self.cfg.slc_dynamic_bytes > 0 {
+        if self.slc_takes_host_write() {
             let d = self.next_die;
-            if self.slc_block(d) {
+            if self.slc_block(d) || self.fold_for_host(d) {
                 let mut s = self.alloc(d, slots, true);
                 if s == NONE && self.slc_block(d) {
                     s = self.alloc(d, slots, true);

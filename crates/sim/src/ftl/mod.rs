@@ -149,6 +149,8 @@ pub(crate) struct Ftl {
     spb_shift: Option<u32>,
     seq: u64,
     in_gc: bool,
+    /// Units of the host write under way (see `set_host_io`).
+    host_io_units: u32,
     /// Foreground GC's victim in progress (NONE: none), the next slot to look at, the
     /// NAND page last read from it, and the slots moved so far.
     gc_cur: u32,
@@ -264,6 +266,7 @@ impl Ftl {
             spb_shift: spb.is_power_of_two().then(|| spb.trailing_zeros()),
             seq: 0,
             in_gc: false,
+            host_io_units: 1,
             gc_cur: NONE,
             gc_from: 0,
             gc_last_page: NONE,

@@ -2,6 +2,7 @@
 //! from the native free pool while the drive has room.
 
 use super::{Ftl, FREE, NONE, OPEN};
+use crate::config::SlcFull;
 
 impl Ftl {
     /// Try to get an open SLC block on die d for a host write.
@@ -34,5 +35,38 @@ impl Ftl {
             return true;
         }
         false
+    }
+
+    /// Whether closed SLC blocks wait to be folded into native cells.
+    pub fn has_slc_to_fold(&self) -> bool {
+        !self.slc_closed_dyn.is_empty() || !self.slc_closed_static.is_empty()
+    }
+
+    /// The units of the host write under way (`slc_max_io` keeps larger writes out of
+    /// the SLC cache). Set by the timing layer before it writes them.
+    pub fn set_host_io(&mut self, units: u32) {
+        self.host_io_units = units;
+    }
+
+    /// Whether the host write under way goes to the SLC cache (if it has room).
+    #[inline]
+    pub(super) fn slc_takes_host_write(&self) -> bool {
+        self.cfg.slc_static_bytes + self.cfg.slc_dynamic_bytes > 0
+            && (self.cfg.slc_max_io_units == 0 || self.host_io_units <= self.cfg.slc_max_io_units)
+    }
+
+    /// `slc_full=fold`: the cache is full, so its oldest static block is folded into
+    /// native cells now (foreground work the host write waits behind), and an SLC
+    /// block opened on die d. False when there is nothing to fold (or a paced victim
+    /// is in progress).
+    pub(super) fn fold_for_host(&mut self, d: u32) -> bool {
+        if self.cfg.slc_full != SlcFull::Fold || self.gc_cur != NONE || self.in_gc {
+            return false;
+        }
+        let Some(b) = self.slc_closed_static.pop_front() else {
+            return false;
+        };
+        self.collect(b, false);
+        self.slc_block(d)
     }
 }

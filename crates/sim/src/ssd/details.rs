@@ -59,8 +59,27 @@ pub(super) fn details(cfg: &SimConfig, ftl: &Ftl) -> BTreeMap<String, String> {
     put(
         "controller",
         format!(
-            "{} cores, {} ns per read, {} ns per write",
-            cfg.ctrl_cores, cfg.read_cmd_ns, cfg.write_cmd_ns
+            "{} cores, {} ns per read, {} ns per write (a core's time); latency {} ns per read, {} ns per write",
+            cfg.ctrl_cores,
+            cfg.read_cmd_ns,
+            cfg.write_cmd_ns,
+            cfg.read_latency_ns.max(cfg.read_cmd_ns),
+            cfg.write_latency_ns.max(cfg.write_cmd_ns)
+        ),
+    );
+    put(
+        "read_ahead_bytes",
+        (cfg.read_ahead_units as u64 * UNIT_BYTES).to_string(),
+    );
+    put(
+        "gc",
+        format!(
+            "{} (share of a die while host programs wait {}), from {} free superblocks; background up to {} after {} ns idle",
+            cfg.gc_mode.as_str(),
+            cfg.gc_share,
+            cfg.gc_free_blocks,
+            cfg.bg_gc_free_blocks,
+            cfg.idle_gc_delay_ns
         ),
     );
     put(

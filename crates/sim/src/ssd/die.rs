@@ -1,5 +1,6 @@
-//! The dies: committed write-side work, reads put ahead of it (suspend), channels,
-//! the write buffer's admission, and background work in host idle time.
+//! The dies: committed write-side work, queued GC work sharing the die with host
+//! programs, reads put ahead of write-side work (suspend), channels, part-filled
+//! stripes, and background work in host idle time.
 
 use super::host::xfer_ns;
 use super::SimSsd;
@@ -20,41 +21,144 @@ impl SimSsd {
     #[inline]
     pub(super) fn set_busy(&mut self, d: usize, t: u64) {
         debug_assert!(t >= self.die_busy[d]);
-        self.busy_sum += t - self.die_busy[d];
         self.die_busy[d] = t;
+        self.busy_max = self.busy_max.max(t);
     }
 
-    /// When a write whose command the controller finished at `ce` has its data taken
-    /// into the write buffer: once the committed work of the dies (each die's from
-    /// `ce` on), averaged over them, ends within `buffer_ns` of that time.
+    /// A host program of `dur_ns` on die `d`, its data ready at `ready_ns`; returns
+    /// when it ends. Queued GC work (`gc_backlog`) runs first in the die's idle time
+    /// before the data is ready, then takes its share (`gc_share`) of the die before
+    /// this program: up to `dur_ns x share / (1 - share)` of it (all of it at share 1).
     #[inline]
-    pub(super) fn admit(&mut self, ce: u64) -> u64 {
-        debug_assert_eq!(self.busy_sum, self.die_busy.iter().sum::<u64>());
-        // Busy-until times only grow: while their last known minimum is past `ce`,
-        // every die is, and the sum needs no clamping (a steady write load).
-        let sum = if self.busy_min >= ce {
-            self.busy_sum
-        } else {
-            self.busy_min = self.die_busy.iter().copied().min().unwrap_or(0);
-            self.die_busy.iter().map(|&b| b.max(ce)).sum()
-        };
-        let mean = sum / self.die_busy.len() as u64;
-        ce.max(mean.saturating_sub(self.buffer_ns))
+    pub(super) fn host_program(&mut self, d: usize, ready_ns: u64, dur_ns: u64) -> u64 {
+        let mut busy = self.die_busy[d];
+        let backlog = self.gc_backlog[d];
+        if backlog > 0 {
+            // GC cannot start before the write that queued it.
+            busy = busy.max(self.gc_start[d]);
+            let idle = backlog.min(ready_ns.saturating_sub(busy));
+            let rest = backlog - idle;
+            let share = match (self.gc_background, self.gc_share_milli) {
+                (true, _) => 0,
+                (false, None) => rest,
+                (false, Some(k)) => rest.min(dur_ns.saturating_mul(k) / 1000),
+            };
+            busy = (busy + idle).max(ready_ns) + share;
+            self.gc_backlog[d] = rest - share;
+            self.backlog_ns -= idle + share;
+            let end = busy + dur_ns;
+            self.set_busy(d, end);
+            return end;
+        }
+        let end = busy.max(ready_ns) + dur_ns;
+        self.set_busy(d, end);
+        end
     }
 
-    /// Queue the FTL's pending die work (GC, folding, wear levelling) after what each
-    /// die has committed, from `from` at the earliest.
+    /// Queue the FTL's pending die work (GC, folding, wear levelling). It becomes the
+    /// die's GC backlog, which host programs share the die with; GC work still queued
+    /// from before goes on the die first, from `from` at the earliest: the host write
+    /// that needs the next victim waits for the last one (its block is about to be
+    /// written).
     #[inline]
     pub(super) fn apply_pending(&mut self, from: u64) {
+        if self.ftl.pending_dirty.is_empty() {
+            return;
+        }
+        self.gc_background = false;
         while let Some(d) = self.ftl.pending_dirty.pop() {
             let d = d as usize;
             let pend = std::mem::take(&mut self.ftl.pending_ns[d]);
-            let end = self.die_busy[d].max(from) + pend;
-            self.set_busy(d, end);
+            let old = std::mem::take(&mut self.gc_backlog[d]);
+            if old > 0 {
+                let end = self.die_busy[d].max(from) + old;
+                self.set_busy(d, end);
+            }
+            self.backlog_ns = self.backlog_ns - old + pend;
             if std::mem::take(&mut self.ftl.pending_erase[d]) {
-                self.erase_end[d] = end;
+                // The erase ends the queued work; reads cannot pass it (an estimate:
+                // the work may be spread between host programs).
+                self.erase_end[d] = self.die_busy[d].max(from) + pend;
+            }
+            self.gc_backlog[d] = pend;
+            self.gc_start[d] = from;
+        }
+    }
+
+    /// Background GC while the host is busy but the dies are not: when no die has
+    /// more than two page programs of work left at `t`, no GC work is queued and fewer than `bg_gc_free_blocks` blocks are
+    /// free, one victim is collected (or an SLC block folded). Its work runs only in
+    /// the dies' idle time; a write that needs a victim before it is done waits for it.
+    pub(super) fn background_when_idle(&mut self, t: u64) {
+        if t < self.bg_check_ns {
+            return;
+        }
+        // Looked at once per page program's time at most (it walks the dies).
+        self.bg_check_ns = t + self.ftl.cfg.timing.program_ns;
+        if self.ftl.free_native_blocks() >= self.ftl.cfg.bg_gc_free_blocks as usize
+            && !self.ftl.has_slc_to_fold()
+        {
+            return;
+        }
+        self.settle_backlog(t);
+        if self.backlog_ns > 0 || self.busy_max > t + 2 * self.ftl.cfg.timing.program_ns {
+            return;
+        }
+        if self.ftl.background_step() {
+            self.apply_pending(t);
+            self.gc_background = true;
+        }
+    }
+
+    /// Queued GC work that the dies have finished by `t` (in their idle time) goes on
+    /// their timelines.
+    fn settle_backlog(&mut self, t: u64) {
+        if self.backlog_ns == 0 {
+            return;
+        }
+        for d in 0..self.die_busy.len() {
+            let b = self.gc_backlog[d];
+            let end = self.die_busy[d].max(self.gc_start[d]) + b;
+            if b > 0 && end <= t {
+                self.gc_backlog[d] = 0;
+                self.backlog_ns -= b;
+                self.set_busy(d, end);
             }
         }
+    }
+
+    /// All queued GC work goes on the dies from `from` at the earliest (host idle, or
+    /// untimed work that must be done first).
+    pub(super) fn drain_backlog(&mut self, from: u64) {
+        for d in 0..self.die_busy.len() {
+            let b = std::mem::take(&mut self.gc_backlog[d]);
+            self.backlog_ns -= b;
+            if b > 0 {
+                let end = self.die_busy[d].max(from).max(self.gc_start[d]) + b;
+                self.set_busy(d, end);
+            }
+        }
+    }
+
+    /// The frontier's last stripe, if the host left it part-filled, is programmed now
+    /// (a flush, or the host going idle): as one single-plane (or part multi-plane)
+    /// program, which costs the die a whole page program for fewer units. Once per
+    /// stripe; the units written into its rest later are programmed again.
+    pub(super) fn program_partial(&mut self, from: u64) -> u64 {
+        let Some(s) = self.ftl.frontier_slot() else {
+            return from;
+        };
+        let ss = self.ftl.stripe_slots();
+        let (stripe, fill) = (s / ss, s % ss);
+        if fill == 0 || stripe == self.padded_stripe {
+            return from;
+        }
+        self.padded_stripe = stripe;
+        let d = self.ftl.phys_die(s - 1) as usize;
+        let waste = (ss - fill) as u64 * self.ftl.prog_slot_ns;
+        let end = self.host_program(d, from, waste);
+        self.last_prog_done = self.last_prog_done.max(end);
+        end
     }
 
     /// When die `d` starts a read that reaches it at `t`, and the time that suspending
@@ -127,21 +231,26 @@ impl SimSsd {
         cb.max(self.die_read[d] + x)
     }
 
-    /// Host idle from `from` to `until`: background GC and SLC folding on idle dies.
-    /// Work is started while some die is free before `until`; a step may run past it
-    /// (a host I/O arriving then waits, as on a real drive).
+    /// Host idle from `from` to `until`: the part-filled stripe is programmed and the
+    /// queued GC work runs; after `idle_gc_delay` of idleness, background GC and SLC
+    /// folding on idle dies. Work is started while some die is free before `until`; a
+    /// step may run past it (a host I/O arriving then waits, as on a real drive).
     pub(super) fn idle(&mut self, from: u64, until: u64) {
+        self.program_partial(from);
+        self.drain_backlog(from);
+        let start = from.max(self.idle_since_ns + self.ftl.cfg.idle_gc_delay_ns);
         loop {
             let earliest = self
                 .die_busy
                 .iter()
-                .map(|&b| b.max(from))
+                .map(|&b| b.max(start))
                 .min()
-                .unwrap_or(from);
+                .unwrap_or(start);
             if earliest >= until || !self.ftl.background_step() {
                 break;
             }
-            self.apply_pending(from);
+            self.apply_pending(start);
+            self.drain_backlog(start);
         }
     }
 }

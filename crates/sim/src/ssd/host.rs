@@ -21,18 +21,22 @@ impl SimSsd {
         (arrive, end)
     }
 
-    /// `cost_ns` of controller work from `t` on the first free core; returns its end.
+    /// A command reaching the controller at `t` holds the first free core for
+    /// `occupancy_ns` (the controller's throughput: cores / occupancy) and is done
+    /// `latency_ns` after it started there, or `occupancy_ns` if that is longer: a
+    /// pipelined controller hands a command on (to the flash, to the write buffer)
+    /// later than it frees the core for the next one. Returns when it is done.
     #[inline]
-    pub(super) fn controller(&mut self, t: u64, cost_ns: u64) -> u64 {
+    pub(super) fn controller(&mut self, t: u64, occupancy_ns: u64, latency_ns: u64) -> u64 {
         let mut k = 0;
         for i in 1..self.core_busy.len() {
             if self.core_busy[i] < self.core_busy[k] {
                 k = i;
             }
         }
-        let end = t.max(self.core_busy[k]) + cost_ns;
-        self.core_busy[k] = end;
-        end
+        let start = t.max(self.core_busy[k]);
+        self.core_busy[k] = start + occupancy_ns;
+        start + occupancy_ns.max(latency_ns)
     }
 }
 

@@ -35,11 +35,16 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use storbench_core::{Completion, IoRequest, Op, Target, TargetError, TargetInfo, TargetKind};
 
+mod buffer;
 mod details;
 mod die;
 mod host;
 mod io;
+mod readahead;
 mod state;
+
+use buffer::WriteBuffer;
+use readahead::ReadAhead;
 
 const EINVAL: i32 = 22;
 
@@ -76,6 +81,21 @@ pub struct SimSsd {
     /// End of the write-side work (host programs, GC, and reads put ahead of it)
     /// committed to each die.
     die_busy: Vec<u64>,
+    /// GC work queued on each die and not yet on its timeline (ns), and the earliest
+    /// it can start: host programs share the die with it (`gc_share`).
+    gc_backlog: Vec<u64>,
+    gc_start: Vec<u64>,
+    /// Sum of `gc_backlog`, and whether that work is background GC (it then runs
+    /// only in the dies' idle time).
+    backlog_ns: u64,
+    gc_background: bool,
+    /// Latest end of committed work over the dies.
+    busy_max: u64,
+    /// Next time background GC while the host is busy is looked at.
+    bg_check_ns: u64,
+    /// GC's share of a die while host programs wait, as GC time per 1000 of host
+    /// program time (None: GC first).
+    gc_share_milli: Option<u64>,
     /// End of the last read on each die.
     die_read: Vec<u64>,
     /// End of the last erase queued on each die (a read cannot pass an erase).
@@ -86,11 +106,13 @@ pub struct SimSsd {
     /// Busy-until of each controller core.
     core_busy: Vec<u64>,
     last_prog_done: u64,
-    /// Committed die work, averaged over the dies, that the write buffer can hold (ns).
-    buffer_ns: u64,
-    /// Sum of `die_busy`, and a lower bound of its minimum (see `admit`).
-    busy_sum: u64,
-    busy_min: u64,
+    buffer: WriteBuffer,
+    read_ahead: ReadAhead,
+    /// The frontier stripe last programmed part-filled (see `program_partial`).
+    padded_stripe: u32,
+    /// When the host last had no I/O outstanding (background GC waits
+    /// `idle_gc_delay` from then).
+    idle_since_ns: u64,
     /// Pending completions: (complete time, key, slot, length). All four are u64 so an
     /// entry has no padding: with a u32 slot the heap's sift read 8 bytes over a 4-byte
     /// store, store forwarding failed, and every submit waited for the store buffer to
@@ -125,20 +147,30 @@ impl SimSsd {
             details: details::details(&cfg, &ftl),
         };
         let dies = cfg.dies() as usize;
-        let buffer_ns = cfg.write_buffer_units as u64 * cfg.program_unit_ns() / dies as u64;
+        let share = cfg.gc_share;
+        let gc_share_milli =
+            (share < 0.999).then(|| (1000.0 * share / (1.0 - share)).round() as u64);
         SimSsd {
             info,
             now_ns: 0,
             die_busy: vec![0; dies],
+            gc_backlog: vec![0; dies],
+            gc_start: vec![0; dies],
+            backlog_ns: 0,
+            gc_background: false,
+            busy_max: 0,
+            bg_check_ns: 0,
+            gc_share_milli,
             die_read: vec![0; dies],
             erase_end: vec![0; dies],
             ch_busy: vec![0; cfg.channels as usize],
             link_busy: [0; 2],
             core_busy: vec![0; cfg.ctrl_cores as usize],
             last_prog_done: 0,
-            buffer_ns,
-            busy_sum: 0,
-            busy_min: 0,
+            buffer: WriteBuffer::new(cfg.write_buffer_units),
+            read_ahead: ReadAhead::new(),
+            padded_stripe: u32::MAX,
+            idle_since_ns: 0,
             heap: BinaryHeap::with_capacity(cfg.queue_depth as usize),
             seq: 0,
             qd: cfg.queue_depth as usize,
@@ -169,7 +201,9 @@ impl SimSsd {
                 self.heap.len()
             )));
         }
-        // Every used superblock is erased: one block erase on each die.
+        // Queued GC work is moot: every used superblock is erased, one block erase on
+        // each die.
+        self.drop_queued_work();
         let blocks: u64 = self.ftl.purge().iter().sum();
         let erase_ns = self.ftl.cfg.timing.erase_ns;
         for d in 0..self.die_busy.len() {
@@ -205,6 +239,16 @@ impl SimSsd {
         self.ftl.mapped_units()
     }
 
+    /// Drop queued GC work and what was read ahead (a purge or an untimed state
+    /// replaces the drive's contents).
+    pub(super) fn drop_queued_work(&mut self) {
+        self.gc_backlog.iter_mut().for_each(|b| *b = 0);
+        self.backlog_ns = 0;
+        self.gc_background = false;
+        self.read_ahead = ReadAhead::new();
+        self.padded_stripe = u32::MAX;
+    }
+
     fn reap_into(&mut self, out: &mut Vec<Completion>, got: &mut usize) {
         while let Some(&Reverse((tc, key, slot, len))) = self.heap.peek() {
             let slot = slot as u32;
@@ -212,6 +256,9 @@ impl SimSsd {
                 break;
             }
             self.heap.pop();
+            if self.heap.is_empty() {
+                self.idle_since_ns = tc;
+            }
             out.push(Completion {
                 slot,
                 complete_ns: tc,

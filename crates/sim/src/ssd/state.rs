@@ -78,16 +78,20 @@ impl SimSsd {
                 (span, (span as f64 * writes_multiple) as u64, seed)
             }
         };
+        self.drop_queued_work();
         self.ftl.purge();
         Ok(r)
     }
 
     pub(super) fn replay_writes(&mut self, span: u64, writes: u64, seed: u64) {
         let spu = self.ftl.spu;
+        // As the states' writes are: the fill in 128 KiB writes, then 4 KiB ones.
+        self.ftl.set_host_io(32);
         for lba in 0..span {
             self.ftl.write_unit(lba as u32, spu);
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        self.ftl.set_host_io(1);
         for _ in 0..writes {
             let lba = rng.next_u64() % span;
             self.ftl.write_unit(lba as u32, spu);

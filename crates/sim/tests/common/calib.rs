@@ -341,3 +341,24 @@ pub fn datasheet_figures(drive: &str) -> Vec<(&'static str, &'static str, f64)> 
         ("WA of the steady state (with fill)", "", wa),
     ]
 }
+
+/// The four figures of a named drive's datasheet measured as its footnotes say (see
+/// [`storbench_sim::Datasheet`]): 128 KB sequential writes to a fresh drive and reads
+/// of them (1 GiB), then 4 KB random reads of a filled drive and random writes to a
+/// fresh one (2 s each), all QD32, over the datasheet's span. (seq read MB/s, seq
+/// write MB/s, random read IOPS, random write IOPS.)
+pub fn datasheet_measure(drive: &str, d: &storbench_sim::Datasheet) -> [f64; 4] {
+    let mut ssd = open_spec(drive).unwrap();
+    let cap = ssd.config().capacity_bytes;
+    let len = 1u64 << 30;
+    let seq = |op| spec(Pattern::Sequential, op, K128, 32, len, Limit::Bytes(len));
+    let w = phase(&mut ssd, seq(Op::Write), None).write_rate_mb_per_s;
+    let r = phase(&mut ssd, seq(Op::Read), None).read_rate_mb_per_s;
+    let span = d.rand_span_bytes.unwrap_or(cap).min(cap) / 4096 * 4096;
+    let rand = |op| spec(Pattern::Random, op, 4096, 32, span, Limit::None);
+    ssd.fast_state(State::SequentialFill).unwrap();
+    let r32 = phase(&mut ssd, rand(Op::Read), Some(2 * NS)).iops;
+    ssd.fast_state(State::Fresh).unwrap();
+    let w32 = phase(&mut ssd, rand(Op::Write), Some(2 * NS)).iops;
+    [r, w, r32, w32]
+}
