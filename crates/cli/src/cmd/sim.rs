@@ -44,6 +44,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 for (k, v) in describe(&p.config) {
                     println!("    {k:<20} {v}");
                 }
+                if let Some(d) = &p.datasheet {
+                    println!(
+                        "    {:<20} sequential {:.0} / {:.0} MB/s, 4 KB random {:.0} / {:.0} IOPS (QD32{}); met within 5%",
+                        "datasheet",
+                        d.seq_read_mb_per_s,
+                        d.seq_write_mb_per_s,
+                        d.rand_read_iops,
+                        d.rand_write_iops,
+                        d.rand_span_bytes
+                            .map(|b| format!(", {} GB span", b / 1_000_000_000))
+                            .unwrap_or_default()
+                    );
+                }
                 for (i, src) in p.sources.iter().enumerate() {
                     let k = if i == 0 { "sources" } else { "" };
                     println!("    {k:<20} {src}");
@@ -51,6 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 println!();
             }
             println!("Use: --target sim:PRESET[,key=value...]   e.g. sim:sata-mlc-2013,capacity=256g,seed=3");
+            println!("Named drives (intel-..., crucial-..., samsung-..., sandisk-...) are built from their datasheets and NAND facts only, at their real capacity; the drive classes (sata-mlc-2013, ...) default to 4 GiB.");
             println!("Geometry and OP are as built at the default capacity; `capacity=` sets the superblock count (and, on drives smaller than the one modelled, fewer pages per block, erased in proportionally less time).");
             println!("Keys:");
             for (k, d) in KEYS {
@@ -101,7 +115,15 @@ fn describe_flash(c: &SimConfig) -> Vec<(&'static str, String)> {
     vec![
         (
             "capacity",
-            format!("{} (default; set with capacity=)", size(c.capacity_bytes)),
+            if c.capacity_bytes.is_multiple_of(1 << 20) {
+                format!("{} (default; set with capacity=)", size(c.capacity_bytes))
+            } else {
+                format!(
+                    "{:.1} GB, {} bytes (default; set with capacity=)",
+                    c.capacity_bytes as f64 / 1e9,
+                    c.capacity_bytes
+                )
+            },
         ),
         (
             "op",
