@@ -90,11 +90,11 @@ fn build(s: &Sheet) -> Preset {
     c.read_ahead_units = (256 << 10) / UNIT_BYTES as u32;
     c.gc_mode = GcMode::Victim;
     c.gc_share = s.gc_share;
-    // Background GC (idle dies) keeps a quarter of the spare superblocks free.
+    // Background GC (idle dies) frees half the spare superblocks (model choice).
     let spare = c
         .native_blocks()
         .saturating_sub(c.user_units() / c.units_per_block() as u64);
-    c.bg_gc_free_blocks = (spare / 4).max(c.gc_free_blocks as u64 + 2) as u32;
+    c.bg_gc_free_blocks = (spare / 2).max(c.gc_free_blocks as u64 + 2) as u32;
     Preset {
         name: s.name,
         aliases: &[],

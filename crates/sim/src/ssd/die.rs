@@ -141,21 +141,35 @@ impl SimSsd {
     }
 
     /// The frontier's last stripe, if the host left it part-filled, is programmed now
-    /// (a flush, or the host going idle): as one single-plane (or part multi-plane)
-    /// program, which costs the die a whole page program for fewer units. Once per
-    /// stripe; the units written into its rest later are programmed again.
+    /// (a flush, or the host going idle): the units written into it since it was last
+    /// programmed take one single-plane (or part multi-plane) program, which costs the
+    /// die a whole page program for fewer units. Units written into its rest later are
+    /// programmed again.
     pub(super) fn program_partial(&mut self, from: u64) -> u64 {
         let Some(s) = self.ftl.frontier_slot() else {
             return from;
         };
+        let Some(last) = s.checked_sub(1) else {
+            return from;
+        };
+        // The stripe of the last unit written, and how many of its slots are.
         let ss = self.ftl.stripe_slots();
-        let (stripe, fill) = (s / ss, s % ss);
-        if fill == 0 || stripe == self.padded_stripe {
+        let (stripe, fill) = (last / ss, last % ss + 1);
+        let done = if stripe == self.padded_stripe {
+            self.padded_fill
+        } else {
+            0
+        };
+        if fill <= done {
             return from;
         }
-        self.padded_stripe = stripe;
-        let d = self.ftl.phys_die(s - 1) as usize;
-        let waste = (ss - fill) as u64 * self.ftl.prog_slot_ns;
+        (self.padded_stripe, self.padded_fill) = (stripe, fill);
+        if fill - done == ss {
+            // A whole stripe: the multi-plane program its units already paid for.
+            return from;
+        }
+        let d = self.ftl.phys_die(last) as usize;
+        let waste = (ss - (fill - done)) as u64 * self.ftl.prog_slot_ns;
         let end = self.host_program(d, from, waste);
         self.last_prog_done = self.last_prog_done.max(end);
         end

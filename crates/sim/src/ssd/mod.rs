@@ -108,8 +108,10 @@ pub struct SimSsd {
     last_prog_done: u64,
     buffer: WriteBuffer,
     read_ahead: ReadAhead,
-    /// The frontier stripe last programmed part-filled (see `program_partial`).
+    /// The frontier stripe last programmed part-filled, and how full it was then
+    /// (see `program_partial`).
     padded_stripe: u32,
+    padded_fill: u32,
     /// When the host last had no I/O outstanding (background GC waits
     /// `idle_gc_delay` from then).
     idle_since_ns: u64,
@@ -170,6 +172,7 @@ impl SimSsd {
             buffer: WriteBuffer::new(cfg.write_buffer_units),
             read_ahead: ReadAhead::new(),
             padded_stripe: u32::MAX,
+            padded_fill: 0,
             idle_since_ns: 0,
             heap: BinaryHeap::with_capacity(cfg.queue_depth as usize),
             seq: 0,
@@ -247,6 +250,7 @@ impl SimSsd {
         self.gc_background = false;
         self.read_ahead = ReadAhead::new();
         self.padded_stripe = u32::MAX;
+        self.padded_fill = 0;
     }
 
     fn reap_into(&mut self, out: &mut Vec<Completion>, got: &mut usize) {
