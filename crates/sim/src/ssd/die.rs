@@ -44,8 +44,7 @@ impl SimSsd {
                 (false, Some(k)) => rest.min(dur_ns.saturating_mul(k) / 1000),
             };
             busy = (busy + idle).max(ready_ns) + share;
-            self.gc_backlog[d] = rest - share;
-            self.backlog_ns -= idle + share;
+            self.consume_backlog(d, idle + share);
             let end = busy + dur_ns;
             self.set_busy(d, end);
             return end;
@@ -55,33 +54,61 @@ impl SimSsd {
         end
     }
 
-    /// Queue the FTL's pending die work (GC, folding, wear levelling). It becomes the
-    /// die's GC backlog, which host programs share the die with; GC work still queued
-    /// from before goes on the die first, from `from` at the earliest: the host write
-    /// that needs the next victim waits for the last one (its block is about to be
-    /// written).
+    /// `ns` of die `d`'s queued GC work is done, oldest first.
+    #[inline]
+    fn consume_backlog(&mut self, d: usize, mut ns: u64) {
+        self.gc_backlog[d] -= ns;
+        self.backlog_ns -= ns;
+        let q = &mut self.gc_chunks[d];
+        while ns > 0 {
+            let front = q.front_mut().expect("queued GC work has its chunks");
+            let take = ns.min(*front);
+            *front -= take;
+            ns -= take;
+            if *front == 0 {
+                q.pop_front();
+            }
+        }
+    }
+
+    /// Queue the FTL's pending die work (GC, folding, wear levelling): it joins the
+    /// die's GC backlog, which host programs share the die with. At most
+    /// `gc_free_blocks - 1` victims' work is queued on a die: the frontier writes into
+    /// the free blocks the FTL counts, and a block whose victim's work is not done is
+    /// not free yet, so older work goes on the die first, from `from` at the earliest
+    /// (the host write that needs the next victim waits for it).
     #[inline]
     pub(super) fn apply_pending(&mut self, from: u64) {
         if self.ftl.pending_dirty.is_empty() {
             return;
         }
         self.gc_background = false;
+        let keep = (self.ftl.cfg.gc_free_blocks as usize).saturating_sub(2);
         while let Some(d) = self.ftl.pending_dirty.pop() {
             let d = d as usize;
             let pend = std::mem::take(&mut self.ftl.pending_ns[d]);
-            let old = std::mem::take(&mut self.gc_backlog[d]);
+            let mut old = 0;
+            while self.gc_chunks[d].len() > keep {
+                old += self.gc_chunks[d].pop_front().unwrap_or(0);
+            }
             if old > 0 {
-                let end = self.die_busy[d].max(from) + old;
+                self.gc_backlog[d] -= old;
+                self.backlog_ns -= old;
+                // It ran in the die's idle time as far as it could.
+                let end = self.die_busy[d].max(self.gc_start[d]) + old;
                 self.set_busy(d, end);
             }
-            self.backlog_ns = self.backlog_ns - old + pend;
+            if self.gc_chunks[d].is_empty() {
+                self.gc_start[d] = from;
+            }
             if std::mem::take(&mut self.ftl.pending_erase[d]) {
                 // The erase ends the queued work; reads cannot pass it (an estimate:
                 // the work may be spread between host programs).
-                self.erase_end[d] = self.die_busy[d].max(from) + pend;
+                self.erase_end[d] = self.die_busy[d].max(from) + self.gc_backlog[d] + pend;
             }
-            self.gc_backlog[d] = pend;
-            self.gc_start[d] = from;
+            self.gc_backlog[d] += pend;
+            self.backlog_ns += pend;
+            self.gc_chunks[d].push_back(pend);
         }
     }
 
@@ -121,6 +148,7 @@ impl SimSsd {
             let end = self.die_busy[d].max(self.gc_start[d]) + b;
             if b > 0 && end <= t {
                 self.gc_backlog[d] = 0;
+                self.gc_chunks[d].clear();
                 self.backlog_ns -= b;
                 self.set_busy(d, end);
             }
@@ -132,6 +160,7 @@ impl SimSsd {
     pub(super) fn drain_backlog(&mut self, from: u64) {
         for d in 0..self.die_busy.len() {
             let b = std::mem::take(&mut self.gc_backlog[d]);
+            self.gc_chunks[d].clear();
             self.backlog_ns -= b;
             if b > 0 {
                 let end = self.die_busy[d].max(from).max(self.gc_start[d]) + b;

@@ -85,6 +85,8 @@ pub struct SimSsd {
     /// it can start: host programs share the die with it (`gc_share`).
     gc_backlog: Vec<u64>,
     gc_start: Vec<u64>,
+    /// The backlog of each die as the pieces of work queued (oldest first).
+    gc_chunks: Vec<std::collections::VecDeque<u64>>,
     /// Sum of `gc_backlog`, and whether that work is background GC (it then runs
     /// only in the dies' idle time).
     backlog_ns: u64,
@@ -158,6 +160,7 @@ impl SimSsd {
             die_busy: vec![0; dies],
             gc_backlog: vec![0; dies],
             gc_start: vec![0; dies],
+            gc_chunks: vec![std::collections::VecDeque::with_capacity(4); dies],
             backlog_ns: 0,
             gc_background: false,
             busy_max: 0,
@@ -246,6 +249,7 @@ impl SimSsd {
     /// replaces the drive's contents).
     pub(super) fn drop_queued_work(&mut self) {
         self.gc_backlog.iter_mut().for_each(|b| *b = 0);
+        self.gc_chunks.iter_mut().for_each(|q| q.clear());
         self.backlog_ns = 0;
         self.gc_background = false;
         self.read_ahead = ReadAhead::new();

@@ -265,7 +265,8 @@ pub struct Window {
     pub host_bytes: u64,
     pub nand_bytes: u64,
     pub wa: f64,
-    /// Host bytes the flash bound allows: (program bandwidth x window + write buffer)
+    /// Host bytes the flash bound allows: (program bandwidth x window + write buffer +
+    /// two superblocks of GC work counted but not yet done)
     /// / WA of the window.
     pub bound_bytes: f64,
 }
@@ -279,7 +280,11 @@ pub fn flash_windows(
 ) -> Vec<Window> {
     let cfg = ssd.config();
     let prog_bytes_per_ns = cfg.flash_program_mbps() / 1000.0;
-    let buffer = (cfg.write_buffer_units as u64 * storbench_sim::UNIT_BYTES) as f64;
+    // NAND bytes are counted when work is queued: at a window's end at most the write
+    // buffer's programs and two victims' GC work (one queued on the dies, one put on
+    // their timelines by the write that needed the next) are counted and not done.
+    let queued = 2 * cfg.units_per_block() as u64 * storbench_sim::UNIT_BYTES;
+    let buffer = (cfg.write_buffer_units as u64 * storbench_sim::UNIT_BYTES + queued) as f64;
     let mut out = Vec::new();
     for (i, (t0, c0)) in samples.iter().enumerate() {
         let Some((t1, c1)) = samples[i + 1..].iter().find(|(t, _)| t - t0 >= span_s * NS) else {
