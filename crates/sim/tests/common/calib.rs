@@ -367,3 +367,69 @@ pub fn datasheet_measure(drive: &str, d: &storbench_sim::Datasheet) -> [f64; 4] 
     let w32 = phase(&mut ssd, rand(Op::Write), Some(2 * NS)).iops;
     [r, w, r32, w32]
 }
+
+/// One row of the calibration table of docs/simulator.md: a figure a source gives,
+/// the preset's, and their ratio.
+pub struct Calibration {
+    pub figure: &'static str,
+    pub source: &'static str,
+    pub drive: String,
+    pub published: f64,
+    pub simulated: f64,
+}
+
+impl Calibration {
+    pub fn ratio(&self) -> f64 {
+        self.simulated / self.published
+    }
+
+    pub fn row(&self) -> String {
+        format!(
+            "| {} | {} | `{}` | {:.0} | {:.0} | {:.2} |",
+            self.figure,
+            self.source,
+            self.drive,
+            self.published,
+            self.simulated,
+            self.ratio()
+        )
+    }
+}
+
+/// Seed 001's figures for the named drives it shows: the Intel SSD 730's steady state
+/// (about 15K IOPS) and its lowest second with 25% spare area (30K), the SanDisk
+/// Extreme II's steady state (about 10K), each the mean (or least) second of 4 KB QD32
+/// random writes after a direct steady state and `warm_s` honest seconds.
+pub fn seed_001_named(warm_s: u64, measure_s: u64) -> Vec<Calibration> {
+    let mut rows = Vec::new();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let i730 = "sim:intel-730-480g";
+    let full = steady_random_writes(&mut open_spec(i730).unwrap(), 1.0, warm_s, measure_s);
+    rows.push(Calibration {
+        figure: "Intel SSD 730 480 GB, steady state, 4 KB QD32 random writes, IOPS",
+        source: "seed 001 (about 15K)",
+        drive: i730.into(),
+        published: 15_000.0,
+        simulated: mean(&full),
+    });
+    let spare = steady_random_writes(&mut open_spec(i730).unwrap(), 0.75, warm_s, measure_s);
+    rows.push(Calibration {
+        figure: "Intel SSD 730 480 GB, 25% spare area, lowest second, IOPS",
+        source: "seed 001 (a minimum of 30K)",
+        drive: i730.into(),
+        published: 30_000.0,
+        simulated: spare.iter().cloned().fold(f64::INFINITY, f64::min),
+    });
+    // The Extreme II's cache fills by replaying writes (slow at 240 GB): 64 GiB with
+    // its 240 GB superblocks (128 pages per block).
+    let x2 = "sim:sandisk-extreme-ii-240g,capacity=64g,pages_per_block=128";
+    let s = steady_random_writes(&mut open_spec(x2).unwrap(), 1.0, warm_s, measure_s);
+    rows.push(Calibration {
+        figure: "SanDisk Extreme II, steady state, 4 KB QD32 random writes, IOPS",
+        source: "seed 001 (about 10K)",
+        drive: x2.into(),
+        published: 10_000.0,
+        simulated: mean(&s),
+    });
+    rows
+}
