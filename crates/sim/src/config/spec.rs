@@ -143,6 +143,11 @@ fn num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, SimError> {
         .map_err(|_| bad(key, value, "expected a non-negative integer"))
 }
 
+fn size(key: &str, value: &str) -> Result<u64, SimError> {
+    storbench_core::units::parse_size(key, value)
+        .map_err(|_| bad(key, value, "expected a size like 512m, 4g, 16k"))
+}
+
 fn boolean(key: &str, value: &str) -> Result<bool, SimError> {
     match value {
         "true" | "1" | "yes" | "on" => Ok(true),
@@ -240,10 +245,17 @@ impl SimConfig {
 
     /// Set one parameter from its spec key.
     pub fn set(&mut self, k: &str, v: &str) -> Result<(), SimError> {
-        let size = |k: &str, v: &str| {
-            storbench_core::units::parse_size(k, v)
-                .map_err(|_| bad(k, v, "expected a size like 512m, 4g, 16k"))
-        };
+        if self.set_flash(k, v)? || self.set_host(k, v)? || self.set_firmware(k, v)? {
+            return Ok(());
+        }
+        Err(SimError::UnknownKey {
+            key: k.to_string(),
+            keys: keys_list(),
+        })
+    }
+
+    /// Capacity, spare area and the NAND array. False if `k` is not one of them.
+    fn set_flash(&mut self, k: &str, v: &str) -> Result<bool, SimError> {
         match k {
             "capacity" => self.capacity_bytes = size(k, v)?,
             "op" => {
@@ -274,6 +286,14 @@ impl SimConfig {
                     u32::try_from(b).map_err(|_| bad(k, v, "a page size like 4k, 8k, 16k"))?;
             }
             "channel_mbps" => self.channel_mbps = num(k, v)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The host interface, the controller and its buffers. False if `k` is not one of them.
+    fn set_host(&mut self, k: &str, v: &str) -> Result<bool, SimError> {
+        match k {
             "interface" => {
                 self.interface = Interface::parse(v).ok_or_else(|| bad(k, v, "sata or nvme"))?
             }
@@ -295,6 +315,22 @@ impl SimConfig {
                 self.read_ahead_units = u32::try_from(b.div_ceil(UNIT_BYTES))
                     .map_err(|_| bad(k, v, "a read-ahead size like 128k"))?;
             }
+            "suspend_program_us" => self.program_suspend_ns = us(k, v)?,
+            "suspend_erase_us" => self.erase_suspend_ns = us(k, v)?,
+            "write_cmd_us" => self.write_cmd_ns = us(k, v)?,
+            "write_buffer" => {
+                let b = size(k, v)?;
+                self.write_buffer_units = u32::try_from(b.div_ceil(UNIT_BYTES))
+                    .map_err(|_| bad(k, v, "a buffer size like 8m"))?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// GC, the SLC cache, compression, wear levelling, the seed. False if `k` is not one of them.
+    fn set_firmware(&mut self, k: &str, v: &str) -> Result<bool, SimError> {
+        match k {
             "gc" => self.gc_mode = GcMode::parse(v).ok_or_else(|| bad(k, v, GcMode::NAMES))?,
             "gc_share" => {
                 let f: f64 = v
@@ -306,14 +342,6 @@ impl SimConfig {
                 self.gc_share = f;
             }
             "idle_gc_delay_us" => self.idle_gc_delay_ns = us(k, v)?,
-            "suspend_program_us" => self.program_suspend_ns = us(k, v)?,
-            "suspend_erase_us" => self.erase_suspend_ns = us(k, v)?,
-            "write_cmd_us" => self.write_cmd_ns = us(k, v)?,
-            "write_buffer" => {
-                let b = size(k, v)?;
-                self.write_buffer_units = u32::try_from(b.div_ceil(UNIT_BYTES))
-                    .map_err(|_| bad(k, v, "a buffer size like 8m"))?;
-            }
             "victim" => {
                 self.victim =
                     VictimPolicy::parse(v).ok_or_else(|| bad(k, v, VictimPolicy::NAMES))?
@@ -339,13 +367,8 @@ impl SimConfig {
                 }
             }
             "seed" => self.seed = num(k, v)?,
-            _ => {
-                return Err(SimError::UnknownKey {
-                    key: k.to_string(),
-                    keys: keys_list(),
-                })
-            }
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 }

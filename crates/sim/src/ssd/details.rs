@@ -56,6 +56,19 @@ pub(super) fn details(cfg: &SimConfig, ftl: &Ftl) -> BTreeMap<String, String> {
             cfg.link_cmd_ns
         ),
     );
+    firmware(cfg, &mut put);
+    put("sector_bytes", SECTOR_BYTES.to_string());
+    put("victim", cfg.victim.as_str().into());
+    put("queue_depth", cfg.queue_depth.to_string());
+    put("slc_static_bytes", cfg.slc_static_bytes.to_string());
+    put("slc_dynamic_bytes", cfg.slc_dynamic_bytes.to_string());
+    put("compress", cfg.compress.to_string());
+    put("seed", cfg.seed.to_string());
+    d
+}
+
+/// The controller, its buffers and GC.
+fn firmware(cfg: &SimConfig, put: &mut impl FnMut(&str, String)) {
     put(
         "controller",
         format!(
@@ -86,12 +99,4 @@ pub(super) fn details(cfg: &SimConfig, ftl: &Ftl) -> BTreeMap<String, String> {
         "write_buffer_bytes",
         (cfg.write_buffer_units as u64 * UNIT_BYTES).to_string(),
     );
-    put("sector_bytes", SECTOR_BYTES.to_string());
-    put("victim", cfg.victim.as_str().into());
-    put("queue_depth", cfg.queue_depth.to_string());
-    put("slc_static_bytes", cfg.slc_static_bytes.to_string());
-    put("slc_dynamic_bytes", cfg.slc_dynamic_bytes.to_string());
-    put("compress", cfg.compress.to_string());
-    put("seed", cfg.seed.to_string());
-    d
 }
