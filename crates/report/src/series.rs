@@ -8,7 +8,9 @@
 //! are small (one row per second) so this stays cheap even for day-long runs.
 
 use crate::result::ReportError;
-use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{
+    Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array,
+};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
@@ -91,13 +93,14 @@ const OLD_NAMES: [(&str, &str); 4] = [
 ];
 
 /// The columns of a series file: `phase` (series.parquet) or `t_ms` (a per-phase file)
-/// first, then the sample's columns.
+/// first, then the sample's columns. Integers are Int64, as in traces (one rule for
+/// every Parquet file storbench writes: Spark and others have no unsigned type).
 fn schema(first: (&str, DataType)) -> Arc<Schema> {
     let mut fields = vec![Field::new(first.0, first.1, false)];
     fields.extend(
         U64_COLS
             .iter()
-            .map(|c| Field::new(c.0, DataType::UInt64, false)),
+            .map(|c| Field::new(c.0, DataType::Int64, false)),
     );
     fields.extend(
         F64_COLS
@@ -115,6 +118,11 @@ enum First<'a> {
 
 fn pq_err(path: &Path, e: impl std::error::Error + 'static) -> ReportError {
     ReportError::parquet(path, e)
+}
+
+/// A count, byte total or time of one window: far below 2^63.
+fn as_i64(v: u64) -> i64 {
+    i64::try_from(v).expect("a series value below 2^63")
 }
 
 /// Write `name` in `dir` with these batches of rows, atomically.
@@ -152,13 +160,13 @@ fn write_file(
             ))),
             First::StartMs(t) => {
                 assert_eq!(t.len(), rows.len(), "one start time per window");
-                Arc::new(UInt64Array::from_iter_values(t.iter().copied()))
+                Arc::new(Int64Array::from_iter_values(t.iter().map(|&v| as_i64(v))))
             }
         };
         let mut cols = vec![first];
         for c in &U64_COLS {
-            cols.push(Arc::new(UInt64Array::from_iter_values(
-                rows.iter().map(c.1),
+            cols.push(Arc::new(Int64Array::from_iter_values(
+                rows.iter().map(|r| as_i64((c.1)(r))),
             )));
         }
         for c in &F64_COLS {
@@ -215,12 +223,18 @@ fn read_series_file(
         let mut rows = vec![SecondSample::default(); batch.num_rows()];
         for c in &U64_COLS {
             let a = col(c.0)?;
-            let a = a
-                .as_any()
-                .downcast_ref::<UInt64Array>()
-                .ok_or_else(|| typed(c.0, "uint64"))?;
-            for (row, v) in rows.iter_mut().zip(a.values().iter()) {
-                (c.2)(row, *v);
+            // Int64 since issue 34; files written before hold UInt64.
+            if let Some(a) = a.as_any().downcast_ref::<Int64Array>() {
+                for (row, &v) in rows.iter_mut().zip(a.values().iter()) {
+                    let v = u64::try_from(v).map_err(|_| typed(c.0, "non-negative"))?;
+                    (c.2)(row, v);
+                }
+            } else if let Some(a) = a.as_any().downcast_ref::<UInt64Array>() {
+                for (row, &v) in rows.iter_mut().zip(a.values().iter()) {
+                    (c.2)(row, v);
+                }
+            } else {
+                return Err(typed(c.0, "int64"));
             }
         }
         for c in &F64_COLS {
@@ -312,7 +326,7 @@ pub fn write_phase_series(
     write_file(
         dir,
         name,
-        schema(("t_ms", DataType::UInt64)),
+        schema(("t_ms", DataType::Int64)),
         &[(First::StartMs(start_ms), series)],
     )
 }

@@ -241,7 +241,7 @@ fn fio_logs_have_known_lines() {
 /// Parquet file carry the exact times.
 #[test]
 fn timed_logs_and_phase_series_keep_exact_window_starts() {
-    use arrow_array::{Array, UInt64Array};
+    use arrow_array::{Array, Int64Array};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let dir = tempfile::tempdir().unwrap();
     let full = phase(2).series;
@@ -281,12 +281,24 @@ fn timed_logs_and_phase_series_keep_exact_window_starts() {
         .map(|b| b.unwrap())
         .collect();
     assert_eq!(batches[0].schema().field(0).name(), "t_ms");
+    // Issue 34: every integer column is Int64, as in traces (it was UInt64).
+    for f in batches[0].schema().fields() {
+        assert!(
+            matches!(
+                f.data_type(),
+                arrow_schema::DataType::Int64 | arrow_schema::DataType::Float64
+            ),
+            "{}: {}",
+            f.name(),
+            f.data_type()
+        );
+    }
     let t = batches[0]
         .column(0)
         .as_any()
-        .downcast_ref::<UInt64Array>()
+        .downcast_ref::<Int64Array>()
         .unwrap();
-    assert_eq!(t.values().to_vec(), starts);
+    assert_eq!(t.values().to_vec(), starts.map(|v| v as i64));
     let iops_col = storbench_report::html::load::read_parquet_f64(&path, "iops").unwrap();
     assert_eq!(
         iops_col,
