@@ -391,30 +391,57 @@ pub fn parse_options<A: clap::Args + clap::FromArgMatches>(
     name: &str,
     argv: &[String],
 ) -> Result<A, String> {
-    let cmd = A::augment_args(
+    let mut cmd = A::augment_args(
         clap::Command::new(name.to_owned())
             .no_binary_name(true)
             .disable_help_flag(true),
     );
+    // `--resume` is the CLI's, beside the procedure's options (`bench`'s workload is
+    // required without it); a plan never resumes, but the name must exist.
+    if !cmd.get_arguments().any(|a| a.get_id() == "resume") {
+        cmd = cmd.arg(
+            clap::Arg::new("resume")
+                .long("resume")
+                .hide(true)
+                .action(clap::ArgAction::SetTrue),
+        );
+    }
     let matches = cmd
         .try_get_matches_from(argv)
         .map_err(|e| clap_message(&e))?;
     A::from_arg_matches(&matches).map_err(|e| clap_message(&e))
 }
 
-/// A clap error's message alone: `invalid value 'x' for '--qd <N>': ...`.
+/// A clap error's message alone, on one line: `invalid value 'x' for '--qd <N>': ...`,
+/// `the following required arguments were not provided: <WORKLOAD>` (no usage lines).
 fn clap_message(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("").trim();
-    first.strip_prefix("error: ").unwrap_or(first).to_owned()
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let joined = lines.join(" ");
+    joined.strip_prefix("error: ").unwrap_or(&joined).to_owned()
 }
 
 /// The option names a procedure's `Args` takes (long names, aliases included), as a
 /// plan may spell them.
 pub fn option_names<A: clap::Args>() -> Vec<String> {
+    names::<A>(|_| true)
+}
+
+/// The names of `A`'s switches (options that take no value, as `--quick`), aliases
+/// included.
+pub fn switch_names<A: clap::Args>() -> Vec<String> {
+    names::<A>(|a| !a.get_action().takes_values())
+}
+
+fn names<A: clap::Args>(keep: impl Fn(&clap::Arg) -> bool) -> Vec<String> {
     let cmd = A::augment_args(clap::Command::new("x"));
     let mut out = Vec::new();
-    for a in cmd.get_arguments() {
+    for a in cmd.get_arguments().filter(|a| keep(a)) {
         if let Some(l) = a.get_long() {
             out.push(l.to_owned());
         }
@@ -482,5 +509,8 @@ mod tests {
         let e = parse_options::<EngineArgs>("x", &["--warp=3".into()]).unwrap_err();
         assert!(e.contains("--warp"), "{e}");
         assert!(option_names::<EngineArgs>().contains(&"backend".to_owned()));
+        let switches = switch_names::<crate::consistency::ConsistencyArgs>();
+        assert!(switches.contains(&"quick".to_owned()), "{switches:?}");
+        assert!(!switches.contains(&"time".to_owned()), "{switches:?}");
     }
 }

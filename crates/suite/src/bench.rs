@@ -230,44 +230,55 @@ impl Plans for BenchConfig {
     }
 }
 
+/// The configuration of `bench` from its options, replaying `workload` rather than the
+/// one `a` names: a sweep's generator workload, whose trace is written only when its
+/// point runs.
+pub fn configure_with(
+    a: &BenchArgs,
+    workload: Workload,
+    target: &TargetChoice,
+) -> Result<Configured<BenchConfig>, SuiteError> {
+    let t = &target.spec;
+    let mut c = BenchConfig::new(t, workload);
+    c.span_fraction = a.span;
+    let mut notes = Vec::new();
+    if a.season {
+        c.state = DriveState::Seasoned;
+        notes.push(
+            "--season is --state seasoned: purge, one 128 KB sequential pass, then the trace's own image (or --image), where --season restored a generated one".into(),
+        );
+    } else {
+        c.state = DriveState::parse(&a.state).expect("clap checks the state");
+    }
+    if let Some(p) = &a.image {
+        if c.state == DriveState::AsIs {
+            return Err(SuiteError::Refused {
+                message: "--image: the drive as it is restores no image".into(),
+                hint: "give --state fresh, seasoned or used with --image".into(),
+            });
+        }
+        c.image = Some(args::absolute("--image", p)?);
+    }
+    c.default_qd = a.engine.qd_or(DEFAULT_TRACE_QD)?;
+    c.used_passes = a.used_passes;
+    c.max_idle_ns = a.max_idle.map(args::ns);
+    c.no_trim = a.no_trim;
+    c.data = a.engine.data;
+    c.open = a.engine.open(target);
+    Ok(Configured {
+        config: c,
+        notes,
+        scanned: Vec::new(),
+    })
+}
+
 impl Procedure for BenchConfig {
     const NAME: &'static str = "bench";
     type Args = BenchArgs;
     type Summary = BenchSummary;
 
     fn configure(a: &BenchArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
-        let t = &target.spec;
-        let mut c = BenchConfig::new(t, a.workload()?);
-        c.span_fraction = a.span;
-        let mut notes = Vec::new();
-        if a.season {
-            c.state = DriveState::Seasoned;
-            notes.push(
-                "--season is --state seasoned: purge, one 128 KB sequential pass, then the trace's own image (or --image), where --season restored a generated one".into(),
-            );
-        } else {
-            c.state = DriveState::parse(&a.state).expect("clap checks the state");
-        }
-        if let Some(p) = &a.image {
-            if c.state == DriveState::AsIs {
-                return Err(SuiteError::Refused {
-                    message: "--image: the drive as it is restores no image".into(),
-                    hint: "give --state fresh, seasoned or used with --image".into(),
-                });
-            }
-            c.image = Some(args::absolute("--image", p)?);
-        }
-        c.default_qd = a.engine.qd_or(DEFAULT_TRACE_QD)?;
-        c.used_passes = a.used_passes;
-        c.max_idle_ns = a.max_idle.map(args::ns);
-        c.no_trim = a.no_trim;
-        c.data = a.engine.data;
-        c.open = a.engine.open(target);
-        Ok(Configured {
-            config: c,
-            notes,
-            scanned: Vec::new(),
-        })
+        configure_with(a, a.workload()?, target)
     }
 
     fn target_spec(&self) -> &str {

@@ -18,7 +18,7 @@
 //!
 //! [[procedure]]
 //! name = "consistency"                # consistency, trim-check, season, bench
-//! duration = "600s"                   # the command's options, as the CLI spells them
+//! time = "600s"                       # the command's options, as the CLI spells them
 //! span = ["100%", "75%"]              # options can be axes too
 //!
 //! [report]                            # optional: the report's heat-map axes
@@ -62,7 +62,7 @@ pub struct RunSpec {
     /// The simulated drive, `sim:PRESET,key=value,...`.
     pub target: String,
     pub workload: Option<WorkloadSpec>,
-    /// Procedure options by their CLI names (`duration`, `precondition-passes`).
+    /// Procedure options by their CLI names (`time`, `precondition-passes`).
     pub options: BTreeMap<String, Cell>,
     pub seed: u64,
     pub checkpoint_every_ns: u64,
@@ -685,11 +685,15 @@ impl WorkloadValues<'_> {
                 Some(&format!("one of {}", RW_KINDS.join(", "))),
             ));
         }
+        // The bench's queue depth (`--qd`), with its bounds.
         let qd = self.int("qd")?.unwrap_or(1);
-        if !(1..=65_536).contains(&qd) {
+        let bounded = u32::try_from(qd)
+            .map_err(|_| ())
+            .and_then(|q| storbench_suite::units::check_qd("`qd`", q).map_err(|_| ()));
+        if bounded.is_err() {
             return Err(self.ctx.err(
                 self.line_of("qd"),
-                format!("`qd` {qd}: must be in 1..=65536"),
+                format!("`qd` {qd}: must be between 1 and 4096, as bench's --qd"),
                 None,
             ));
         }
@@ -776,7 +780,7 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
         };
         let known = point::options(&name);
         for (k, v) in entry {
-            if k != "name" && !known.contains(&k.replace('_', "-").as_str()) {
+            if k != "name" && !known.contains(&k.replace('_', "-")) {
                 return Err(ctx.err(
                     Some(v.span()),
                     format!("{name} has no option `{k}`"),
@@ -1001,7 +1005,8 @@ impl Sections {
 
 /// A point's estimated output, named by the field that decides most of it: the
 /// workload's size (`ios`, `size`, `scale` or `profile`) when its trace dominates,
-/// else the procedure's timed option (`duration`, `dirty-for`, `settle`).
+/// else the procedure's timed option (`time` or its alias `duration`, `dirty-for`,
+/// `settle`).
 fn output_of(run: &RunSpec, w: Option<&WorkloadVariant>, p: &ProcVariant) -> PointOutput {
     let est = point::output_estimate(run);
     let field = if est.trace_bytes >= est.results_bytes {
@@ -1011,7 +1016,7 @@ fn output_of(run: &RunSpec, w: Option<&WorkloadVariant>, p: &ProcVariant) -> Poi
                 .find_map(|k| w.lines.get(k).map(|l| (k, *l)))
         })
     } else if est.timed_s > 0 {
-        ["duration", "dirty-for", "settle"]
+        ["time", "duration", "dirty-for", "settle"]
             .into_iter()
             .find_map(|k| p.lines.get(k).map(|l| (k, *l)))
     } else {

@@ -4,10 +4,12 @@
 //! module alone.
 //!
 //! A point's options are the command's options, spelled as on the command line
-//! (`duration = "600s"`, `precondition-passes = 2`), parsed by the suite's own quantity
-//! parsers into the same configuration `storbench consistency ...` builds. The row it
-//! returns holds only figures the simulated drive decides (no wall time, no host name,
-//! no path), so a point gives the same row on any machine.
+//! (`time = "600s"`, `precondition-passes = 2`), parsed through the command's own clap
+//! `Args` (`Procedure::Args`) and made a configuration by its `Procedure::configure`:
+//! the same configuration `storbench consistency ...` builds, the same bounds, and the
+//! same error for a bad value. The row it returns holds only figures the simulated
+//! drive decides (no wall time, no host name, no path), so a point gives the same row
+//! on any machine.
 //!
 //! Figures in the row (null where the procedure has none):
 //! - every procedure: `host_write_bytes`, `nand_write_bytes` and `wa` (NAND writes ÷
@@ -28,12 +30,17 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_report::sweep::{Cell, Kind};
 use storbench_report::RunResult;
-use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_suite::args::{option_names, parse_options, switch_names, TargetChoice};
+use storbench_suite::bench::{
+    configure_with, BenchArgs, BenchConfig, BenchSummary, Workload, QUICK_SCALE,
+};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
-use storbench_suite::units::{parse_duration_ns, parse_fraction, parse_size};
-use storbench_suite::{execute, read_result, Control, Procedure, Start, SuiteError, SuiteResult};
+use storbench_suite::units::parse_size;
+use storbench_suite::{
+    execute, read_result, Configured, Control, Procedure, Start, SuiteError, SuiteResult,
+};
 
 /// The procedures a plan may name.
 pub const PROCEDURES: [&str; 4] = ["consistency", "trim-check", "season", "bench"];
@@ -43,23 +50,16 @@ pub fn takes_workload(procedure: &str) -> bool {
     procedure == "bench"
 }
 
-/// The options each procedure takes, as the CLI spells them.
-pub fn options(procedure: &str) -> &'static [&'static str] {
+/// The options a plan may give a procedure: its command's own (`storbench consistency
+/// --help`), aliases included, without `seed` (the plan's `seeds` decide it) and a
+/// workload's `scale`.
+pub fn options(procedure: &str) -> Vec<String> {
     match procedure {
-        "consistency" => &[
-            "quick",
-            "span",
-            "duration",
-            "qd",
-            "bs",
-            "precondition-passes",
-            "round",
-            "stop-at-steady-state",
-        ],
-        "trim-check" => &["quick", "dirty-for", "measure", "span", "settle"],
-        "season" => &["quick", "image-fill", "passes"],
-        "bench" => &["quick", "span", "season"],
-        _ => &[],
+        "consistency" => names_of::<ConsistencyConfig>(),
+        "trim-check" => names_of::<TrimCheckConfig>(),
+        "season" => names_of::<SeasonConfig>(),
+        "bench" => names_of::<BenchConfig>(),
+        _ => Vec::new(),
     }
 }
 
@@ -138,150 +138,93 @@ pub enum PointError {
 
 // ---------------------------------------------------------------- options
 
-fn opt<'a>(run: &'a RunSpec, key: &str) -> Option<&'a Cell> {
-    run.options.get(key)
+/// Option names a plan may not give: the plan's `seeds` decide every point's seed, and
+/// a workload's `scale` is the workload's; `resume` is the command line's alone.
+const PLAN_OWNS: [&str; 3] = ["seed", "scale", "resume"];
+
+/// The option names `P`'s command takes that a plan may give (aliases included).
+fn names_of<P: Procedure>() -> Vec<String> {
+    let mut names = option_names::<P::Args>();
+    names.retain(|n| !PLAN_OWNS.contains(&n.as_str()));
+    names
 }
 
-fn text(run: &RunSpec, key: &str) -> Option<String> {
-    opt(run, key).map(Cell::text)
-}
-
-fn flag(run: &RunSpec, key: &str) -> Result<bool, String> {
-    match opt(run, key) {
-        None => Ok(false),
-        Some(Cell::Bool(b)) => Ok(*b),
-        Some(c) => Err(format!("{key} = {}: must be true or false", c.text())),
+/// The command line of a point: the plan's options as `--name=value` (a switch,
+/// `quick = true`, as `--quick`; `false` leaves it out), then `extra`.
+fn argv<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Vec<String>, String> {
+    let switches = switch_names::<P::Args>();
+    let mut out = Vec::new();
+    for (key, value) in &run.options {
+        let switch = switches.contains(key);
+        match (switch, value) {
+            (true, Cell::Bool(true)) => out.push(format!("--{key}")),
+            (true, Cell::Bool(false)) => {}
+            (true, other) => {
+                return Err(format!(
+                    "`{key} = {}`: --{key} is a switch; give true or false",
+                    other.text()
+                ))
+            }
+            (false, v) => out.push(format!("--{key}={}", v.text())),
+        }
     }
+    out.extend(extra);
+    Ok(out)
 }
 
-fn int(
-    run: &RunSpec,
-    key: &str,
-    range: std::ops::RangeInclusive<i64>,
-) -> Result<Option<u32>, String> {
-    match opt(run, key) {
-        None => Ok(None),
-        Some(Cell::Int(i)) if range.contains(i) => Ok(Some(*i as u32)),
-        Some(c) => Err(format!(
-            "{key} = {}: must be an integer in {}..={}",
-            c.text(),
-            range.start(),
-            range.end()
-        )),
-    }
+/// `P`'s configuration for the point: its options parsed through the command's own
+/// `Args` (clap: the same names, values, units and bounds, and the same errors), then
+/// made a configuration as the command makes it, on the point's simulated drive.
+fn configured<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Configured<P>, String> {
+    let args: P::Args = parse_options(P::NAME, &argv::<P>(run, extra)?)?;
+    P::configure(&args, &TargetChoice::sim(&run.target)).map_err(|e| e.to_string())
 }
 
-fn q<T>(r: Result<T, storbench_suite::units::QuantityError>) -> Result<T, String> {
-    r.map_err(|e| e.to_string())
+fn seed(run: &RunSpec) -> String {
+    format!("--seed={}", run.seed)
 }
 
 fn consistency(run: &RunSpec) -> Result<ConsistencyConfig, String> {
-    let t = run.target.as_str();
-    let mut c = if flag(run, "quick")? {
-        ConsistencyConfig::quick(t)
-    } else {
-        ConsistencyConfig::new(t)
-    };
-    if let Some(s) = text(run, "span") {
-        c.span_fraction = q(parse_fraction("span", &s))?;
-    }
-    if let Some(d) = text(run, "duration") {
-        c.duration_ns = q(parse_duration_ns("duration", &d))?;
-    }
-    if let Some(d) = text(run, "round") {
-        c.round_ns = q(parse_duration_ns("round", &d))?;
-        if c.round_ns < 1_000_000_000 {
-            return Err(format!("round = {d}: must be at least 1s"));
-        }
-    }
-    if let Some(v) = int(run, "qd", 1..=65_536)? {
-        c.qd = v;
-    }
-    if let Some(b) = text(run, "bs") {
-        c.block_bytes = q(parse_size("bs", &b))?;
-    }
-    if let Some(p) = int(run, "precondition-passes", 1..=2)? {
-        c.precondition_passes = p;
-    }
-    c.stop_at_steady_state = flag(run, "stop-at-steady-state")?;
-    c.seed = run.seed;
-    Ok(c)
+    configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 fn trim_check(run: &RunSpec) -> Result<TrimCheckConfig, String> {
-    let t = run.target.as_str();
-    let mut c = if flag(run, "quick")? {
-        TrimCheckConfig::quick(t)
-    } else {
-        TrimCheckConfig::new(t)
-    };
-    if let Some(d) = text(run, "dirty-for") {
-        c.dirty_for_ns = q(parse_duration_ns("dirty-for", &d))?;
-    }
-    if let Some(m) = text(run, "measure") {
-        c.measure_fraction = q(parse_fraction("measure", &m))?;
-    }
-    if let Some(s) = text(run, "span") {
-        c.span_fraction = q(parse_fraction("span", &s))?;
-    }
-    if let Some(s) = text(run, "settle") {
-        c.settle_ns = q(parse_duration_ns("settle", &s))?;
-    }
-    c.seed = run.seed;
-    Ok(c)
+    configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 fn season(run: &RunSpec) -> Result<SeasonConfig, String> {
-    flag(run, "quick")?;
-    let mut c = SeasonConfig::new(&run.target);
-    if let Some(f) = text(run, "image-fill") {
-        c.image_fill = q(parse_fraction("image-fill", &f))?;
-        if c.image_fill >= 1.0 {
-            return Err("image-fill must be below 100%".into());
-        }
-    }
-    if let Some(p) = int(run, "passes", 1..=2)? {
-        c.passes = p;
-    }
-    c.image_seed = run.seed;
-    Ok(c)
+    configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 /// The generated trace of a generator workload, in the point's directory.
 pub const GENERATOR_TRACE: &str = "generator.parquet";
 
 fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
-    let quick = flag(run, "quick")?;
-    let (workload, default_qd) = match &run.workload {
-        Some(WorkloadSpec::Profile { name, scale }) => (
-            Workload::Profile {
-                name: name.clone(),
-                scale: scale.unwrap_or(if quick { 0.002 } else { 1.0 }),
-                seed: run.seed,
-            },
-            None,
-        ),
-        Some(WorkloadSpec::Trace { path }) => (Workload::Trace { path: path.clone() }, None),
-        Some(WorkloadSpec::Generator { qd, .. }) => (
-            Workload::Trace {
-                path: dir.join(GENERATOR_TRACE),
-            },
-            Some(*qd),
-        ),
+    let mut extra = vec![seed(run)];
+    match &run.workload {
+        Some(WorkloadSpec::Profile { name, scale }) => {
+            extra.push(name.clone());
+            extra.extend(scale.map(|s| format!("--scale={s}")));
+        }
+        Some(WorkloadSpec::Trace { path }) => extra.push(path.display().to_string()),
+        Some(WorkloadSpec::Generator { qd, .. }) => {
+            // The generator's queue depth, unless the plan's `qd` says otherwise.
+            if !run.options.contains_key("qd") {
+                extra.push(format!("--qd={qd}"));
+            }
+            // Its trace is written when the point runs: configured without a look.
+            let path = dir.join(GENERATOR_TRACE);
+            extra.push(path.display().to_string());
+            let args: BenchArgs =
+                parse_options(BenchConfig::NAME, &argv::<BenchConfig>(run, extra)?)?;
+            let workload = Workload::Trace { path };
+            return configure_with(&args, workload, &TargetChoice::sim(&run.target))
+                .map(|c| c.config)
+                .map_err(|e| e.to_string());
+        }
         None => return Err("bench needs a workload".into()),
-    };
-    let mut c = BenchConfig::new(&run.target, workload);
-    if let Some(s) = text(run, "span") {
-        c.span_fraction = q(parse_fraction("span", &s))?;
     }
-    if let Some(qd) = default_qd {
-        c.default_qd = qd;
-    }
-    if flag(run, "season")? {
-        // As `storbench bench --season`: now `--state seasoned`.
-        c.state = storbench_suite::bench::DriveState::Seasoned;
-    }
-    Ok(c)
+    configured(run, extra).map(|c| c.config)
 }
 
 /// Check a point's options without running it (the plan checks every point first).
@@ -293,7 +236,7 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
         "bench" => {
             if let Some(WorkloadSpec::Generator { bs, span, size, .. }) = &run.workload {
                 q(parse_size("bs", bs))?;
-                storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.to_string())?;
+                storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.0)?;
                 if let Some(s) = size {
                     q(parse_size("size", s))?;
                 }
@@ -302,6 +245,15 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
         }
         other => Err(format!("unknown procedure {other}")),
     }
+}
+
+fn q<T>(r: Result<T, storbench_suite::units::QuantityError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+/// Whether `quick = true` (for the size of a point's profile trace).
+fn quick(run: &RunSpec) -> bool {
+    run.options.get("quick") == Some(&Cell::Bool(true))
 }
 
 // ---------------------------------------------------------------- output size
@@ -353,8 +305,8 @@ pub fn output_estimate(run: &RunSpec) -> OutputEstimate {
         }
         Some(WorkloadSpec::Profile { name, scale }) => {
             let ios = storbench_workload::synth::load(name).map_or(0, |p| p.total_ios());
-            let quick = flag(run, "quick").unwrap_or(false);
-            let scale = scale.unwrap_or(if quick { 0.002 } else { 1.0 });
+            let quick = quick(run);
+            let scale = scale.unwrap_or(if quick { QUICK_SCALE } else { 1.0 });
             ((ios as f64 * scale).ceil() as u64).saturating_mul(PROFILE_BYTES_PER_IO)
         }
         Some(WorkloadSpec::Trace { .. }) | None => 0,

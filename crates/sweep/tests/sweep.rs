@@ -344,3 +344,104 @@ duration = "1000000000s"
     let e = p.check_room(&[pt], 1 << 30, Path::new("out")).unwrap_err();
     assert!(e.to_string().contains("hint: lower `duration`"), "{e}");
 }
+
+/// Issue 32: a plan's `[[procedure]]` keys are the command's own options, parsed
+/// through the same clap `Args`: `time` for consistency (its old spelling `duration`
+/// an alias) and `state` for bench, which the sweep's own parser did not take.
+#[test]
+fn a_plan_takes_the_commands_options_time_and_state() {
+    use storbench_suite::bench::BenchConfig;
+    use storbench_suite::consistency::ConsistencyConfig;
+    use storbench_suite::read_result;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plan(
+        r#"
+checkpoint_every = "1s"
+[[target]]
+preset = "client-7op"
+capacity = "512m"
+[[workload]]
+generator = "randwrite"
+ios = 2000
+[[procedure]]
+name = "consistency"
+quick = true
+time = "20s"
+round = "1s"
+[[procedure]]
+name = "bench"
+state = ["fresh", "seasoned", "used"]
+used_passes = 1
+"#,
+    );
+    assert_eq!(p.points.len(), 4);
+    let r = run_local(&p, tmp.path(), &options(2)).unwrap();
+    assert_eq!(r.rows, 4);
+    let mut states = Vec::new();
+    for pt in &p.points {
+        let dir = tmp.path().join("points").join(&pt.id);
+        if pt.run.procedure == "consistency" {
+            let r = read_result::<ConsistencyConfig>(&dir).unwrap();
+            assert_eq!(r.config.duration_ns, 20_000_000_000);
+            assert_eq!(r.summary.unwrap().iops_per_s.len(), 20);
+            continue;
+        }
+        let r = read_result::<BenchConfig>(&dir).unwrap();
+        let state = pt.run.options["state"].text();
+        assert_eq!(r.summary.as_ref().unwrap().state, state);
+        let phases: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+        let want: &[&str] = match state.as_str() {
+            "fresh" => &["purge", "image", "replay"],
+            "seasoned" => &["purge", "seq-pass", "image", "replay"],
+            _ => &["purge", "seq-pass", "image", "used-1", "replay"],
+        };
+        assert_eq!(phases, want, "{state}");
+        states.push(state);
+    }
+    assert_eq!(states, ["fresh", "seasoned", "used"]);
+}
+
+/// Issue 32: `time` and its older spelling `duration` make the same point, so the
+/// same row; a plan takes neither the plan's own `seed` nor an unknown key.
+#[test]
+fn the_old_spelling_duration_is_an_alias_of_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = |key: &str| {
+        plan(&format!(
+            "[[target]]\npreset = \"client-7op\"\ncapacity = \"512m\"\n[[procedure]]\nname = \"consistency\"\nquick = true\n{key} = \"3s\"\nround = \"1s\"\n"
+        ))
+    };
+    let (t, d) = (one("time"), one("duration"));
+    let stop = || Arc::new(AtomicBool::new(false));
+    let rt = run_point(&t.points[0].run, &tmp.path().join("t"), stop()).unwrap();
+    let rd = run_point(&d.points[0].run, &tmp.path().join("d"), stop()).unwrap();
+    assert_eq!(rt, rd);
+    let e = plan_err(
+        "[[target]]\npreset = \"client-7op\"\n[[procedure]]\nname = \"consistency\"\nseed = 3\n",
+    );
+    assert!(e.contains("no option `seed`") && e.contains("time"), "{e}");
+}
+
+/// Issue 32: the sweep's bounds and messages are the command line's: `qd` 1 to 4096
+/// (the sweep took up to 65,536), a value clap refuses named as its flag.
+#[test]
+fn a_plans_bad_value_reads_as_the_command_lines() {
+    let bad = |proc_keys: &str| {
+        plan_err(&format!(
+            "[[target]]\npreset = \"client-7op\"\n[[procedure]]\n{proc_keys}\n"
+        ))
+    };
+    let e = bad("name = \"consistency\"\nqd = 5000");
+    assert!(e.contains("--qd 5000: must be between 1 and 4096"), "{e}");
+    let e = bad("name = \"consistency\"\ntime = \"ten\"");
+    assert!(e.contains("invalid value 'ten' for '--time <TIME>'"), "{e}");
+    let e = plan_err("[[target]]\npreset = \"client-7op\"\n[[workload]]\ngenerator = \"randwrite\"\nios = 10\n[[procedure]]\nname = \"bench\"\nstate = \"worn\"\n");
+    assert!(
+        e.contains("invalid value 'worn' for '--state <STATE>'") && e.contains("t.toml:7"),
+        "{e}"
+    );
+    let e = bad("name = \"trim-check\"\nquick = \"yes\"");
+    assert!(e.contains("--quick is a switch"), "{e}");
+    let e = plan_err("[[target]]\npreset = \"client-7op\"\n[[workload]]\ngenerator = \"randwrite\"\nios = 10\nqd = 5000\n[[procedure]]\nname = \"bench\"\n");
+    assert!(e.contains("between 1 and 4096"), "{e}");
+}
