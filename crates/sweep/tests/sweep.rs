@@ -377,7 +377,7 @@ used_passes = 1
     assert_eq!(p.points.len(), 4);
     let r = run_local(&p, tmp.path(), &options(2)).unwrap();
     assert_eq!(r.rows, 4);
-    let mut states = Vec::new();
+    let (mut states, mut views) = (Vec::new(), Vec::new());
     for pt in &p.points {
         let dir = tmp.path().join("points").join(&pt.id);
         if pt.run.procedure == "consistency" {
@@ -396,9 +396,26 @@ used_passes = 1
             _ => &["purge", "seq-pass", "image", "used-1", "replay"],
         };
         assert_eq!(phases, want, "{state}");
+        // The report's seasoning section shows every state's preparation.
+        let (view, _) = storbench_report::html::load::load(&dir).unwrap();
+        let season = view.season.clone().unwrap();
+        assert_eq!(season.state, state);
+        assert_eq!(season.seq_pass_mb_s.is_some(), state != "fresh", "{state}");
+        assert!(season.restore_mb_s.is_some(), "{state}");
+        views.push(view);
         states.push(state);
     }
     assert_eq!(states, ["fresh", "seasoned", "used"]);
+    storbench_report::html::view::name_runs(&mut views, &[]);
+    let html = storbench_report::html::render_html(&views, "states");
+    let section = &html[html.find("<section id=\"season\">").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    for state in ["fresh", "seasoned", "used"] {
+        assert!(
+            section.contains(&format!("<td>{state}</td>")),
+            "{state}: {section}"
+        );
+    }
 }
 
 /// Issue 32: `time` and its older spelling `duration` make the same point, so the
