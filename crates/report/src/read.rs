@@ -36,8 +36,9 @@ pub enum AnyResult {
     Season(Box<RunResult<SeasonConfig, SeasonSummary>>),
     TrimCheck(Box<RunResult<TrimCheckConfig, TrimTable>>),
     Bench(Box<RunResult<BenchConfig, BenchSummary>>),
-    /// A procedure this build does not know: what every result has.
-    Other(Box<RunResult<IgnoredAny, IgnoredAny>>),
+    /// A procedure this build does not know: what every result has, and its summary
+    /// as JSON (its charts declared as data read numbers from it).
+    Other(Box<RunResult<IgnoredAny, serde_json::Value>>),
     /// The layout before `RunResult`.
     Legacy(Box<Legacy>),
 }

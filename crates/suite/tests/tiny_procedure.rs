@@ -3,11 +3,14 @@
 //! summary, and touches nothing else in storbench: the one orchestrator runs it (phases,
 //! checkpoints, result files), its result reads back as its own types, its options parse
 //! as a sweep plan's do (through its clap `Args`), its summary's names follow the
-//! documented rule, and the report loads and renders its result.
+//! documented rule, and the report loads its result and draws the chart its spec
+//! declares (`ChartSpec`, data: in storbench the one line of `PROCEDURE_CHARTS`).
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use storbench_engine::TargetInfo;
+use storbench_report::html::charts::Better;
+use storbench_report::html::{render_html_with_charts, ChartSpec};
 use storbench_suite::args::{self, parse_options, EngineArgs, TargetChoice};
 use storbench_suite::phase::Runner;
 use storbench_suite::targets::RealOpen;
@@ -139,10 +142,24 @@ fn a_procedure_in_one_file_runs_records_reads_back_and_reports() {
         assert_eq!(storbench_results::naming::check(k), None, "{k}");
     }
 
-    // The report takes a procedure it does not know: its phases and health.
+    // The report takes a procedure it does not know: its phases and health, and the
+    // chart its spec declares, in a section of its own.
     let (view, _) = storbench_report::html::load::load(&dir).unwrap();
     assert_eq!(view.procedure, "tiny");
     assert_eq!(view.phases.len(), 2);
-    let html = storbench_report::html::render_html(&[view], "a report");
+    let chart = TINY_CHART.chart(std::slice::from_ref(&view)).unwrap();
+    assert_eq!(chart.series[0].y, [s.write_rate_mb_per_s]);
+    let html = render_html_with_charts(&[view], &[TINY_CHART], "a report");
     assert!(html.contains("<td>tiny</td>"), "the methods table names it");
+    let section = &html[html.find("<section id=\"tiny\">").expect("its section")..];
+    assert!(section.contains("id=\"chart-tiny-chart\""), "its chart");
 }
+
+/// The procedure's chart, declared as data.
+const TINY_CHART: ChartSpec = ChartSpec {
+    procedure: "tiny",
+    title: "Tiny: one sequential pass",
+    fields: &[("write_rate_mb_per_s", "sequential write")],
+    unit: "MB/s (higher is better)",
+    better: Better::Higher,
+};

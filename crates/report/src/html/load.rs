@@ -107,6 +107,7 @@ fn common<C, S>(r: &RunResult<C, S>, dir: &Path, workload: String, state: &str) 
         name: String::new(),
         season: None,
         highlight: false,
+        figures: Vec::new(),
     }
 }
 
@@ -210,8 +211,19 @@ fn replay(r: &RunResult<ReplayConfig, ReplaySummary>, dir: &Path) -> RunView {
 }
 
 /// A procedure this build does not know: what every result has.
-fn other(r: &RunResult<IgnoredAny, IgnoredAny>, dir: &Path) -> RunView {
-    common(r, dir, r.procedure.clone(), "fresh")
+fn other(r: &RunResult<IgnoredAny, serde_json::Value>, dir: &Path) -> RunView {
+    let figures = r
+        .summary
+        .as_ref()
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+        .collect();
+    RunView {
+        figures,
+        ..common(r, dir, r.procedure.clone(), "fresh")
+    }
 }
 
 /// The layout before `RunResult` (`run` and `replay`).
@@ -278,6 +290,7 @@ fn legacy(r: &Legacy, dir: &Path) -> RunView {
         name: String::new(),
         season: None,
         highlight: false,
+        figures: Vec::new(),
     }
 }
 

@@ -55,6 +55,10 @@ pub struct RunView {
     /// Drawn highlighted in bar charts (`--highlight`): the tested drive.
     #[serde(default)]
     pub highlight: bool,
+    /// A procedure this build has no view of: its summary's numbers, by field, for the
+    /// charts it declares as data ([`super::charts::ChartSpec`]).
+    #[serde(default)]
+    pub figures: Vec<(String, f64)>,
 }
 
 /// A drive's preparation (seed 002): the 128 KB sequential pass (none in the fresh
