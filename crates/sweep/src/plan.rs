@@ -748,7 +748,7 @@ struct ProcVariant {
     lines: BTreeMap<String, usize>,
 }
 
-fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanError> {
+fn procedures(ctx: &Ctx<'_>, raw: &[Entry], base: &Path) -> Result<Vec<ProcVariant>, PlanError> {
     let mut out = Vec::new();
     for entry in raw {
         let first = entry.values().map(|v| v.span()).min_by_key(|s| s.start);
@@ -796,6 +796,14 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
                     .into_iter()
                     .filter(|(k, _)| k != "name")
                     .map(|(k, c)| (k.replace('_', "-"), c))
+                    .map(|(k, c)| {
+                        let c = if PATH_OPTIONS.contains(&k.as_str()) {
+                            relative_to(base, c)
+                        } else {
+                            c
+                        };
+                        (k, c)
+                    })
                     .collect(),
                 axes: v.axes,
                 line: v.line,
@@ -804,6 +812,20 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
         }
     }
     Ok(out)
+}
+
+/// Options that name a file (`image`): relative to the plan's directory, as a trace
+/// workload's path is, made absolute.
+const PATH_OPTIONS: [&str; 1] = ["image"];
+
+fn relative_to(base: &Path, c: Cell) -> Cell {
+    match c {
+        Cell::Text(t) => {
+            let p = base.join(t);
+            Cell::Text(std::path::absolute(&p).unwrap_or(p).display().to_string())
+        }
+        other => other,
+    }
 }
 
 fn seeds(ctx: &Ctx<'_>, raw: Option<&Spanned<toml::Value>>) -> Result<Vec<u64>, PlanError> {
@@ -1220,7 +1242,7 @@ impl Plan {
             seeds: seeds(&ctx, raw.seeds.as_ref())?,
             targets: targets(&ctx, &raw.target)?,
             workloads: workloads(&ctx, &raw.workload, base)?,
-            procs: procedures(&ctx, &raw.procedure)?,
+            procs: procedures(&ctx, &raw.procedure, base)?,
         };
         let procs = &sections.procs;
         if !sections.workloads.is_empty() && !procs.iter().any(|p| point::takes_workload(&p.name)) {

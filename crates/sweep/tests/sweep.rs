@@ -462,3 +462,27 @@ fn a_plans_bad_value_reads_as_the_command_lines() {
     let e = plan_err("[[target]]\npreset = \"client-7op\"\n[[workload]]\ngenerator = \"randwrite\"\nios = 10\nqd = 5000\n[[procedure]]\nname = \"bench\"\n");
     assert!(e.contains("between 1 and 4096"), "{e}");
 }
+
+/// A plan's `image` (season, bench) is a file relative to the plan, as a trace
+/// workload's path is, whatever directory the sweep runs from.
+#[test]
+fn a_plans_image_is_relative_to_the_plan() {
+    use storbench_suite::season::SeasonConfig;
+    let tmp = tempfile::tempdir().unwrap();
+    let image = tmp.path().join("img.bin");
+    std::fs::write(&image, vec![7u8; 1 << 20]).unwrap();
+    let p = Plan::parse(
+        "[[target]]\npreset = \"client-7op\"\ncapacity = \"256m\"\n[[procedure]]\nname = \"season\"\nimage = \"img.bin\"\n",
+        "t.toml",
+        tmp.path(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = &p.points[0].run;
+    let abs = std::path::absolute(&image).unwrap();
+    assert_eq!(run.options["image"], Cell::Text(abs.display().to_string()));
+    let dir = tmp.path().join("point");
+    run_point(run, &dir, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = storbench_suite::read_result::<SeasonConfig>(&dir).unwrap();
+    assert_eq!(r.config.image.as_deref(), Some(abs.as_path()));
+    assert_eq!(r.summary.unwrap().image_restored_bytes, 1 << 20);
+}
