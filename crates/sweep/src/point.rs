@@ -201,30 +201,38 @@ pub const GENERATOR_TRACE: &str = "generator.parquet";
 
 fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
     let mut extra = vec![seed(run)];
-    match &run.workload {
+    // The trace a point replays: the plan checked a trace workload's file when it
+    // read it, and a generator's is written when the point runs, so neither is opened
+    // per point here (a plan of many points checks in moments); the run reads the trace
+    // whole before its first phase.
+    let trace = match &run.workload {
         Some(WorkloadSpec::Profile { name, scale }) => {
             extra.push(name.clone());
             extra.extend(scale.map(|s| format!("--scale={s}")));
+            None
         }
-        Some(WorkloadSpec::Trace { path }) => extra.push(path.display().to_string()),
+        Some(WorkloadSpec::Trace { path }) => Some(path.clone()),
         Some(WorkloadSpec::Generator { qd, .. }) => {
             // The generator's queue depth, unless the plan's `qd` says otherwise.
             if !run.options.contains_key("qd") {
                 extra.push(format!("--qd={qd}"));
             }
-            // Its trace is written when the point runs: configured without a look.
-            let path = dir.join(GENERATOR_TRACE);
-            extra.push(path.display().to_string());
-            let args: BenchArgs =
-                parse_options(BenchConfig::NAME, &argv::<BenchConfig>(run, extra)?)?;
-            let workload = Workload::Trace { path };
-            return configure_with(&args, workload, &TargetChoice::sim(&run.target))
-                .map(|c| c.config)
-                .map_err(|e| e.to_string());
+            Some(dir.join(GENERATOR_TRACE))
         }
         None => return Err("bench needs a workload".into()),
-    }
-    configured(run, extra).map(|c| c.config)
+    };
+    let Some(path) = trace else {
+        return configured(run, extra).map(|c| c.config);
+    };
+    extra.push(path.display().to_string());
+    let args: BenchArgs = parse_options(BenchConfig::NAME, &argv::<BenchConfig>(run, extra)?)?;
+    configure_with(
+        &args,
+        Workload::Trace { path },
+        &TargetChoice::sim(&run.target),
+    )
+    .map(|c| c.config)
+    .map_err(|e| e.to_string())
 }
 
 /// Check a point's options without running it (the plan checks every point first).

@@ -486,3 +486,34 @@ fn a_plans_image_is_relative_to_the_plan() {
     assert_eq!(r.config.image.as_deref(), Some(abs.as_path()));
     assert_eq!(r.summary.unwrap().image_restored_bytes, 1 << 20);
 }
+
+/// A trace workload's point is configured without opening the trace per point (the
+/// plan checked the file), and its run replays it: every I/O of the trace.
+#[test]
+fn a_trace_workload_point_replays_the_trace() {
+    use storbench_suite::bench::BenchConfig;
+    use storbench_trace::{IoRecord, Op, TraceMeta, TraceWriter};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut w = TraceWriter::create(&tmp.path().join("t.parquet"), &TraceMeta::default()).unwrap();
+    for i in 0..100u64 {
+        w.write(&IoRecord::new(
+            Op::Write,
+            (i * 7919 % 1000) * 4096,
+            4096,
+            i * 1000,
+        ))
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let p = Plan::parse(
+        "[[target]]\npreset = \"client-7op\"\ncapacity = \"256m\"\n[[workload]]\ntrace = \"t.parquet\"\n[[procedure]]\nname = \"bench\"\nstate = \"fresh\"\n",
+        "t.toml",
+        tmp.path(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path().join("point");
+    run_point(&p.points[0].run, &dir, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = storbench_suite::read_result::<BenchConfig>(&dir).unwrap();
+    let s = r.summary.unwrap();
+    assert_eq!((s.writes, s.reads, s.state.as_str()), (100, 0, "fresh"));
+}
