@@ -1009,7 +1009,7 @@ impl Sections {
                     .procs
                     .iter()
                     .find(|p| p.name == pt.run.procedure && p.options == pt.run.options)
-                    .map(|p| p.line);
+                    .map(|p| flag_line(p, &e).unwrap_or(p.line));
                 return Err(PlanError {
                     file: file.to_owned(),
                     line,
@@ -1023,6 +1023,19 @@ impl Sections {
         }
         Ok(())
     }
+}
+
+/// The line of the key a point's error names as the command line's flag (`invalid
+/// value 'ten' for '--time <TIME>'`, `--qd 5000: ...`), if the plan spells it so.
+fn flag_line(p: &ProcVariant, message: &str) -> Option<usize> {
+    p.lines
+        .iter()
+        .find(|(k, _)| {
+            [' ', '\'', ':']
+                .iter()
+                .any(|end| message.contains(&format!("--{k}{end}")))
+        })
+        .map(|(_, line)| *line)
 }
 
 /// A point's estimated output, named by the field that decides most of it: the

@@ -448,13 +448,16 @@ fn a_plans_bad_value_reads_as_the_command_lines() {
             "[[target]]\npreset = \"client-7op\"\n[[procedure]]\n{proc_keys}\n"
         ))
     };
+    // The error names the key's line (the fifth, after `name`).
     let e = bad("name = \"consistency\"\nqd = 5000");
     assert!(e.contains("--qd 5000: must be between 1 and 4096"), "{e}");
+    assert!(e.starts_with("t.toml:5:"), "{e}");
     let e = bad("name = \"consistency\"\ntime = \"ten\"");
     assert!(e.contains("invalid value 'ten' for '--time <TIME>'"), "{e}");
+    assert!(e.starts_with("t.toml:5:"), "{e}");
     let e = plan_err("[[target]]\npreset = \"client-7op\"\n[[workload]]\ngenerator = \"randwrite\"\nios = 10\n[[procedure]]\nname = \"bench\"\nstate = \"worn\"\n");
     assert!(
-        e.contains("invalid value 'worn' for '--state <STATE>'") && e.contains("t.toml:7"),
+        e.contains("invalid value 'worn' for '--state <STATE>'") && e.starts_with("t.toml:8:"),
         "{e}"
     );
     let e = bad("name = \"trim-check\"\nquick = \"yes\"");
