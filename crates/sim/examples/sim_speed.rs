@@ -52,6 +52,10 @@ fn report(what: &str, ssd: &SimSsd, ios: u64, c: &SimCounters, v0: u64, cpu: f64
     );
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a benchmark driver: one measurement per preset, printed as a table"
+)]
 fn main() {
     let mut args = std::env::args().skip(1);
     let spec = args

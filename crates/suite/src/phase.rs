@@ -28,18 +28,7 @@ pub trait WorkSource {
 
 impl WorkSource for Work {
     fn source(&self, skip: u64) -> Result<Box<dyn Source>, SourceError> {
-        let gen = |spec: GenSpec| -> Result<Box<dyn Source>, SourceError> {
-            let mut g = Generator::new(spec)?;
-            for _ in 0..skip {
-                match g.next_io() {
-                    Some(r) => {
-                        r?;
-                    }
-                    None => break,
-                }
-            }
-            Ok(Box::new(g))
-        };
+        let gen = |spec: GenSpec| generated(spec, skip);
         match self {
             Work::Purge | Work::Idle { .. } => Err(SourceError::Invalid(
                 "a purge or idle phase has no I/O source".into(),
@@ -117,6 +106,20 @@ impl WorkSource for Work {
             }
         }
     }
+}
+
+/// The generator of `spec`, positioned after `skip` I/Os.
+fn generated(spec: GenSpec, skip: u64) -> Result<Box<dyn Source>, SourceError> {
+    let mut g = Generator::new(spec)?;
+    for _ in 0..skip {
+        match g.next_io() {
+            Some(r) => {
+                r?;
+            }
+            None => break,
+        }
+    }
+    Ok(Box::new(g))
 }
 
 /// `source` after `skip` I/Os, decoded on a helper thread, as `storbench replay` does:

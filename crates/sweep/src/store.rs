@@ -256,6 +256,19 @@ impl SweepDir {
     }
 }
 
+/// Every figure of the plan's procedures, once each, in the procedures' order.
+fn plan_figures(plan: &Plan) -> Vec<(&'static str, Kind)> {
+    let mut figures: Vec<(&'static str, Kind)> = Vec::new();
+    for p in &plan.procedures {
+        for f in point::figures(p) {
+            if !figures.iter().any(|(n, _)| *n == f.0) {
+                figures.push(f);
+            }
+        }
+    }
+    figures
+}
+
 /// The dataset of `plan` from its points' records (`None`: not finished). Its columns
 /// follow from the plan alone: keys, then the plan's axes, then every figure of the
 /// plan's procedures.
@@ -288,14 +301,7 @@ pub fn dataset(plan: &Plan, records: &[Option<PointRecord>]) -> SweepTable {
     for a in plan.axes.iter().filter(|a| a.name != "preset") {
         columns.push(col(&a.name, Role::Param, Kind::of(&a.values)));
     }
-    let mut figures: Vec<(&str, Kind)> = Vec::new();
-    for p in &plan.procedures {
-        for f in point::figures(p) {
-            if !figures.iter().any(|(n, _)| *n == f.0) {
-                figures.push(f);
-            }
-        }
-    }
+    let figures = plan_figures(plan);
     columns.extend(figures.iter().map(|(n, k)| col(n, Role::Figure, *k)));
     let mut rows = Vec::new();
     for (p, rec) in plan.points.iter().zip(records) {

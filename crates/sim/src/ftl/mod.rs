@@ -219,11 +219,8 @@ impl Ftl {
             bpd,
             user_units,
             l2p: vec![NONE; user_units as usize],
-            ulen: if cfg.compress {
-                vec![0; user_units as usize]
-            } else {
-                Vec::new()
-            },
+            // Compressed lengths only when compressing.
+            ulen: vec![0; if cfg.compress { user_units as usize } else { 0 }],
             p2l: vec![NONE; nblocks * spb as usize],
             vbits: vec![0; (nblocks * spb as usize).div_ceil(64)],
             state: vec![FREE; nblocks],
@@ -281,22 +278,29 @@ impl Ftl {
             prog_slot_slc_ns: cfg.slc_timing.program_ns / div,
             xfer_slot_ns: UNIT_BYTES * 1000 / spu as u64 / cfg.channel_mbps as u64,
         };
-        for d in 0..dies {
-            f.die.push(Die {
-                free_native: BinaryHeap::with_capacity(native_bpd as usize),
-                free_slc: Vec::with_capacity((bpd - native_bpd) as usize),
+        f.init_lists(slc_cap);
+        f
+    }
+
+    /// Fills a new FTL's per-die free lists and marks the static SLC blocks (with their
+    /// `slc_cap` capacity).
+    fn init_lists(&mut self, slc_cap: u32) {
+        for d in 0..self.dies {
+            self.die.push(Die {
+                free_native: BinaryHeap::with_capacity(self.native_bpd as usize),
+                free_slc: Vec::with_capacity((self.bpd - self.native_bpd) as usize),
                 open_native: NONE,
                 open_slc: NONE,
                 dyn_slc_in_use: 0,
             });
-            f.reset_die_lists(d);
+            self.reset_die_lists(d);
         }
-        f.reset_global_lists();
-        for b in 0..nblocks {
-            f.cap[b] = if f.is_static(b as u32) { slc_cap } else { spb };
-            f.slc_mode[b] = f.is_static(b as u32);
+        self.reset_global_lists();
+        for b in 0..self.state.len() {
+            let slc = self.is_static(b as u32);
+            self.cap[b] = if slc { slc_cap } else { self.spb };
+            self.slc_mode[b] = slc;
         }
-        f
     }
 
     fn reset_die_lists(&mut self, d: u32) {
