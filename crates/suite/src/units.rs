@@ -1,5 +1,5 @@
 //! Procedure checks on quantities (block size, queue depth, phase length, span). The
-//! parsing rules themselves live in `storbench_workload::units`, the one units module,
+//! parsing rules themselves live in `storbench_core::units`, the one units module,
 //! re-exported here for the procedures' callers.
 
 pub use storbench_workload::units::{
