@@ -193,7 +193,9 @@ fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
         SuiteError::Target(TargetOpenError::Real { spec, source }) => {
             super::run::target_err(source).context(format!("target `{spec}`"))
         }
-        SuiteError::Target(t @ TargetOpenError::Sim { .. }) => user(t.to_string(), ""),
+        SuiteError::Target(t @ TargetOpenError::Sim { .. }) => {
+            user(t.to_string(), &t.hint().unwrap_or_default())
+        }
         // A state file or journal that cannot be written (a full disk) is a failure
         // (issue 30: it exited 2); a result directory that is not one (a file, a
         // missing parent, no permission), another run's, or a state that does not read
