@@ -242,7 +242,7 @@ impl EngineArgs {
     /// `--qd`, or `default`; checked as `run` checks it.
     pub fn qd_or(&self, default: u32) -> Result<u32, SuiteError> {
         let qd = self.qd.unwrap_or(default);
-        crate::units::check_qd("--qd", qd).map_err(SuiteError::Invalid)?;
+        crate::units::check_qd("--qd", qd)?;
         Ok(qd)
     }
 

@@ -346,8 +346,7 @@ impl Procedure for BenchConfig {
         if !(self.span_fraction > 0.0 && self.span_fraction <= 1.0) {
             return Err(SuiteError::Invalid("--span must be in (0, 100%]".into()));
         }
-        crate::units::check_qd("the default queue depth", self.default_qd)
-            .map_err(SuiteError::Invalid)?;
+        crate::units::check_qd("the default queue depth", self.default_qd)?;
         let mut plans = self.state_plans(dir, info)?;
         plans.push(self.replay_plan(
             "replay",

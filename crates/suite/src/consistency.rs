@@ -117,8 +117,7 @@ impl Procedure for ConsistencyConfig {
                     info.logical_block_bytes,
                 )
             })
-            .and_then(|_| check_duration("--time", self.duration_ns))
-            .map_err(SuiteError::Invalid)?;
+            .and_then(|_| check_duration("--time", self.duration_ns))?;
         if self.round_ns < NS_PER_S || self.score_last_s == 0 || self.window_rounds < 2 {
             return Err(SuiteError::Invalid(
                 "--round must be at least 1s, and scores and the steady-state window need at least 1 s and 2 rounds".into(),

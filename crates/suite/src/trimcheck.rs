@@ -69,8 +69,7 @@ fn check_target(c: &TrimCheckConfig, info: &TargetInfo) -> Result<(), SuiteError
     use crate::units::{check_duration, check_qd};
     check_qd("--qd", c.qd)
         .and_then(|_| check_qd("the measurements' queue depth", c.measure_qd))
-        .and_then(|_| check_duration("--dirty-for", c.dirty_for_ns))
-        .map_err(SuiteError::Invalid)?;
+        .and_then(|_| check_duration("--dirty-for", c.dirty_for_ns))?;
     if info.logical_block_bytes > 4096 {
         return Err(SuiteError::Invalid(format!(
             "{}: logical blocks of {} bytes; the TRIM check writes 4 KiB blocks",
