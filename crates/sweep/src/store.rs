@@ -48,8 +48,9 @@ pub enum SweepError {
         message: String,
         hint: &'static str,
     },
-    #[error("{0}")]
-    Busy(String),
+    /// Another sweep holds the output's lock.
+    #[error("{}: another sweep is writing there (its lock {} is held)\n  hint: wait for it, or give another -o", dir.display(), lock.display())]
+    Busy { dir: PathBuf, lock: PathBuf },
     /// A point that failed or was stopped (runners that run one point at a time).
     #[error("{0}")]
     Point(String),
@@ -99,13 +100,12 @@ impl SweepDir {
             .open_in_place(LOCK_FILE, true)
             .map_err(io(&lock_path, "opening the lock"))?
             .expect("created when missing");
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
-            SweepError::Busy(format!(
-                "{}: another sweep is writing there (its lock {} is held)\n  hint: wait for it, or give another -o",
-                dir.display(),
-                lock_path.display()
-            ))
-        })?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+            |_| SweepError::Busy {
+                dir: dir.to_path_buf(),
+                lock: lock_path.clone(),
+            },
+        )?;
         out.write(PLAN_FILE, plan.text.as_bytes())
             .map_err(io(&out.join(PLAN_FILE), "writing"))?;
         Ok(SweepDir {
