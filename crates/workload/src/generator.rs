@@ -196,6 +196,61 @@ impl GenSpec {
     }
 }
 
+impl GenSpec {
+    /// Job `job`'s share of this generator in a phase run by `jobs` jobs (`--jobs`),
+    /// as fio's numjobs: random I/O over the whole span, from a seed of its own
+    /// ([`job_seed`]; job 0 keeps this one, so one job is the run it always was);
+    /// sequential I/O over the job's own slice of the span (the span cut into `jobs`
+    /// parts of whole blocks, the rest to the last, as fio's offset_increment); a
+    /// byte or I/O limit divided the same way. Every job keeps `qd` in flight.
+    pub fn for_job(&self, job: u32, jobs: u32) -> GenSpec {
+        assert!(jobs >= 1 && job < jobs, "job {job} of {jobs}");
+        if jobs == 1 {
+            return self.clone();
+        }
+        let (j, n) = (u64::from(job), u64::from(jobs));
+        // Job j's share of `total` units: an exact partition.
+        let share = |total: u64| {
+            let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(n)) as u64;
+            (cut(j), cut(j + 1) - cut(j))
+        };
+        let last = job + 1 == jobs;
+        // Whole blocks to each job, what is left of the last block to the last job.
+        let bytes_share = |total: u64| {
+            let (_, blocks) = share(total / self.block_bytes);
+            blocks * self.block_bytes + if last { total % self.block_bytes } else { 0 }
+        };
+        let limit = match self.limit {
+            Limit::None => Limit::None,
+            Limit::Ios(k) => Limit::Ios(share(k).1),
+            Limit::Bytes(b) => Limit::Bytes(bytes_share(b)),
+        };
+        let (span_start_bytes, span_bytes) = match self.pattern {
+            Pattern::Random => (self.span_start_bytes, self.span_bytes),
+            Pattern::Sequential => {
+                let (first, _) = share(self.span_bytes / self.block_bytes);
+                (
+                    self.span_start_bytes + first * self.block_bytes,
+                    bytes_share(self.span_bytes),
+                )
+            }
+        };
+        GenSpec {
+            span_start_bytes,
+            span_bytes,
+            limit,
+            seed: job_seed(self.seed, job),
+            ..self.clone()
+        }
+    }
+}
+
+/// The seed of job `job` of a phase (`--jobs`): job 0 keeps `seed`, the others get
+/// streams of their own from it (offsets and written data).
+pub fn job_seed(seed: u64, job: u32) -> u64 {
+    seed.wrapping_add(u64::from(job).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
 /// A generator: a [`Source`] built from a [`GenSpec`].
 pub struct Generator {
     spec: GenSpec,
@@ -417,6 +472,58 @@ mod tests {
             .iter()
             .all(|i| i.op == Op::Trim && i.trace_qd == Some(1)));
         assert_eq!(ios.iter().map(|i| i.len_bytes).sum::<u64>(), 5 << 20);
+    }
+
+    /// Issue 35: the jobs of a phase share its work as fio's numjobs do.
+    #[test]
+    fn jobs_share_a_generator_as_fio_numjobs() {
+        // Random: the whole span each, seeds of their own, the bytes divided.
+        let rand = GenSpec {
+            limit: Limit::Bytes(10 * 4096 + 100),
+            ..GenSpec::rand_write_4k_qd32(8192, 64 * 4096, 42)
+        };
+        assert_eq!(rand.for_job(0, 1), rand);
+        let jobs: Vec<GenSpec> = (0..3).map(|j| rand.for_job(j, 3)).collect();
+        assert_eq!(jobs[0].seed, 42);
+        assert!(jobs[1].seed != 42 && jobs[2].seed != jobs[1].seed);
+        assert!(jobs
+            .iter()
+            .all(|g| g.span_bytes == rand.span_bytes && g.qd == 32));
+        let bytes: Vec<u64> = jobs
+            .iter()
+            .map(|g| match g.limit {
+                Limit::Bytes(b) => b,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(bytes, vec![3 * 4096, 3 * 4096, 4 * 4096 + 100]);
+        let a = collect(&mut Generator::new(jobs[0].clone()).unwrap(), 100);
+        let b = collect(&mut Generator::new(jobs[1].clone()).unwrap(), 100);
+        assert_ne!(a, b);
+        // Sequential: slices of the span, together the whole of it once.
+        let seq = GenSpec::seq_fill(1 << 20, 10 * (128 << 10), 0);
+        let mut offs = Vec::new();
+        for j in 0..4 {
+            let g = seq.for_job(j, 4);
+            offs.extend(
+                collect(&mut Generator::new(g).unwrap(), 100)
+                    .iter()
+                    .map(|io| io.offset_bytes),
+            );
+        }
+        let want: Vec<u64> = (0..10).map(|i| (1 << 20) + i * (128 << 10)).collect();
+        assert_eq!(offs, want);
+        let ios = GenSpec {
+            limit: Limit::Ios(10),
+            ..rand
+        };
+        let n: u64 = (0..4)
+            .map(|j| match ios.for_job(j, 4).limit {
+                Limit::Ios(n) => n,
+                _ => unreachable!(),
+            })
+            .sum();
+        assert_eq!(n, 10);
     }
 
     #[test]

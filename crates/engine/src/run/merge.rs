@@ -6,6 +6,7 @@
 use super::pace::IssueErrors;
 use super::{Fidelity, Pacing, PhaseOutcome};
 use storbench_metrics::PhaseMetrics;
+pub use storbench_workload::generator::job_seed;
 
 /// Counters of one job of a phase (see [`PhaseOutcome`]).
 #[derive(Clone, Debug, Default)]
@@ -44,12 +45,6 @@ pub(super) struct JobPart {
     pub trace_avg_qd: Option<f64>,
     /// Its source ran to its end (or it was not stopped).
     pub complete: bool,
-}
-
-/// The seed of job `job`'s offsets and written data: job 0 keeps the phase's (one job
-/// is the run it always was), the others get streams of their own from it.
-pub fn job_seed(seed: u64, job: u32) -> u64 {
-    seed.wrapping_add(u64::from(job).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The phase's outcome from its jobs' parts (in job order).
