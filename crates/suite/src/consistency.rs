@@ -37,6 +37,10 @@ pub struct ConsistencyConfig {
     /// Content of every write (`--data`).
     #[serde(default = "crate::phase::random_data")]
     pub data: storbench_engine::DataKind,
+    /// Jobs that do the random writes at once, each keeping `qd` in flight with
+    /// offsets from a seed of its own (`--jobs`, fio's numjobs).
+    #[serde(default = "crate::phase::one_job")]
+    pub jobs: u32,
 }
 
 impl ConsistencyConfig {
@@ -58,6 +62,7 @@ impl ConsistencyConfig {
             score_last_s: storbench_metrics::steady::CONSISTENCY_LAST_S,
             seed: 1,
             data: storbench_engine::DataKind::Random,
+            jobs: 1,
         }
     }
 
@@ -122,6 +127,7 @@ impl Procedure for ConsistencyConfig {
         }
         use crate::units::{check_block, check_duration, check_qd};
         check_qd("--qd", self.qd)
+            .and_then(|_| crate::units::check_jobs(self.jobs))
             .and_then(|_| check_block("--bs", self.block_bytes, info.logical_block_bytes))
             .and_then(|_| {
                 check_block(
@@ -159,6 +165,7 @@ impl Procedure for ConsistencyConfig {
             },
         );
         rand.time_limit_ns = Some(self.duration_ns);
+        rand.jobs = self.jobs;
         if self.stop_at_steady_state {
             rand.steady_stop = Some(SteadyStop {
                 round_s: (self.round_ns / NS_PER_S).max(1),

@@ -101,31 +101,16 @@ impl Work {
         !matches!(self, Work::Purge | Work::Idle { .. })
     }
 
-    /// The source of this work, positioned after `skip` I/Os.
-    pub fn source(&self, skip: u64) -> Result<Box<dyn Source>, SourceError> {
-        let gen = |spec: GenSpec| -> Result<Box<dyn Source>, SourceError> {
-            let mut g = Generator::new(spec)?;
-            for _ in 0..skip {
-                match g.next_io() {
-                    Some(r) => {
-                        r?;
-                    }
-                    None => break,
-                }
-            }
-            Ok(Box::new(g))
-        };
+    /// The generator of this work, for the works that are one.
+    fn gen_spec(&self) -> Option<GenSpec> {
         match self {
-            Work::Purge | Work::Idle { .. } => Err(SourceError::Invalid(
-                "a purge or idle phase has no I/O source".into(),
-            )),
             Work::SeqWrite {
                 start_bytes,
                 len_bytes,
                 block_bytes,
                 qd,
                 passes,
-            } => gen(GenSpec {
+            } => Some(GenSpec {
                 pattern: Pattern::Sequential,
                 mix: Mix::ReadWrite { read_pct: 0 },
                 block_bytes: *block_bytes,
@@ -140,7 +125,7 @@ impl Work {
                 block_bytes,
                 qd,
                 seed,
-            } => gen(GenSpec {
+            } => Some(GenSpec {
                 pattern: Pattern::Random,
                 mix: Mix::ReadWrite { read_pct: 0 },
                 block_bytes: *block_bytes,
@@ -154,10 +139,24 @@ impl Work {
                 span_bytes,
                 chunk_bytes,
                 qd,
-            } => gen(GenSpec {
+            } => Some(GenSpec {
                 qd: *qd,
                 ..GenSpec::trim_span(0, *span_bytes, *chunk_bytes)
             }),
+            Work::Generate { spec } => Some(spec.clone()),
+            _ => None,
+        }
+    }
+
+    /// The source of this work, positioned after `skip` I/Os.
+    pub fn source(&self, skip: u64) -> Result<Box<dyn Source + Send>, SourceError> {
+        if let Some(spec) = self.gen_spec() {
+            return generator(spec, skip);
+        }
+        match self {
+            Work::Purge | Work::Idle { .. } => Err(SourceError::Invalid(
+                "a purge or idle phase has no I/O source".into(),
+            )),
             Work::GeneratedImage {
                 span_bytes,
                 fill,
@@ -179,7 +178,6 @@ impl Work {
                 *span_bytes,
                 skip,
             )?)),
-            Work::Generate { spec } => gen(spec.clone()),
             Work::Replay {
                 path, skip_trims, ..
             } => {
@@ -190,8 +188,71 @@ impl Work {
                     prefetched(r, skip, path)
                 }
             }
+            Work::SeqWrite { .. }
+            | Work::RandWrite { .. }
+            | Work::Trim { .. }
+            | Work::Generate { .. } => unreachable!("generators are handled above"),
         }
     }
+
+    /// Whether several jobs may run this work at once (`--jobs`): generators and
+    /// trace replays (their streams go to the jobs); images are restored in order.
+    pub fn takes_jobs(&self) -> bool {
+        self.gen_spec().is_some() || matches!(self, Work::Replay { .. })
+    }
+
+    /// Job `job`'s source of `jobs`, positioned after `skip` of its I/Os: a
+    /// generator's share ([`GenSpec::for_job`]) or a trace's streams
+    /// ([`storbench_workload::replay::JobSplit`]; a timed replay's idle gaps are cut
+    /// over the whole trace, at `max_idle_ns`). One job is [`Work::source`].
+    pub fn job_source(
+        &self,
+        job: u32,
+        jobs: u32,
+        skip: u64,
+        max_idle_ns: Option<u64>,
+    ) -> Result<Box<dyn Source + Send>, SourceError> {
+        if jobs == 1 {
+            return self.source(skip);
+        }
+        if let Some(spec) = self.gen_spec() {
+            return generator(spec.for_job(job, jobs), skip);
+        }
+        match self {
+            Work::Replay {
+                path, skip_trims, ..
+            } => {
+                let split = storbench_workload::replay::JobSplit {
+                    job,
+                    jobs,
+                    max_idle_ns,
+                };
+                let r = storbench_workload::replay::ReplaySource::open_job(path, split)?;
+                if *skip_trims {
+                    prefetched(NoTrims(r), skip, path)
+                } else {
+                    prefetched(r, skip, path)
+                }
+            }
+            _ => Err(SourceError::Invalid(
+                "only generators and trace replays run as several jobs".into(),
+            )),
+        }
+    }
+}
+
+/// A generator of `spec` after `skip` I/Os.
+fn generator(spec: GenSpec, skip: u64) -> Result<Box<dyn Source + Send>, SourceError> {
+    let mut g = Generator::new(spec)?;
+    for _ in 0..skip {
+        match g.next_io() {
+            Some(r) => {
+                r?;
+            }
+            None => break,
+        }
+    }
+    Ok(Box::new(g))
 }
 
 /// `source` after `skip` I/Os, decoded on a helper thread, as `storbench replay` does:
@@ -201,7 +262,7 @@ fn prefetched<S: Source + Send + 'static>(
     mut r: S,
     skip: u64,
     path: &std::path::Path,
-) -> Result<Box<dyn Source>, SourceError> {
+) -> Result<Box<dyn Source + Send>, SourceError> {
     for _ in 0..skip {
         match r.next_io() {
             Some(x) => {
@@ -277,6 +338,24 @@ pub struct PhasePlan {
     /// I/O failed; `false` runs on, counting failures (`run`, `replay`).
     #[serde(default = "yes")]
     pub stop_on_error: bool,
+    /// Jobs that run the phase at once (`--jobs`), each keeping the work's queue
+    /// depth: threads with a ring each on a file or device, interleaved in one loop
+    /// on a simulated drive. Generators and replays only ([`Work::takes_jobs`]).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub jobs: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One job: the default of every configuration's `jobs` (results before `--jobs`).
+pub(crate) fn one_job() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 pub(crate) fn random_data() -> DataKind {
@@ -310,6 +389,7 @@ impl PhasePlan {
             seed: 0,
             log_ios: false,
             stop_on_error: true,
+            jobs: 1,
         }
     }
 
@@ -334,6 +414,10 @@ pub struct PhaseRecord {
     pub purge: Option<PurgeReport>,
     /// I/Os the phase's source issued (the rebuild of a simulated drive re-issues them).
     pub ios_issued: u64,
+    /// With several jobs, the I/Os each job's source issued (their sum is
+    /// `ios_issued`); empty for one job.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_ios_issued: Vec<u64>,
     pub folded_ios: u64,
     pub aligned_ios: u64,
     /// Bytes the aligned I/Os moved beyond what they asked for.
@@ -368,6 +452,7 @@ impl PhaseRecord {
             metrics: PhaseMetrics::default(),
             purge: None,
             ios_issued: 0,
+            job_ios_issued: Vec::new(),
             folded_ios: 0,
             aligned_ios: 0,
             aligned_extra_bytes: 0,

@@ -76,6 +76,10 @@ pub struct ReplayConfig {
     pub seed: u64,
     pub data: DataKind,
     pub log_ios: bool,
+    /// Jobs that replay the trace at once: the trace's streams shared among them
+    /// (`storbench_workload::replay::JobSplit`), each job with its own ring.
+    #[serde(default = "crate::phase::one_job")]
+    pub jobs: u32,
     /// The scan the summary came from, when the caller made one in this process: the
     /// run's input check takes it instead of reading the trace again. Not stored.
     #[serde(skip)]
@@ -131,6 +135,7 @@ impl Procedure for ReplayConfig {
                 "--time 0: a replay of no time does no work; hint: give a duration, e.g. --time 10s, or leave it out to replay the whole trace".into(),
             ));
         }
+        crate::units::check_jobs(self.jobs).map_err(SuiteError::Invalid)?;
         let mut p = PhasePlan::new(
             "replay",
             "trace replay",
@@ -146,6 +151,7 @@ impl Procedure for ReplayConfig {
         p.seed = self.seed;
         p.log_ios = self.log_ios;
         p.stop_on_error = false;
+        p.jobs = self.jobs;
         if let Some(s) = self.span {
             let lbs = u64::from(info.logical_block_bytes.max(1));
             let span = s

@@ -25,7 +25,13 @@ pub struct RunConfig {
     pub pattern: Pattern,
     pub mix: Mix,
     pub block_bytes: u64,
+    /// I/Os each job keeps in flight.
     pub qd: u32,
+    /// Jobs run at once, each with its own ring and `qd` in flight (fio's numjobs);
+    /// random offsets from a seed of each job's own, sequential I/O over each job's
+    /// slice of the region, a byte limit divided among them.
+    #[serde(default = "crate::phase::one_job")]
+    pub jobs: u32,
     /// Start of the region.
     pub offset_bytes: u64,
     /// Length of the region from the offset (`None`: to the end of the target).
@@ -54,6 +60,7 @@ impl RunConfig {
             mix: Mix::ReadWrite { read_pct: 100 },
             block_bytes: 4096,
             qd: 32,
+            jobs: 1,
             offset_bytes: 0,
             span: None,
             time_limit_ns: None,
@@ -81,6 +88,7 @@ impl RunConfig {
         if self.qd == 0 || self.qd > MAX_QD {
             return bad(format!("--qd {}: must be between 1 and {MAX_QD}", self.qd));
         }
+        crate::units::check_jobs(self.jobs).map_err(SuiteError::Invalid)?;
         if self.time_limit_ns == Some(0) {
             return bad(
                 "--time 0: a run of no time does no work; hint: give a duration, e.g. --time 10s"
@@ -160,12 +168,22 @@ impl Procedure for RunConfig {
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
         let spec = self.spec(info)?;
+        let blocks = spec.span_bytes / spec.block_bytes;
         let mut p = PhasePlan::new("run", "fio-style generator", Work::Generate { spec });
         p.time_limit_ns = self.time_limit_ns;
         p.data = self.data;
         p.seed = self.seed;
         p.log_ios = self.log_ios;
         p.stop_on_error = false;
+        p.jobs = self.jobs;
+        if self.pattern == Pattern::Sequential {
+            if u64::from(self.jobs) > blocks {
+                return Err(SuiteError::Invalid(format!(
+                    "--jobs {}: sequential jobs each take a slice of the region, and it holds only {blocks} blocks of --bs",
+                    self.jobs
+                )));
+            }
+        }
         Ok(vec![p])
     }
 

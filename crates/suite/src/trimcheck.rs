@@ -35,6 +35,10 @@ pub struct TrimCheckConfig {
     /// Content of every write (`--data`).
     #[serde(default = "crate::phase::random_data")]
     pub data: storbench_engine::DataKind,
+    /// Jobs that do the random writes at once, each keeping `qd` in flight with
+    /// offsets from a seed of its own (`--jobs`, fio's numjobs).
+    #[serde(default = "crate::phase::one_job")]
+    pub jobs: u32,
 }
 
 impl TrimCheckConfig {
@@ -50,6 +54,7 @@ impl TrimCheckConfig {
             settle_ns: 10 * NS_PER_S,
             seed: 3,
             data: storbench_engine::DataKind::Random,
+            jobs: 1,
         }
     }
 
@@ -118,6 +123,7 @@ impl Procedure for TrimCheckConfig {
         }
         use crate::units::{check_duration, check_qd};
         check_qd("--qd", self.qd)
+            .and_then(|_| crate::units::check_jobs(self.jobs))
             .and_then(|_| check_qd("the measurements' queue depth", self.measure_qd))
             .and_then(|_| check_duration("--dirty-for", self.dirty_for_ns))
             .map_err(SuiteError::Invalid)?;
@@ -141,6 +147,7 @@ impl Procedure for TrimCheckConfig {
             },
         );
         dirty.time_limit_ns = Some(self.dirty_for_ns);
+        dirty.jobs = self.jobs;
         Ok(crate::phase::with_data(
             vec![
                 PhasePlan::new("purge", "secure erase (purge)", Work::Purge),

@@ -46,6 +46,17 @@ pub fn check_qd(field: &str, qd: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// Most jobs (`--jobs`) a phase runs at once.
+pub const MAX_JOBS: u32 = 256;
+
+/// A number of jobs: 1 to [`MAX_JOBS`].
+pub fn check_jobs(jobs: u32) -> Result<(), String> {
+    if jobs == 0 || jobs > MAX_JOBS {
+        return Err(format!("--jobs {jobs}: must be between 1 and {MAX_JOBS}"));
+    }
+    Ok(())
+}
+
 /// A phase length that must do some work.
 pub fn check_duration(field: &str, ns: u64) -> Result<(), String> {
     if ns == 0 {

@@ -115,9 +115,13 @@ pub struct ConsistencyArgs {
     /// [default: 2000s; --quick: 30s]
     #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = values::duration)]
     pub time: Option<Duration>,
-    /// Queue depth of the random writes: I/Os kept in flight (1 to 4096)
+    /// Queue depth of the random writes: I/Os kept in flight, per job (1 to 4096)
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
+    /// Jobs doing the random writes at once, each with its own ring and --qd in flight
+    /// (fio's numjobs; 1 to 256)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: u32,
     /// Block size of the random writes (4k, 8k, 1.5k; a multiple of the logical block)
     #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = values::size)]
     pub bs: u64,
@@ -153,6 +157,7 @@ pub fn run_consistency(a: ConsistencyArgs) -> anyhow::Result<()> {
             }
         }
         c.qd = a.qd;
+        c.jobs = a.jobs;
         c.block_bytes = a.bs;
         c.precondition_passes = a.precondition_passes;
         c.stop_at_steady_state = a.stop_at_steady_state;
@@ -271,9 +276,13 @@ pub struct TrimCheckArgs {
     /// Tested span, e.g. 75% (= 25% spare area)
     #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = values::fraction)]
     pub span: f64,
-    /// Queue depth of the 4 KB random writes that dirty the drive (seed 001: 32)
+    /// Queue depth of the 4 KB random writes that dirty the drive, per job (seed 001: 32)
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
+    /// Jobs dirtying the drive at once, each with its own ring and --qd in flight
+    /// (fio's numjobs; 1 to 256)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: u32,
     /// Idle time after the TRIM pass, before measuring (background erase)
     #[arg(long, default_value = "10s", value_name = "TIME", value_parser = values::duration)]
     pub settle: Duration,
@@ -297,6 +306,7 @@ pub fn run_trim_check(a: TrimCheckArgs) -> anyhow::Result<()> {
         c.settle_ns = values::ns(a.settle);
         c.seed = a.seed;
         c.qd = a.qd;
+        c.jobs = a.jobs;
         c.data = a.common.data()?;
         c.open = a.common.real_open()?;
         Ok(c)

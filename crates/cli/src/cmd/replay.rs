@@ -26,6 +26,11 @@ pub struct Args {
     /// Queue depth: fixed-qd's N, and queue-depth's QD for I/Os without completion times
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
+    /// Jobs replaying at once, each with its own ring: the trace's streams (its
+    /// `stream` column) shared among them, stream k to job k mod N, each in the
+    /// trace's order (1 to 256)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: u32,
     /// timed: replay speed factor (2 = twice as fast)
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
@@ -81,6 +86,7 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
             None,
         ));
     }
+    storbench_suite::units::check_jobs(args.jobs).map_err(|m| user(m, None))?;
     let pacing = pacing(args)?;
     let time_limit_ns = args.time.map(values::ns);
     if time_limit_ns == Some(0) {
@@ -132,6 +138,7 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
         seed: c.seed,
         data: c.data,
         log_ios: c.log_ios,
+        jobs: args.jobs,
         scan: Some(scan),
     })
 }

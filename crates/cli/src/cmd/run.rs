@@ -191,8 +191,12 @@ pub(crate) fn print_summary(r: &SuiteResult, dir: &Path) -> Result<(), StdoutErr
 
 fn print_phase(r: &SuiteResult, p: &PhaseRecord) -> Result<(), StdoutError> {
     let m = &p.metrics;
+    let jobs = match p.job_ios_issued.len() {
+        0 | 1 => String::new(),
+        n => format!(", {n} jobs"),
+    };
     outln!(
-        "{} on {} ({}, {}): {:.2} s",
+        "{} on {} ({}, {}{jobs}): {:.2} s",
         r.procedure,
         r.target.name,
         kind_str(&r.target),
@@ -208,13 +212,14 @@ fn print_phase(r: &SuiteResult, p: &PhaseRecord) -> Result<(), StdoutError> {
         m.errors
     )?;
     outln!(
-        "  IOPS {:.0}   data rate {:.1} MB/s (read {:.1}, write {:.1})   busy {:.2} s   avg QD {:.1}",
+        "  IOPS {:.0}   data rate {:.1} MB/s (read {:.1}, write {:.1})   busy {:.2} s   avg QD {:.1}{}",
         m.iops,
         m.data_rate_mb_per_s,
         m.read_rate_mb_per_s,
         m.write_rate_mb_per_s,
         m.busy_ns as f64 / 1e9,
-        m.qd.mean_over_busy
+        m.qd.mean_over_busy,
+        if jobs.is_empty() { "" } else { " per job" }
     )?;
     let s = &m.service;
     if s.count > 0 {
@@ -267,9 +272,14 @@ pub struct Args {
     /// Block size of every I/O (4k, 128k, 1m; a multiple of the target's logical block)
     #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = values::size)]
     pub bs: u64,
-    /// Queue depth: I/Os kept in flight (1 to 4096)
+    /// Queue depth: I/Os kept in flight, per job (1 to 4096)
     #[arg(long, default_value_t = 32)]
     pub qd: u32,
+    /// Jobs run at once, each with its own ring, buffers and --qd in flight, as fio's
+    /// numjobs: random offsets from a seed of each job's own, sequential I/O over each
+    /// job's slice of the region (1 to 256)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: u32,
     /// Region: bytes (1g) or percent of capacity (75%), from --offset
     #[arg(long, value_name = "SIZE|PCT%", value_parser = values::span)]
     pub span: Option<SpanSpec>,
@@ -315,14 +325,18 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
             Some("give a size, e.g. --bytes 1g, or leave it out for one pass over the span"),
         ));
     }
+    storbench_suite::units::check_jobs(args.jobs).map_err(|m| user(m, None))?;
     let span = args.span;
     let c = &args.common;
     let mut cfg = RunConfig::new(&c.target()?);
+    // Slots for every job's I/Os: a simulated drive or virtual target runs the jobs
+    // in one loop (a file or device gives each job buffers of its own).
     cfg.open = c.real_open(
         !matches!(mix, Mix::ReadWrite { read_pct: 100 }),
-        args.qd as usize,
+        (args.qd as usize * args.jobs as usize).min(4096),
         bs as usize,
     )?;
+    cfg.jobs = args.jobs;
     cfg.pattern = pattern;
     cfg.mix = mix;
     cfg.block_bytes = bs;

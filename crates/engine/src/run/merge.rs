@@ -87,6 +87,7 @@ pub(super) fn merge(
     let trace_avg_qd =
         (avgs.len() == parts.len()).then(|| avgs.iter().sum::<f64>() / avgs.len() as f64);
     let first_error = parts.iter().find_map(|p| p.first_error.clone());
+    let job_submitted_ios = parts.iter().map(|p| p.counts.submitted).collect();
     let report = Report {
         pacing,
         counts: &counts,
@@ -97,7 +98,9 @@ pub(super) fn merge(
         first_error: &first_error,
         trace_avg_qd,
     };
-    report.outcome(metrics, parts.iter().all(|p| p.complete))
+    let mut outcome = report.outcome(metrics, parts.iter().all(|p| p.complete));
+    outcome.job_submitted_ios = job_submitted_ios;
+    outcome
 }
 
 /// What a [`PhaseOutcome`] is made of besides the metrics.
@@ -137,6 +140,7 @@ impl Report<'_> {
             fidelity,
             backend: self.backend.to_owned(),
             submitted_ios: self.counts.submitted,
+            job_submitted_ios: Vec::new(),
             first_error: self.first_error.clone(),
         }
     }

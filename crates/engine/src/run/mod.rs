@@ -211,6 +211,10 @@ pub struct PhaseOutcome {
     /// The target's I/O backend (`io_uring`, `threads`, `virtual`).
     pub backend: String,
     pub submitted_ios: u64,
+    /// With several jobs, the I/Os each submitted (their sum is `submitted_ios`);
+    /// empty for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_submitted_ios: Vec<u64>,
     /// First failed completion, for the error message (`op offset+len: errno`).
     pub first_error: Option<String>,
 }
