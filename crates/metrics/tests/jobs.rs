@@ -31,7 +31,7 @@ fn job(
         // A wave of `qd` I/Os submitted at t, completing in submission order.
         let wave: Vec<(Op, u64)> = (0..qd.min(n - i))
             .map(|k| {
-                let op = if (i + k) % write_every == 0 {
+                let op = if (i + k).is_multiple_of(write_every) {
                     Op::Write
                 } else {
                     Op::Read

@@ -176,13 +176,11 @@ impl Procedure for RunConfig {
         p.log_ios = self.log_ios;
         p.stop_on_error = false;
         p.jobs = self.jobs;
-        if self.pattern == Pattern::Sequential {
-            if u64::from(self.jobs) > blocks {
-                return Err(SuiteError::Invalid(format!(
-                    "--jobs {}: sequential jobs each take a slice of the region, and it holds only {blocks} blocks of --bs",
-                    self.jobs
-                )));
-            }
+        if self.pattern == Pattern::Sequential && u64::from(self.jobs) > blocks {
+            return Err(SuiteError::Invalid(format!(
+                "--jobs {}: sequential jobs each take a slice of the region, and it holds only {blocks} blocks of --bs",
+                self.jobs
+            )));
         }
         Ok(vec![p])
     }

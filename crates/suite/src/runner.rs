@@ -1006,6 +1006,7 @@ mod tests {
             aligned_extra_bytes: 0,
             backend: "virtual".into(),
             submitted_ios: n,
+            job_submitted_ios: Vec::new(),
             first_error: None,
         }
     }

@@ -16,7 +16,11 @@ fn three_streams(path: &Path, n: u64) {
     let mut w = TraceWriter::create(path, &TraceMeta::default()).unwrap();
     let names = ["a", "b", "c"];
     for i in 0..n {
-        let op = if i % 4 == 0 { Op::Write } else { Op::Read };
+        let op = if i.is_multiple_of(4) {
+            Op::Write
+        } else {
+            Op::Read
+        };
         let mut r = IoRecord {
             complete_ns: Some(i * 20_000 + 15_000),
             ..IoRecord::new(op, (i * 7919 % 4096) * 4096, 4096, i * 20_000)

@@ -72,6 +72,9 @@ enum Down {
     Go(Flow),
 }
 
+/// A job's share at a mark and its I/Os in flight there.
+type Share = (JobPart, Vec<InFlightIo>);
+
 /// Where a job stood when it reached a mark.
 struct Arrival {
     k: u64,
@@ -398,7 +401,6 @@ impl Coordinator<'_> {
                 up: &self.up,
                 taken: RefCell::new(None),
                 deferred: &deferred,
-                at_ns: self.start_ns + k * NS_PER_S,
                 pacing: self.pacing,
                 start_ns: self.start_ns,
                 backend: &self.backend,
@@ -450,10 +452,9 @@ struct ThreadsAt<'c> {
     downs: &'c [SyncSender<Down>],
     up: &'c Receiver<Up>,
     /// Every job's share at the mark and its I/Os in flight, once asked.
-    taken: RefCell<Option<Vec<(JobPart, Vec<InFlightIo>)>>>,
+    taken: RefCell<Option<Vec<Share>>>,
     /// Other messages that came while the shares were asked for.
     deferred: &'c RefCell<Vec<Up>>,
-    at_ns: u64,
     pacing: Pacing,
     start_ns: u64,
     backend: &'c str,
@@ -462,10 +463,10 @@ struct ThreadsAt<'c> {
 impl ThreadsAt<'_> {
     /// Ask the jobs at the mark for their shares (once); the jobs that ended give
     /// their whole, which lies before the mark.
-    fn take(&self) -> std::cell::Ref<'_, Vec<(JobPart, Vec<InFlightIo>)>> {
+    fn take(&self) -> std::cell::Ref<'_, Vec<Share>> {
         if self.taken.borrow().is_none() {
             let n = self.arrived.len();
-            let mut got: Vec<Option<(JobPart, Vec<InFlightIo>)>> = (0..n)
+            let mut got: Vec<Option<Share>> = (0..n)
                 .map(|j| match (&self.arrived[j], &self.parts[j]) {
                     (None, Some(p)) => Some((p.clone(), Vec::new())),
                     _ => None,
@@ -527,7 +528,6 @@ impl JobsAt for ThreadsAt<'_> {
     }
 
     fn outcome(&self) -> PhaseOutcome {
-        let _ = self.at_ns;
         let parts = self.take().iter().map(|(p, _)| p.clone()).collect();
         merge(parts, self.pacing, self.start_ns, self.backend)
     }
