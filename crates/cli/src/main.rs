@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn man_pages_for_every_command() {
         let tmp = tempfile::tempdir().unwrap();
-        let n = cmd::shell::write_pages(tmp.path(), Cli::command()).unwrap();
+        let n = cmd::shell::write_pages(tmp.path(), Cli::command(), &Default::default()).unwrap();
         let page = std::fs::read_to_string(tmp.path().join("storbench-consistency.1")).unwrap();
         assert!(page.contains("checkpoint\\-every"), "{page}");
         assert!(tmp.path().join("storbench-sim-presets.1").is_file());

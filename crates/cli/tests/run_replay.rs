@@ -777,7 +777,9 @@ fn a_result_directory_holds_one_run_unless_replaced() {
         .args([
             "run",
             "--target",
-            "test:delay=1ms,capacity=1g",
+            path_str(&tmp.path().join("busy.dat")),
+            "--size",
+            "64m",
             "--time",
             "60s",
             "-q",
@@ -846,14 +848,20 @@ fn sigint_exits_130_in_every_command() {
             .map(|i| (i * 10_000_000, i * 4096 % (1 << 30), 4096, "read"))
             .collect::<Vec<_>>(),
     );
-    let target = "test:delay=1ms,capacity=1g";
+    // Real targets keep the wall clock: the virtual `test:` target replays 50 s of
+    // trace in milliseconds, so the signal could land after a complete run (the
+    // flake CI caught as "replay: exit 0").
+    let file = tmp.path().join("target.dat");
+    let target = path_str(&file);
     let commands: Vec<Vec<&str>> = vec![
-        vec!["run", "--target", target, "--time", "60s"],
+        vec!["run", "--target", target, "--size", "64m", "--time", "60s"],
         vec![
             "replay",
             path_str(&trace),
             "--target",
             target,
+            "--size",
+            "1g",
             "--mode",
             "timed",
         ],

@@ -71,39 +71,7 @@ fn resume_refuses_a_loop_device_repointed_at_another_image() {
     };
     let dev = lo.path_str();
     let run = lo.dir().join("run");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_storbench"))
-        .args([
-            "consistency",
-            "--target",
-            dev,
-            "--destroy-data",
-            dev,
-            "--duration",
-            "30s",
-            "--round",
-            "1s",
-            "--checkpoint-every",
-            "200ms",
-            "-q",
-            "-o",
-            s(&run),
-        ])
-        .spawn()
-        .unwrap();
-    wait_until(
-        Duration::from_secs(120),
-        "a checkpoint of the random writes",
-        || {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            let Ok(text) = std::fs::read_to_string(run.join("state.json")) else {
-                return false;
-            };
-            let st: serde_json::Value = serde_json::from_str(&text).unwrap();
-            st["phases"][2]["checkpoint"]["series_rows"].as_u64() >= Some(1)
-        },
-    );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    start_and_stop(dev, &["--destroy-data", dev], &run, false);
 
     // Another image, carrying ext4, now behind the same /dev/loopN.
     let other = lo.dir().join("other.img");
@@ -279,4 +247,177 @@ fn copied_target_with_its_xattr_is_not_ours() {
     let o = storbench(&write_args(s(&copy), s(&tmp.path().join("second"))));
     assert_refused(&o, "a copy of a target", "--overwrite");
     assert_eq!(hash(&copy), before);
+}
+
+/// Starts a consistency run on `target` (with `extra` options) in `run`, and stops it
+/// once a checkpoint of its random writes is on disk: by `SIGTERM` when `signal` (a
+/// clean stop, exit 130), by kill -9 otherwise.
+fn start_and_stop(target: &str, extra: &[&str], run: &Path, signal: bool) {
+    let mut args = vec![
+        "consistency",
+        "--target",
+        target,
+        "--duration",
+        "30s",
+        "--round",
+        "1s",
+        "--checkpoint-every",
+        "200ms",
+        "-q",
+        "-o",
+        s(run),
+    ];
+    args.extend_from_slice(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args(&args)
+        .spawn()
+        .unwrap();
+    wait_until(
+        Duration::from_secs(120),
+        "a checkpoint of the random writes",
+        || {
+            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+            let Ok(text) = std::fs::read_to_string(run.join("state.json")) else {
+                return false;
+            };
+            let st: serde_json::Value = serde_json::from_str(&text).unwrap();
+            st["phases"][2]["checkpoint"]["series_rows"].as_u64() >= Some(1)
+        },
+    );
+    if signal {
+        sh("kill", &["-TERM", &child.id().to_string()]).unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(130));
+    } else {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
+/// Issue 30, data lost 6: `--resume` trusted state.json whole. A killed run's state was
+/// edited to name another device (its path, its `--destroy-data` consent and its
+/// identity, signatures included), and the resume destroyed that device's ext4. The
+/// digest of the first and last MiB taken at the last checkpoint no longer matches:
+/// the resume needs `--destroy-data` given again.
+#[test]
+fn resume_refuses_a_state_edited_to_name_another_device() {
+    let run_on = match LoopDevice::new(64 << 20, &["mkfs.ext4"]) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let victim = match LoopDevice::new(64 << 20, &[]) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    sh("mkfs.ext4", &["-q", "-F", victim.path_str()]).unwrap();
+    let run = run_on.dir().join("run");
+    let a = run_on.path_str();
+    start_and_stop(a, &["--destroy-data", a], &run, false);
+
+    let state = run.join("state.json");
+    let text = std::fs::read_to_string(&state)
+        .unwrap()
+        .replace(&format!("\"{a}\""), &format!("\"{}\"", victim.path_str()));
+    let mut st: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut id = storbench_engine::safety::identity::DeviceIdentity::of(victim.path()).unwrap();
+    id.signatures = storbench_engine::safety::signature_keys(victim.path()).unwrap();
+    st["extra"]["target_identity"] =
+        serde_json::to_value(storbench_engine::TargetIdentity::BlockDevice(id)).unwrap();
+    std::fs::write(&state, serde_json::to_vec(&st).unwrap()).unwrap();
+
+    let before = hash(victim.path());
+    let o = storbench(&["consistency", "--resume", s(&run), "-q"]);
+    assert_refused(
+        &o,
+        "a state edited to name another device",
+        "--destroy-data",
+    );
+    assert_eq!(hash(victim.path()), before, "the other device was written");
+}
+
+/// Issue 30, data lost 6: with no second opinion (blkid missing), data storbench cannot
+/// name is taken on a resume for its own writes, so a filesystem made on the device
+/// after the run stopped (`mkfs.bfs`, which the built-in scanner does not know) was
+/// overwritten. The run was stopped cleanly, so its checkpoint's digest of the first
+/// and last MiB is exact, and the new filesystem changed it. blkid is hidden by a bind
+/// mount in a mount namespace of the resume's own.
+#[test]
+fn resume_without_blkid_refuses_a_new_filesystem_the_scanner_does_not_know() {
+    let lo = match LoopDevice::new(64 << 20, &["mkfs.bfs", "unshare", "mount"]) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let run = lo.dir().join("run");
+    start_and_stop(lo.path_str(), &[], &run, true);
+    sh("mkfs.bfs", &[lo.path_str()]).unwrap();
+    let before = hash(lo.path());
+    let hide = "for b in /usr/sbin/blkid /sbin/blkid /usr/bin/blkid /bin/blkid; do \
+                [ -e \"$b\" ] && { mount --bind /dev/null \"$b\" || exit 97; }; done; \
+                [ -x /usr/sbin/blkid ] && [ -f /usr/sbin/blkid ] && exit 97; exec \"$@\"";
+    let o = Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            hide,
+            "sh",
+        ])
+        .arg(env!("CARGO_BIN_EXE_storbench"))
+        .args(["consistency", "--resume", s(&run), "-q"])
+        .output()
+        .unwrap();
+    if o.status.code() == Some(97) {
+        return eprintln!("skipped: cannot hide blkid here: {}", stderr(&o));
+    }
+    assert_refused(&o, "a new bfs filesystem, no blkid", "--destroy-data");
+    assert_eq!(hash(lo.path()), before, "the new filesystem was written");
+}
+
+/// Issue 30, data lost 6: a run directory whose state another user can write (or owns)
+/// decides which device a root resume writes; it is refused, naming the file.
+#[test]
+fn resume_refuses_a_state_file_others_can_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("t.dat");
+    let run = tmp.path().join("run");
+    start_and_stop(s(&target), &["--size", "16m"], &run, true);
+    let state = run.join("state.json");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let o = storbench(&["consistency", "--resume", s(&run), "-q"]);
+    assert_refused(&o, "a world-writable state file", "state.json");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o644)).unwrap();
+    if storbench_testkit::is_root() {
+        std::os::unix::fs::chown(&run, Some(65534), None).unwrap();
+        let o = storbench(&["consistency", "--resume", s(&run), "-q"]);
+        assert_refused(&o, "a run directory owned by another user", "owned by");
+    }
+}
+
+/// Issue 30: a device open exclusively elsewhere (EBUSY on `O_EXCL`) exited 1, as an
+/// I/O failure; it is the guard's refusal (exit 2), saying the device is in use. And a
+/// run refused after it opened the device (its result directory holds another run) left
+/// the device claimed for a while, so the next run failed with EBUSY: the device is
+/// released before the refused run exits.
+#[test]
+fn device_in_use_is_a_refusal_and_a_refused_run_releases_the_device() {
+    let lo = match LoopDevice::new(32 << 20, &[]) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let dev = lo.path_str();
+    // Held open for writing with O_EXCL, as another storbench run holds it.
+    let held = storbench_engine::safety::guard_open(lo.path(), None, None).unwrap();
+    let o = storbench(&write_args(dev, s(&lo.dir().join("held"))));
+    assert_refused(&o, "a device held with O_EXCL", "in use");
+    drop(held);
+    let first = lo.dir().join("first");
+    ok(&storbench(&write_args(dev, s(&first))));
+    for i in 0..5 {
+        let o = storbench(&write_args(dev, s(&first)));
+        assert_refused(&o, "a directory holding another run", "already holds a run");
+        let again = lo.dir().join(format!("again{i}"));
+        ok(&storbench(&write_args(dev, s(&again))));
+    }
 }

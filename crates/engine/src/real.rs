@@ -125,8 +125,10 @@ pub struct RealTarget {
 }
 
 impl RealTarget {
-    /// Wrap an open file descriptor. `info.backend` is filled here.
-    pub fn new(
+    /// Wrap an open file descriptor. `info.backend` is filled here. Crate-private: a
+    /// target is made by `spec::open_real_as`, a block device for writing only from the
+    /// guard's [`crate::safety::GuardedDevice`].
+    pub(crate) fn new(
         fd: OwnedFd,
         mut info: TargetInfo,
         max_in_flight: usize,
@@ -236,6 +238,11 @@ impl RealTarget {
 
     pub fn buffer_bytes(&self) -> usize {
         self.pool.slot_bytes()
+    }
+
+    /// Opened for writing (a block device: through the guard).
+    pub fn writable(&self) -> bool {
+        matches!(self.gate, WriteGate::Allowed)
     }
 
     /// Who the target is, when opened through `spec::open_real_as`.

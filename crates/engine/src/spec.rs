@@ -4,8 +4,8 @@
 use crate::backend::TrimMode;
 use crate::real::{BackendChoice, RealTarget};
 use crate::safety::identity::{DeviceIdentity, FileIdentity, TargetIdentity};
-use crate::safety::{confirm_opened, guard, WriteGate};
-use crate::target::blockdev::{is_block_device, open_blockdev};
+use crate::safety::{guard_open, GuardedDevice, WriteGate};
+use crate::target::blockdev::{describe, is_block_device, open_blockdev_read};
 use crate::target::file::{open_file_as, FileOpen};
 use crate::target::{TargetError, TargetInfo};
 use std::os::fd::{AsFd, OwnedFd};
@@ -211,9 +211,9 @@ fn open_file_target(
     )
 }
 
-/// A block device target: for writing, only after the guard has passed it, and the
-/// opened descriptor must be the device it checked; `rec`: the identity a continuing
-/// run recorded.
+/// A block device target: for writing, the device the guard opened and passed
+/// ([`GuardedDevice`]: checked through the descriptor written through); `rec`: the
+/// identity a continuing run recorded.
 fn open_device_target(
     p: &Path,
     o: &OpenOptions,
@@ -225,20 +225,28 @@ fn open_device_target(
             p.display()
         )));
     }
-    let checked = if o.write {
-        Some(guard(p, o.destroy_data.as_deref(), rec)?)
-    } else {
-        None
-    };
-    let (fd, info) = open_blockdev(p, o.write)?;
-    let identity = match checked {
-        Some(c) => {
-            confirm_opened(fd.as_fd(), p, &c)?;
-            c
-        }
-        None => DeviceIdentity::of_fd(fd.as_fd(), p)?,
-    };
-    let name = p.display().to_string();
+    if o.write {
+        return guarded_target(guard_open(p, o.destroy_data.as_deref(), rec)?, o);
+    }
+    let fd = open_blockdev_read(p)?;
+    let info = describe(fd.as_fd(), p)?;
+    let identity = TargetIdentity::BlockDevice(DeviceIdentity::of_fd(fd.as_fd(), p)?);
+    real_target(
+        fd,
+        info,
+        o,
+        TrimMode::BlkDiscard,
+        p.display().to_string(),
+        identity,
+    )
+}
+
+/// The engine's target on a block device the guard passed: the only way a block
+/// device becomes a target that writes.
+pub fn guarded_target(dev: GuardedDevice, o: &OpenOptions) -> Result<RealTarget, TargetError> {
+    let info = describe(dev.fd(), dev.path())?;
+    let name = dev.path().display().to_string();
+    let (fd, identity) = dev.into_parts();
     let identity = TargetIdentity::BlockDevice(identity);
     real_target(fd, info, o, TrimMode::BlkDiscard, name, identity)
 }

@@ -267,3 +267,18 @@ fn unknown_data_counts_as_in_use_without_a_second_opinion() {
         assert!(inspect(&dev).unwrap().is_empty());
     }
 }
+
+/// Issue 30: a target dropped before its first I/O (a run refused after the device was
+/// opened) left the device claimed for a while: its io_uring ring, never enabled, kept
+/// the registered descriptor until the kernel tore the ring down in the background, and
+/// the next open for writing failed with EBUSY. Each reopen must find it free.
+#[test]
+fn target_dropped_before_its_first_io_releases_the_device() {
+    let Some(lp) = loop_dev(&[]) else { return };
+    let spec = TargetSpec::BlockDevice(lp.path().to_owned());
+    for i in 0..20 {
+        let t = open_real(&spec, &write_opts(None))
+            .unwrap_or_else(|e| panic!("open {i} after dropping the last: {e}"));
+        drop(t);
+    }
+}

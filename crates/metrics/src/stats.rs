@@ -189,10 +189,9 @@ mod hdr_codec {
 
     const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
+    /// An empty histogram is encoded too (a valid V2 encoding of no values): `""`
+    /// is no encoding HdrHistogram's libraries decode (issue 34).
     pub fn encode(buckets: &[(u64, u64)]) -> Result<String, String> {
-        if buckets.is_empty() {
-            return Ok(String::new());
-        }
         let high = buckets.last().map_or(0, |b| b.0).max(HISTOGRAM_HIGH_NS);
         let mut h = Histogram::<u64>::new_with_bounds(1, high, HISTOGRAM_SIGFIG)
             .map_err(|e| format!("histogram bounds: {e:?}"))?;
@@ -208,6 +207,7 @@ mod hdr_codec {
     }
 
     pub fn decode(text: &str) -> Result<Vec<(u64, u64)>, String> {
+        // Results written before issue 34 give an empty histogram as "".
         if text.is_empty() {
             return Ok(Vec::new());
         }
@@ -711,16 +711,35 @@ mod hdr_codec_tests {
         assert_eq!(back, stats);
     }
 
+    /// Issue 34: an empty histogram was written as `""`, which HdrHistogram's
+    /// libraries cannot decode; it is a valid V2 encoding of no values, which they
+    /// (and this reader) decode to an empty histogram. `""` of older results still reads.
     #[test]
-    fn empty_histogram_is_an_empty_string_and_bad_text_is_an_error() {
+    fn empty_histogram_is_a_valid_empty_encoding_and_bad_text_is_an_error() {
+        use base64::Engine;
+        use hdrhistogram::serialization::Deserializer;
         let stats = ServiceHistogram::new().stats();
         let json = serde_json::to_string(&stats.histogram).unwrap();
-        assert!(json.contains("\"hdr\":\"\""), "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let text = v["hdr"].as_str().unwrap();
+        assert!(text.starts_with("HISTF"), "{json}");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap();
+        let h: hdrhistogram::Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .unwrap();
+        assert_eq!(h.len(), 0);
         assert_eq!(
             serde_json::from_str::<HistogramData>(&json).unwrap(),
             stats.histogram
         );
-        let bad = json.replace("\"hdr\":\"\"", "\"hdr\":\"not base64!\"");
+        let old = json.replace(text, "");
+        assert_eq!(
+            serde_json::from_str::<HistogramData>(&old).unwrap(),
+            stats.histogram
+        );
+        let bad = json.replace(text, "not base64!");
         let e = serde_json::from_str::<HistogramData>(&bad).unwrap_err();
         assert!(e.to_string().contains("base64"), "{e}");
     }

@@ -5,11 +5,10 @@
 //! Rows cross into Python as JSON text and come back as the same text, so a float
 //! never passes through another parser on its way from a Ray worker to the dataset.
 
-use arrow_array::builder::{StringDictionaryBuilder, UInt64Builder};
-use arrow_array::types::{UInt32Type, UInt8Type};
+use arrow_array::builder::{Int64Builder, StringDictionaryBuilder};
+use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_pyarrow::{IntoPyArrow, Table};
-use arrow_schema::{DataType, Field, Schema};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -194,6 +193,7 @@ impl Sweep {
         Ok(self
             .dir
             .point_dir(&point_from_json(point_json)?)
+            .map_err(sweep_err)?
             .display()
             .to_string())
     }
@@ -319,56 +319,68 @@ fn run_single(
 #[pyfunction]
 fn characterize(py: Python<'_>, path: &str) -> PyResult<String> {
     let p = PathBuf::from(path);
+    if !p.exists() {
+        return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
+            "{path}: no such file"
+        )));
+    }
     let c = py
         .detach(|| storbench_trace::characterize_file(&p))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        .map_err(|e| PyValueError::new_err(trace_err(e)))?;
     Ok(serde_json::to_string(&c).expect("characterization serializes"))
 }
 
-fn trace_schema() -> Arc<Schema> {
-    let dict = |name: &str, key: DataType| {
-        Field::new(
-            name,
-            DataType::Dictionary(Box::new(key), Box::new(DataType::Utf8)),
-            true,
-        )
-    };
-    Arc::new(Schema::new(vec![
-        Field::new("issue_ns", DataType::UInt64, false),
-        Field::new("complete_ns", DataType::UInt64, true),
-        Field::new("offset_bytes", DataType::UInt64, false),
-        Field::new("len_bytes", DataType::UInt64, false),
-        dict("op", DataType::UInt8),
-        dict("stream", DataType::UInt32),
-        dict("device", DataType::UInt32),
-    ]))
+/// The error of a trace the user gave: its message, with its hint when it has one.
+fn trace_err(e: storbench_trace::TraceError) -> String {
+    match e.hint() {
+        Some(h) => format!("{e}\n  hint: {h}"),
+        None => e.to_string(),
+    }
+}
+
+/// Opens a Parquet trace (its footer and metadata checked, nothing decoded): fails at
+/// once for a missing file or one that is no trace. Returns the rows in its footer.
+#[pyfunction]
+fn open_trace(py: Python<'_>, path: &str) -> PyResult<u64> {
+    let p = PathBuf::from(path);
+    if !p.exists() {
+        return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
+            "{path}: no such file"
+        )));
+    }
+    py.detach(move || storbench_trace::TraceReader::open(&p).map(|r| r.num_rows()))
+        .map_err(|e| PyValueError::new_err(trace_err(e)))
 }
 
 /// Read a Parquet trace through storbench's reader (its value checks, its errors that
-/// name the row and field) into a `pyarrow.Table`: one record batch per reader batch,
-/// handed over through the Arrow C stream interface without a copy.
+/// name the row and field) into a `pyarrow.Table` of the trace format's own types
+/// (Int64, Dictionary(Int32, Utf8): docs/trace-format.md), so the table written back
+/// with pyarrow, pandas or Polars is a trace: one record batch per reader batch, handed
+/// over through the Arrow C stream interface without a copy.
 #[pyfunction]
 fn read_trace(py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
     let p = PathBuf::from(path);
     let batches = py.detach(move || -> Result<Vec<RecordBatch>, String> {
-        let mut r = storbench_trace::TraceReader::open(&p).map_err(|e| e.to_string())?;
-        let schema = trace_schema();
+        let mut r = storbench_trace::TraceReader::open(&p).map_err(trace_err)?;
+        let schema = storbench_trace::store::arrow_schema();
         let mut out = Vec::new();
         let mut recs = Vec::new();
-        while r.next_batch(&mut recs).map_err(|e| e.to_string())? {
+        // The reader hands out values below 2^63 only.
+        let i = |v: u64| v as i64;
+        while r.next_batch(&mut recs).map_err(trace_err)? {
             let n = recs.len();
-            let mut issue = UInt64Builder::with_capacity(n);
-            let mut complete = UInt64Builder::with_capacity(n);
-            let mut offset = UInt64Builder::with_capacity(n);
-            let mut len = UInt64Builder::with_capacity(n);
-            let mut op = StringDictionaryBuilder::<UInt8Type>::new();
-            let mut stream = StringDictionaryBuilder::<UInt32Type>::new();
-            let mut device = StringDictionaryBuilder::<UInt32Type>::new();
+            let mut issue = Int64Builder::with_capacity(n);
+            let mut complete = Int64Builder::with_capacity(n);
+            let mut offset = Int64Builder::with_capacity(n);
+            let mut len = Int64Builder::with_capacity(n);
+            let mut op = StringDictionaryBuilder::<Int32Type>::new();
+            let mut stream = StringDictionaryBuilder::<Int32Type>::new();
+            let mut device = StringDictionaryBuilder::<Int32Type>::new();
             for rec in &recs {
-                issue.append_value(rec.issue_ns);
-                complete.append_option(rec.complete_ns);
-                offset.append_value(rec.offset_bytes);
-                len.append_value(rec.len_bytes);
+                issue.append_value(i(rec.issue_ns));
+                complete.append_option(rec.complete_ns.map(i));
+                offset.append_value(i(rec.offset_bytes));
+                len.append_value(i(rec.len_bytes));
                 op.append_value(rec.op.as_str());
                 match rec.stream.and_then(|s| r.streams().get(s.0)) {
                     Some(s) => stream.append_value(s),
@@ -394,7 +406,7 @@ fn read_trace(py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
         Ok(out)
     });
     let batches = batches.map_err(PyValueError::new_err)?;
-    let table = Table::try_new(batches, trace_schema())
+    let table = Table::try_new(batches, storbench_trace::store::arrow_schema())
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(table.into_pyarrow(py)?.unbind())
 }
@@ -419,6 +431,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_single, m)?)?;
     m.add_function(wrap_pyfunction!(characterize, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(open_trace, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     Ok(())
 }

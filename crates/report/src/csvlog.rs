@@ -9,10 +9,11 @@
 //! direction the phase used; latency lines only for windows with completions of that
 //! direction (a window with none has no latency).
 
-use crate::result::{write_atomic, ReportError};
+use crate::result::ReportError;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use storbench_metrics::SecondSample;
+use storbench_trace::atomic::OutputDir;
 
 /// A phase name made safe for a file name (`[A-Za-z0-9_.-]`, others become `_`).
 fn file_stem(phase: &str) -> String {
@@ -36,7 +37,7 @@ fn file_stem(phase: &str) -> String {
 /// Write the three fio-style logs of one phase; returns their paths (iops, bw, lat).
 /// Window `i` starts at `t_s` whole seconds.
 pub fn write_fio_csv_logs(
-    dir: &Path,
+    dir: &OutputDir,
     phase: &str,
     series: &[SecondSample],
 ) -> Result<Vec<PathBuf>, ReportError> {
@@ -47,7 +48,7 @@ pub fn write_fio_csv_logs(
 /// (procedures checkpointed in chunks have a short window at each chunk end, so their
 /// windows are not back to back whole seconds).
 pub fn write_fio_csv_logs_timed(
-    dir: &Path,
+    dir: &OutputDir,
     phase: &str,
     series: &[SecondSample],
     start_ms: &[u64],
@@ -56,18 +57,26 @@ pub fn write_fio_csv_logs_timed(
     write_logs(dir, phase, series, |i, _| start_ms[i])
 }
 
+/// The names of a phase's three logs (iops, bw, lat), as [`write_fio_csv_logs`] writes
+/// them.
+pub fn fio_log_names(phase: &str) -> [String; 3] {
+    let stem = file_stem(phase);
+    ["iops", "bw", "lat"].map(|kind| format!("{stem}_{kind}.1.log"))
+}
+
 fn write_logs(
-    dir: &Path,
+    dir: &OutputDir,
     phase: &str,
     series: &[SecondSample],
     start_ms: impl Fn(usize, &SecondSample) -> u64,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
     let stem = file_stem(phase);
     let mut paths = Vec::with_capacity(3);
     for (kind, text) in fio_logs(series, start_ms) {
-        let path = dir.join(format!("{stem}_{kind}.1.log"));
-        write_atomic(&path, text.as_bytes())?;
+        let name = format!("{stem}_{kind}.1.log");
+        let path = dir.join(&name);
+        dir.write(&name, text.as_bytes())
+            .map_err(|e| ReportError::io(&path, "write (atomically)", e))?;
         paths.push(path);
     }
     Ok(paths)

@@ -29,12 +29,116 @@ pub enum DbError {
     },
     #[error("results catalogue {path}: no entry {id} (see `storbench db list`)")]
     NotFound { path: PathBuf, id: i64 },
+    #[error("{path} is not a storbench catalogue ({why}); storbench does not write into it")]
+    NotACatalogue { path: PathBuf, why: String },
+    /// A path storbench refuses to open as the catalogue (a device, a link): the
+    /// refusal of `storbench_trace::atomic`.
+    #[error("results catalogue: {0}")]
+    Refused(#[source] std::io::Error),
     #[error("results catalogue {path}: entry {id}: stored view does not read back: {message}")]
     Corrupt {
         path: PathBuf,
         id: i64,
         message: String,
     },
+}
+
+/// The catalogue's `PRAGMA application_id` ("SBNC"): set on the catalogues storbench
+/// makes, so another program's database is never taken for one.
+pub const APPLICATION_ID: i64 = 0x5342_4E43;
+
+/// The first 16 bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// What may be opened as the catalogue: nothing yet (made here), or an SQLite file.
+/// Never a device (SQLite took a block device, whose size reads as 0, for an empty
+/// database and wrote its first page over an ext4 superblock), a link or a FIFO,
+/// nor a file that is not an SQLite database.
+fn check_path(path: &Path) -> Result<(), DbError> {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    use storbench_trace::atomic::{Refusal, Why};
+    let refuse = |why| DbError::Refused(Refusal::new(path, why).into_io());
+    let md = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(DbError::Dir {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let t = md.file_type();
+    if t.is_symlink() {
+        let to = std::fs::read_link(path).unwrap_or_default();
+        return Err(refuse(Why::Symlink(to)));
+    }
+    if t.is_block_device() {
+        return Err(refuse(Why::BlockDevice));
+    }
+    if !t.is_file() {
+        let kind = if t.is_dir() {
+            "directory"
+        } else if t.is_char_device() {
+            "character device"
+        } else if t.is_fifo() {
+            "FIFO"
+        } else {
+            "special file"
+        };
+        return Err(refuse(Why::NotAFile(kind)));
+    }
+    if md.len() == 0 {
+        return Ok(());
+    }
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    if read.is_err() || &head != SQLITE_MAGIC {
+        return Err(DbError::NotACatalogue {
+            path: path.to_path_buf(),
+            why: "not an SQLite database".into(),
+        });
+    }
+    Ok(())
+}
+
+/// An opened database is a catalogue: storbench's application id, or (catalogues
+/// made before it was set) no id and a `results` table of ours, or no table at all.
+/// Returns its application id.
+fn check_ours(conn: &Connection, path: &Path) -> Result<i64, DbError> {
+    let sql = |source| DbError::Sql {
+        path: path.to_path_buf(),
+        context: "checking it is a storbench catalogue".into(),
+        source,
+    };
+    let app: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(sql)?;
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    let ours: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('results') WHERE name = 'result_json'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    let why = match app {
+        APPLICATION_ID => return Ok(app),
+        0 if tables == 0 || ours == 1 => return Ok(app),
+        0 => "an SQLite database of another program".to_string(),
+        other => format!("an SQLite database of another program, application id {other:#x}"),
+    };
+    Err(DbError::NotACatalogue {
+        path: path.to_path_buf(),
+        why,
+    })
 }
 
 /// The catalogue's schema version (`PRAGMA user_version`). Version 1 catalogues are
@@ -157,7 +261,10 @@ impl Catalogue {
                 source,
             }
         };
-        let conn = Connection::open(path).map_err(sql("opening"))?;
+        check_path(path)?;
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(sql("opening"))?;
+        let app = check_ours(&conn, path)?;
         conn.execute_batch("PRAGMA foreign_keys = ON;")
             .map_err(sql("enabling foreign keys"))?;
         conn.execute_batch(SCHEMA)
@@ -175,6 +282,10 @@ impl Catalogue {
                  capacity_bytes = coalesce(json_extract(view_json, '$.target.capacity_bytes'), 0);",
             )
             .map_err(sql("upgrading the schema to version 2"))?;
+        }
+        if app != APPLICATION_ID {
+            conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))
+                .map_err(sql("setting the application id"))?;
         }
         if version < SCHEMA_VERSION {
             conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))

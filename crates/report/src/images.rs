@@ -700,30 +700,48 @@ pub struct ImageError {
     pub source: std::io::Error,
 }
 
-fn write(path: PathBuf, bytes: &[u8], out: &mut Written) -> Result<(), ImageError> {
-    storbench_trace::atomic::write_atomic(&path, bytes).map_err(|source| ImageError {
-        path: path.clone(),
-        source,
+/// Where [`write_images`] writes: the directory, and the rule of its files (they are
+/// named outputs: a file of the user's there is kept unless `--overwrite`).
+struct Out<'a> {
+    rule: &'a storbench_trace::atomic::Rule,
+    written: Written,
+}
+
+fn write(path: PathBuf, bytes: &[u8], out: &mut Out<'_>) -> Result<(), ImageError> {
+    storbench_trace::atomic::write_atomic_with(&path, bytes, out.rule).map_err(|source| {
+        ImageError {
+            path: path.clone(),
+            source,
+        }
     })?;
-    out.files.push(path);
+    out.written.files.push(path);
     Ok(())
 }
 
 /// Writes `<id>.svg` and `<id>.png` per chart, `<id>.md` and `<id>.csv` per table, and
-/// `tables.md` with every table, into `dir` (created if missing).
-pub fn write_images(dir: &Path, charts: &[Chart], tables: &[Table]) -> Result<Written, ImageError> {
+/// `tables.md` with every table, into `dir` (created if missing), each file under
+/// `rule` (`storbench_trace::atomic`).
+pub fn write_images(
+    dir: &Path,
+    charts: &[Chart],
+    tables: &[Table],
+    rule: &storbench_trace::atomic::Rule,
+) -> Result<Written, ImageError> {
     std::fs::create_dir_all(dir).map_err(|source| ImageError {
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut out = Written::default();
+    let mut out = Out {
+        rule,
+        written: Written::default(),
+    };
     let mut raster = png::Rasterizer::new();
     for c in charts {
         let svg = chart_svg(c);
         write(dir.join(format!("{}.svg", c.id)), svg.as_bytes(), &mut out)?;
         let missing = raster.missing_chars(&chart_text(c));
         if !missing.is_empty() {
-            out.warnings.push(format!(
+            out.written.warnings.push(format!(
                 "{}.png: no font here has {}; those characters are drawn as boxes (install fonts-dejavu or fonts-noto and run again)",
                 c.id,
                 missing
@@ -756,7 +774,7 @@ pub fn write_images(dir: &Path, charts: &[Chart], tables: &[Table]) -> Result<Wr
         all += "\n";
     }
     write(dir.join("tables.md"), all.as_bytes(), &mut out)?;
-    Ok(out)
+    Ok(out.written)
 }
 
 /// SVG to PNG with resvg (pure Rust). Labels are drawn with the DejaVu Sans subset built
@@ -927,7 +945,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let runs = sample::all_runs(100);
         let (cs, ts) = (charts(&runs), tables(&runs));
-        let w = write_images(dir.path(), &cs, &ts).unwrap();
+        let w = write_images(dir.path(), &cs, &ts, &Default::default()).unwrap();
         for c in &cs {
             assert!(dir.path().join(format!("{}.svg", c.id)).is_file());
         }
@@ -972,7 +990,7 @@ mod tests {
                 "trim-throughput"
             ]
         );
-        write_images(dir.path(), &cs, &[]).unwrap();
+        write_images(dir.path(), &cs, &[], &Default::default()).unwrap();
         for c in &cs {
             let bytes = std::fs::read(dir.path().join(format!("{}.png", c.id))).unwrap();
             let (w, h) = png_size(&bytes);
@@ -1040,7 +1058,7 @@ mod tests {
         let mut cs = charts(&runs);
         cs.truncate(1);
         cs[0].series[0].name = "drive \u{10FFFD}".to_string();
-        let w = write_images(dir.path(), &cs, &[]).unwrap();
+        let w = write_images(dir.path(), &cs, &[], &Default::default()).unwrap();
         assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
         assert!(w.warnings[0].contains("U+10FFFD"), "{}", w.warnings[0]);
         assert!(w.warnings[0].starts_with(&format!("{}.png", cs[0].id)));

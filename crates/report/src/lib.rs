@@ -20,7 +20,7 @@ pub mod result;
 pub mod series;
 pub mod sweep;
 
-pub use csvlog::{write_fio_csv_logs, write_fio_csv_logs_timed};
+pub use csvlog::{fio_log_names, write_fio_csv_logs, write_fio_csv_logs_timed};
 pub use result::{
     io_cause, read_result, Exporter, JsonExporter, PhasePart, ReportError, ResultParts, RunResult,
     RESULT_FILE, RESULT_FORMAT, SCHEMA_VERSION,

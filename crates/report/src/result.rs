@@ -208,13 +208,6 @@ impl<X: ResultParts> Exporter<X> for JsonExporter {
     }
 }
 
-/// Write `bytes` to `path` atomically (`storbench_trace::atomic`, the one helper every
-/// output goes through). A reader sees the old file or the new one, never a torn one.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    storbench_trace::atomic::write_atomic(path, bytes)
-        .map_err(|e| ReportError::io(path, "write (atomically)", e))
-}
-
 /// Read `DIR/result.json` as the writer's types. A newer schema is refused with a
 /// hint; a field of the wrong type names the line and column.
 pub fn read_result<X: ResultParts>(dir: &Path) -> Result<RunResult<X>, ReportError> {

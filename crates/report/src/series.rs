@@ -8,7 +8,9 @@
 //! are small (one row per second) so this stays cheap even for day-long runs.
 
 use crate::result::ReportError;
-use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{
+    Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array,
+};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
@@ -17,6 +19,7 @@ use parquet::file::properties::WriterProperties;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storbench_metrics::SecondSample;
+use storbench_trace::atomic::OutputDir;
 use storbench_trace::{IoRecord, TraceMeta, TraceWriter};
 
 pub const SERIES_FILE: &str = "series.parquet";
@@ -81,13 +84,14 @@ const F64_COLS: [F64Col; 11] = [
 ];
 
 /// The columns of a series file: `phase` (series.parquet) or `t_ms` (a per-phase file)
-/// first, then the sample's columns.
+/// first, then the sample's columns. Integers are Int64, as in traces (one rule for
+/// every Parquet file storbench writes: Spark and others have no unsigned type).
 fn schema(first: (&str, DataType)) -> Arc<Schema> {
     let mut fields = vec![Field::new(first.0, first.1, false)];
     fields.extend(
         U64_COLS
             .iter()
-            .map(|c| Field::new(c.0, DataType::UInt64, false)),
+            .map(|c| Field::new(c.0, DataType::Int64, false)),
     );
     fields.extend(
         F64_COLS
@@ -107,15 +111,23 @@ fn pq_err(path: &Path, e: impl std::error::Error + 'static) -> ReportError {
     ReportError::parquet(path, e)
 }
 
-/// Write `path` with these batches of rows, atomically.
+/// A count, byte total or time of one window: far below 2^63.
+fn as_i64(v: u64) -> i64 {
+    i64::try_from(v).expect("a series value below 2^63")
+}
+
+/// Write `name` in `dir` with these batches of rows, atomically.
 fn write_file(
-    path: &Path,
+    dir: &OutputDir,
+    name: &str,
     schema: Arc<Schema>,
     batches: &[(First<'_>, &[SecondSample])],
 ) -> Result<(), ReportError> {
-    let mut out = storbench_trace::atomic::AtomicFile::create(path)
+    let path = &dir.join(name);
+    let mut out = dir
+        .replace(name)
         .map_err(|e| ReportError::io(path, "create", e))?;
-    let tmp = out.temp().to_path_buf();
+    let tmp = out.temp();
     let file = out
         .file()
         .try_clone()
@@ -139,13 +151,13 @@ fn write_file(
             ))),
             First::StartMs(t) => {
                 assert_eq!(t.len(), rows.len(), "one start time per window");
-                Arc::new(UInt64Array::from_iter_values(t.iter().copied()))
+                Arc::new(Int64Array::from_iter_values(t.iter().map(|&v| as_i64(v))))
             }
         };
         let mut cols = vec![first];
         for c in &U64_COLS {
-            cols.push(Arc::new(UInt64Array::from_iter_values(
-                rows.iter().map(c.1),
+            cols.push(Arc::new(Int64Array::from_iter_values(
+                rows.iter().map(|r| as_i64((c.1)(r))),
             )));
         }
         for c in &F64_COLS {
@@ -165,6 +177,15 @@ fn write_file(
 pub fn read_series(dir: &Path) -> Result<Vec<(String, Vec<SecondSample>)>, ReportError> {
     let path = dir.join(SERIES_FILE);
     let file = std::fs::File::open(&path).map_err(|e| ReportError::io(&path, "open", e))?;
+    read_series_file(file, &path)
+}
+
+/// [`read_series`] of the open file `path`.
+fn read_series_file(
+    file: std::fs::File,
+    path: &Path,
+) -> Result<Vec<(String, Vec<SecondSample>)>, ReportError> {
+    let path = path.to_path_buf();
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(|b| b.build())
         .map_err(|e| pq_err(&path, e))?;
@@ -193,12 +214,18 @@ pub fn read_series(dir: &Path) -> Result<Vec<(String, Vec<SecondSample>)>, Repor
         let mut rows = vec![SecondSample::default(); batch.num_rows()];
         for c in &U64_COLS {
             let a = col(c.0)?;
-            let a = a
-                .as_any()
-                .downcast_ref::<UInt64Array>()
-                .ok_or_else(|| typed(c.0, "uint64"))?;
-            for (row, v) in rows.iter_mut().zip(a.values().iter()) {
-                (c.2)(row, *v);
+            // Int64 since issue 34; files written before hold UInt64.
+            if let Some(a) = a.as_any().downcast_ref::<Int64Array>() {
+                for (row, &v) in rows.iter_mut().zip(a.values().iter()) {
+                    let v = u64::try_from(v).map_err(|_| typed(c.0, "non-negative"))?;
+                    (c.2)(row, v);
+                }
+            } else if let Some(a) = a.as_any().downcast_ref::<UInt64Array>() {
+                for (row, &v) in rows.iter_mut().zip(a.values().iter()) {
+                    (c.2)(row, v);
+                }
+            } else {
+                return Err(typed(c.0, "int64"));
             }
         }
         for c in &F64_COLS {
@@ -229,17 +256,18 @@ pub fn read_series(dir: &Path) -> Result<Vec<(String, Vec<SecondSample>)>, Repor
 }
 
 /// Replace (or add) the series of each named phase in `DIR/series.parquet`, keeping the
-/// other phases' rows; atomic. Creates DIR.
+/// other phases' rows; atomic.
 pub fn write_series_all(
-    dir: &Path,
+    dir: &OutputDir,
     updates: &[(&str, &[SecondSample])],
 ) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
     let path = dir.join(SERIES_FILE);
-    let mut phases = if path.exists() {
-        read_series(dir)?
-    } else {
-        Vec::new()
+    let mut phases = match dir
+        .read(SERIES_FILE)
+        .map_err(|e| ReportError::io(&path, "open", e))?
+    {
+        Some(file) => read_series_file(file, &path)?,
+        None => Vec::new(),
     };
     for &(name, rows) in updates {
         for (i, r) in rows.iter().enumerate() {
@@ -257,15 +285,22 @@ pub fn write_series_all(
         .iter()
         .map(|(n, rows)| (First::Phase(n), rows.as_slice()))
         .collect();
-    write_file(&path, schema(("phase", DataType::Utf8)), &batches)
+    write_file(
+        dir,
+        SERIES_FILE,
+        schema(("phase", DataType::Utf8)),
+        &batches,
+    )
 }
 
-/// Write one phase's series to its own file `path` (atomic), with a `t_ms` column
-/// first: each window's start in ms since the phase began. Procedures checkpointed in
-/// chunks have a short window at each chunk end, so their windows are not back to back
-/// whole seconds; `t_ms` keeps the exact times (series.parquet numbers windows 0, 1, 2).
+/// Write one phase's series to its own file `name` in `dir` (atomic), with a `t_ms`
+/// column first: each window's start in ms since the phase began. Procedures
+/// checkpointed in chunks have a short window at each chunk end, so their windows are
+/// not back to back whole seconds; `t_ms` keeps the exact times (series.parquet numbers
+/// windows 0, 1, 2).
 pub fn write_phase_series(
-    path: &Path,
+    dir: &OutputDir,
+    name: &str,
     series: &[SecondSample],
     start_ms: &[u64],
 ) -> Result<(), ReportError> {
@@ -274,18 +309,20 @@ pub fn write_phase_series(
         start_ms.windows(2).all(|w| w[0] <= w[1]),
         "window starts ascend"
     );
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
-    }
     write_file(
-        path,
-        schema(("t_ms", DataType::UInt64)),
+        dir,
+        name,
+        schema(("t_ms", DataType::Int64)),
         &[(First::StartMs(start_ms), series)],
     )
 }
 
 /// Replace (or add) one phase's series in `DIR/series.parquet` (checkpoints).
-pub fn write_series(dir: &Path, phase: &str, series: &[SecondSample]) -> Result<(), ReportError> {
+pub fn write_series(
+    dir: &OutputDir,
+    phase: &str,
+    series: &[SecondSample],
+) -> Result<(), ReportError> {
     write_series_all(dir, &[(phase, series)])
 }
 
@@ -329,10 +366,9 @@ pub struct IoLogWriter {
 }
 
 impl IoLogWriter {
-    /// Create `DIR/ios.parquet` (creating DIR). `meta` describes the run (source_format
-    /// is set to `storbench-replay-log` when empty).
-    pub fn create(dir: &Path, meta: &TraceMeta) -> Result<IoLogWriter, ReportError> {
-        std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, "create directory", e))?;
+    /// Create `DIR/ios.parquet`. `meta` describes the run (source_format is set to
+    /// `storbench-replay-log` when empty).
+    pub fn create(dir: &OutputDir, meta: &TraceMeta) -> Result<IoLogWriter, ReportError> {
         let path = dir.join(IOS_FILE);
         let mut meta = meta.clone();
         meta.source_format
@@ -340,7 +376,7 @@ impl IoLogWriter {
         meta.tool_version
             .get_or_insert_with(|| env!("CARGO_PKG_VERSION").to_owned());
         Ok(IoLogWriter {
-            writer: TraceWriter::create(&path, &meta)?,
+            writer: TraceWriter::create_in(dir, IOS_FILE, &meta)?,
             path,
             heap: std::collections::BinaryHeap::with_capacity(IOLOG_REORDER_WINDOW + 1),
             seq: 0,

@@ -179,6 +179,29 @@ fn array(kind: Kind, rows: &[Vec<Cell>], i: usize) -> ArrayRef {
 
 /// Write the dataset to `path` atomically (tmp + rename). Same table, same bytes.
 pub fn write_sweep(path: &Path, t: &SweepTable) -> Result<(), ReportError> {
+    let out = storbench_trace::atomic::AtomicFile::create(path)
+        .map_err(|e| ReportError::io(path, "create", e))?;
+    write_sweep_to(out, t)
+}
+
+/// [`write_sweep`] into `DIR/sweep.parquet` of a sweep directory storbench owns.
+pub fn write_sweep_in(
+    dir: &storbench_trace::atomic::OutputDir,
+    t: &SweepTable,
+) -> Result<PathBuf, ReportError> {
+    let path = dir.join(SWEEP_FILE);
+    let out = dir
+        .replace(SWEEP_FILE)
+        .map_err(|e| ReportError::io(&path, "create", e))?;
+    write_sweep_to(out, t)?;
+    Ok(path)
+}
+
+fn write_sweep_to(
+    mut out: storbench_trace::atomic::AtomicFile,
+    t: &SweepTable,
+) -> Result<(), ReportError> {
+    let path = &out.path().to_path_buf();
     let n = t.meta.columns.len();
     assert!(
         t.rows.iter().all(|r| r.len() == n),
@@ -203,9 +226,7 @@ pub fn write_sweep(path: &Path, t: &SweepTable) -> Result<(), ReportError> {
         .set_key_value_metadata(Some(vec![KeyValue::new(META_KEY.to_string(), meta)]))
         .build();
     // Written whole or not at all (storbench_trace::atomic), as every output is.
-    let mut out = storbench_trace::atomic::AtomicFile::create(path)
-        .map_err(|e| ReportError::io(path, "create", e))?;
-    let tmp = out.temp().to_path_buf();
+    let tmp = out.temp();
     let file = out.take_file();
     let mut w =
         ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| pq_err(&tmp, e))?;

@@ -186,15 +186,20 @@ fn bad_results_are_refused_with_a_reason() {
     assert!(matches!(e, ReportError::Io { .. }), "{e}");
 }
 
+/// The test's directory as the writers take it.
+fn out(dir: &tempfile::TempDir) -> storbench_trace::atomic::OutputDir {
+    storbench_trace::atomic::OutputDir::open(dir.path()).unwrap()
+}
+
 #[test]
 fn write_series_replaces_one_phase_and_keeps_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let a = phase(3).series;
     let b = phase(2).series;
-    write_series(dir.path(), "a", &a).unwrap();
-    write_series(dir.path(), "b", &b).unwrap();
+    write_series(&out(&dir), "a", &a).unwrap();
+    write_series(&out(&dir), "b", &b).unwrap();
     let longer = phase(4).series;
-    write_series(dir.path(), "a", &longer).unwrap();
+    write_series(&out(&dir), "a", &longer).unwrap();
     let all = read_series(dir.path()).unwrap();
     assert_eq!(all, vec![("a".to_owned(), longer), ("b".to_owned(), b)]);
 }
@@ -203,7 +208,7 @@ fn write_series_replaces_one_phase_and_keeps_the_others() {
 fn fio_logs_have_known_lines() {
     let dir = tempfile::tempdir().unwrap();
     let s = phase(2).series; // windows 0, 1 full, then a 0.5 s one with no I/O
-    let paths = write_fio_csv_logs(dir.path(), "random write", &s).unwrap();
+    let paths = write_fio_csv_logs(&out(&dir), "random write", &s).unwrap();
     let read = |i: usize| std::fs::read_to_string(&paths[i]).unwrap();
     assert!(paths[0].ends_with("random_write_iops.1.log"));
     // second 0: 1 read, 1 write; second 1: 2 reads, 1 write; last 0.5 s: nothing
@@ -225,7 +230,7 @@ fn fio_logs_have_known_lines() {
 /// Parquet file carry the exact times.
 #[test]
 fn timed_logs_and_phase_series_keep_exact_window_starts() {
-    use arrow_array::{Array, UInt64Array};
+    use arrow_array::{Array, Int64Array};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let dir = tempfile::tempdir().unwrap();
     let full = phase(2).series;
@@ -235,7 +240,7 @@ fn timed_logs_and_phase_series_keep_exact_window_starts() {
         w.t_s = i as u64;
     }
     let starts = [0, 1000, 1500];
-    let paths = write_fio_csv_logs_timed(dir.path(), "rw", &s, &starts).unwrap();
+    let paths = write_fio_csv_logs_timed(&out(&dir), "rw", &s, &starts).unwrap();
     let iops = std::fs::read_to_string(&paths[0]).unwrap();
     let ends: Vec<&str> = iops
         .lines()
@@ -249,13 +254,14 @@ fn timed_logs_and_phase_series_keep_exact_window_starts() {
         "{iops}"
     );
     // the untimed writer numbers windows by t_s, which is off by 500 ms here
-    let untimed = write_fio_csv_logs(dir.path(), "rw2", &s).unwrap();
+    let untimed = write_fio_csv_logs(&out(&dir), "rw2", &s).unwrap();
     assert!(std::fs::read_to_string(&untimed[0])
         .unwrap()
         .ends_with("3000, 1, 0, 0, 0\n3000, 1, 1, 0, 0\n"));
 
     let path = dir.path().join("series/rw.parquet");
-    write_phase_series(&path, &s, &starts).unwrap();
+    let series = out(&dir).subdir("series").unwrap();
+    write_phase_series(&series, "rw.parquet", &s, &starts).unwrap();
     let file = std::fs::File::open(&path).unwrap();
     let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(file)
         .unwrap()
@@ -264,12 +270,24 @@ fn timed_logs_and_phase_series_keep_exact_window_starts() {
         .map(|b| b.unwrap())
         .collect();
     assert_eq!(batches[0].schema().field(0).name(), "t_ms");
+    // Issue 34: every integer column is Int64, as in traces (it was UInt64).
+    for f in batches[0].schema().fields() {
+        assert!(
+            matches!(
+                f.data_type(),
+                arrow_schema::DataType::Int64 | arrow_schema::DataType::Float64
+            ),
+            "{}: {}",
+            f.name(),
+            f.data_type()
+        );
+    }
     let t = batches[0]
         .column(0)
         .as_any()
-        .downcast_ref::<UInt64Array>()
+        .downcast_ref::<Int64Array>()
         .unwrap();
-    assert_eq!(t.values().to_vec(), starts);
+    assert_eq!(t.values().to_vec(), starts.map(|v| v as i64));
     let iops_col = storbench_report::html::load::read_parquet_f64(&path, "iops").unwrap();
     assert_eq!(
         iops_col,
@@ -281,7 +299,7 @@ fn timed_logs_and_phase_series_keep_exact_window_starts() {
 #[test]
 fn io_log_is_a_trace_in_issue_order() {
     let dir = tempfile::tempdir().unwrap();
-    let mut w = IoLogWriter::create(dir.path(), &TraceMeta::default()).unwrap();
+    let mut w = IoLogWriter::create(&out(&dir), &TraceMeta::default()).unwrap();
     // completions arrive out of issue order
     let mk = |issue: u64, complete: u64, op| {
         let mut io = IoRecord::new(op, issue * 10, 4096, issue);
@@ -329,7 +347,7 @@ fn run_python(script: &str, dir: &Path) -> String {
 #[test]
 fn pandas_and_duckdb_read_series_parquet() {
     let dir = tempfile::tempdir().unwrap();
-    write_series_all(dir.path(), &series_of(&run())).unwrap();
+    write_series_all(&out(&dir), &series_of(&run())).unwrap();
     let want: Vec<SecondSample> = run().phases[1].metrics.series.clone();
     let total_reads: u64 = want.iter().map(|s| s.read_ios).sum();
     if python("pandas") {

@@ -13,8 +13,8 @@ mod ftl;
 mod ssd;
 
 pub use config::{
-    preset, presets, CellType, Interface, NandTiming, Preset, SimConfig, SimError, VictimPolicy,
-    KEYS, MIN_BLOCKS, OP_TOLERANCE, SECTOR_BYTES, UNIT_BYTES,
+    preset, presets, CellType, Datasheet, GcMode, Interface, NandTiming, Preset, SimConfig,
+    SimError, SlcFull, VictimPolicy, KEYS, MIN_BLOCKS, OP_TOLERANCE, SECTOR_BYTES, UNIT_BYTES,
 };
 pub use ftl::{SimCounters, SlotCensus};
 pub use ssd::{open_spec, Precondition, SimSsd, State};

@@ -5,7 +5,7 @@
 //! (`cargo run --release -p storbench-sim --example sim_calibrate`).
 mod common;
 
-use common::calib::{per_second, phase, sata_2013_figures, spec, NS};
+use common::calib::{per_second, phase, sata_2013_figures, seed_001_named, spec, NS};
 use storbench_metrics::snia_steady_state;
 use storbench_sim::{open_spec, State};
 use storbench_trace::Op;
@@ -74,4 +74,31 @@ fn consistency_at_256g_keeps_the_articles_shape() {
     );
     assert!(steady_s <= 1600, "steady state at {steady_s} s");
     assert!((10_000.0..=15_000.0).contains(&last), "steady {last}");
+}
+
+/// Seed 001's figures for the named drives (the calibration table of
+/// docs/simulator.md): the Intel 730 about 15K in steady state and at least 30K with
+/// 25% spare area; the SanDisk Extreme II about 10K.
+#[test]
+fn named_drives_meet_seed_001() {
+    let rows = seed_001_named(20, 40);
+    for r in &rows {
+        eprintln!("{}", r.row());
+    }
+    let [i730, spare, x2] = [&rows[0], &rows[1], &rows[2]];
+    assert!(
+        (0.8..1.25).contains(&i730.ratio()),
+        "730 steady {}",
+        i730.simulated
+    );
+    assert!(
+        spare.ratio() >= 1.0,
+        "730 25% spare minimum {}",
+        spare.simulated
+    );
+    assert!(
+        (0.8..1.25).contains(&x2.ratio()),
+        "Extreme II steady {}",
+        x2.simulated
+    );
 }

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use storbench_engine::{DataKind, TargetInfo};
 use storbench_metrics::LatencyStats;
+use storbench_trace::atomic::OutputDir;
 use storbench_workload::synth::SynthError;
 
 pub const TRACE_FILE: &str = "trace.parquet";
@@ -316,9 +317,9 @@ impl Procedure for BenchConfig {
         self.open.clone()
     }
 
-    fn prepare(&self, dir: &Path, _info: &TargetInfo) -> Result<(), SuiteError> {
+    fn prepare(&self, dir: &OutputDir, _info: &TargetInfo) -> Result<(), SuiteError> {
         let Workload::Profile { name, scale, seed } = &self.workload else {
-            let p = self.trace_path(dir);
+            let p = self.trace_path(dir.path());
             if !p.is_file() {
                 return Err(SuiteError::Invalid(format!(
                     "{}: no such trace file; hint: import or synthesize one first, or pass a profile name (storbench profiles)",
@@ -328,7 +329,11 @@ impl Procedure for BenchConfig {
             return Ok(());
         };
         let out = dir.join(TRACE_FILE);
-        if out.is_file() {
+        let there = dir.entry(TRACE_FILE).map_err(|e| SuiteError::Io {
+            context: format!("checking {}", out.display()),
+            source: e,
+        })?;
+        if there == storbench_trace::atomic::Entry::File {
             return Ok(());
         }
         let profile = storbench_workload::synth::load(name).map_err(|e| {
@@ -342,9 +347,9 @@ impl Procedure for BenchConfig {
             seed: *seed,
         };
         let meta = storbench_workload::synth::trace_meta(&profile, &opts);
-        let tmp = dir.join("trace.parquet.tmp");
         let synth_err = |e: String| SuiteError::Invalid(format!("synthesizing {name}: {e}"));
-        let mut w = storbench_trace::TraceWriter::create(&tmp, &meta)
+        // Appears at its name only when finished (a temporary file until then).
+        let mut w = storbench_trace::TraceWriter::create_in(dir, TRACE_FILE, &meta)
             .map_err(|e| synth_err(e.to_string()))?;
         storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {}).map_err(
             |e| match e {
@@ -357,10 +362,6 @@ impl Procedure for BenchConfig {
             },
         )?;
         w.finish().map_err(|e| synth_err(e.to_string()))?;
-        std::fs::rename(&tmp, &out).map_err(|e| SuiteError::Io {
-            context: format!("renaming {} into place", out.display()),
-            source: e,
-        })?;
         Ok(())
     }
 

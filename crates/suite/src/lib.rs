@@ -17,6 +17,7 @@ pub mod season;
 pub mod state;
 pub mod targets;
 pub mod trimcheck;
+pub mod trust;
 pub mod units;
 
 pub use phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};

@@ -12,9 +12,9 @@
 
 use crate::phase::{Runner, SeriesRow, SuiteError};
 use crate::procedure::{SuiteParts, SuiteResult};
-use std::path::Path;
 use storbench_metrics::SecondSample;
 use storbench_report::Exporter;
+use storbench_trace::atomic::OutputDir;
 
 pub use storbench_report::RESULT_FILE;
 
@@ -28,10 +28,46 @@ const RUN_FILES: &[&str] = &[
 ];
 const RUN_DIRS: &[&str] = &[SERIES_DIR, crate::state::JOURNAL_DIR];
 
+/// What a run of these phases writes in its directory: its files, and the files of
+/// each of its subdirectories.
+pub struct RunNames {
+    pub files: Vec<String>,
+    pub dirs: Vec<(&'static str, Vec<String>)>,
+}
+
+/// The names a run of `phases` writes (checked for links before it writes any).
+pub fn run_names(phases: &[&str]) -> RunNames {
+    let mut files: Vec<String> = RUN_FILES.iter().map(|f| f.to_string()).collect();
+    for p in phases {
+        files.extend(storbench_report::fio_log_names(p));
+    }
+    RunNames {
+        files,
+        dirs: vec![
+            (
+                SERIES_DIR,
+                phases.iter().map(|p| format!("{p}.parquet")).collect(),
+            ),
+            (
+                crate::state::JOURNAL_DIR,
+                phases
+                    .iter()
+                    .map(|p| crate::state::RunDir::journal_name(p))
+                    .collect(),
+            ),
+        ],
+    }
+}
+
 /// The procedure whose results `dir` holds without a run state (results of an older
 /// `run` or `replay`), if any.
-pub fn results_in(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(RESULT_FILE)).ok()?;
+pub fn results_in(dir: &OutputDir) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    dir.read(RESULT_FILE)
+        .ok()??
+        .read_to_string(&mut text)
+        .ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     Some(
         v.get("procedure")
@@ -42,28 +78,22 @@ pub fn results_in(dir: &Path) -> Option<String> {
 }
 
 /// Remove an earlier run's state and result files from `dir` (`--replace`): the
-/// files a run writes, by name, and nothing else the directory holds.
-pub fn remove_run(dir: &Path) -> std::io::Result<()> {
-    let gone = |r: std::io::Result<()>| match r {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    };
+/// files a run writes, by name, and nothing else the directory holds. A link there is
+/// removed, never followed.
+pub fn remove_run(dir: &OutputDir) -> std::io::Result<()> {
     for f in RUN_FILES {
-        gone(std::fs::remove_file(dir.join(f)))?;
+        dir.remove_file(f)?;
     }
     for d in RUN_DIRS {
-        gone(std::fs::remove_dir_all(dir.join(d)))?;
+        dir.remove_dir_all(d)?;
     }
     // fio-style logs: PHASE_{iops,bw,lat}.1.log
-    for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        let name = e.file_name();
-        let name = name.to_string_lossy();
+    for name in dir.names()? {
         if ["_iops.1.log", "_bw.1.log", "_lat.1.log"]
             .iter()
             .any(|s| name.ends_with(s))
         {
-            gone(std::fs::remove_file(e.path()))?;
+            dir.remove_file(&name)?;
         }
     }
     Ok(())
@@ -110,7 +140,11 @@ fn split(rows: &[SeriesRow]) -> (Vec<SecondSample>, Vec<u64>) {
 }
 
 /// Write every result file of a finished run.
-pub fn write_all(dir: &Path, result: &SuiteResult, runner: &Runner<'_>) -> Result<(), SuiteError> {
+pub fn write_all(
+    dir: &OutputDir,
+    result: &SuiteResult,
+    runner: &Runner<'_>,
+) -> Result<(), SuiteError> {
     let mut all: Vec<(String, Vec<SecondSample>)> = Vec::new();
     for rec in &result.phases {
         if !rec.work.has_io() {
@@ -120,8 +154,13 @@ pub fn write_all(dir: &Path, result: &SuiteResult, runner: &Runner<'_>) -> Resul
         let (series, start_ms) = split(&rows);
         storbench_report::write_fio_csv_logs_timed(dir, &rec.name, &series, &start_ms)
             .map_err(report_err)?;
+        let series_dir = dir.subdir(SERIES_DIR).map_err(|e| SuiteError::Io {
+            context: format!("creating {}", dir.join(SERIES_DIR).display()),
+            source: e,
+        })?;
         storbench_report::write_phase_series(
-            &dir.join(SERIES_DIR).join(format!("{}.parquet", rec.name)),
+            &series_dir,
+            &format!("{}.parquet", rec.name),
             &series,
             &start_ms,
         )
@@ -146,14 +185,15 @@ const EXPORTERS: &[&dyn Exporter<SuiteParts>] = &[&storbench_report::JsonExporte
 
 /// Write the bytes of one exporter into its file in `dir`, atomically.
 fn write_export(
-    dir: &Path,
+    dir: &OutputDir,
     exporter: &dyn Exporter<SuiteParts>,
     result: &SuiteResult,
 ) -> Result<(), SuiteError> {
     let bytes = exporter.serialize(result).map_err(report_err)?;
     let path = dir.join(exporter.file_name());
-    storbench_trace::atomic::write_atomic(&path, &bytes).map_err(|e| SuiteError::Io {
-        context: format!("writing {} (atomically)", path.display()),
-        source: e,
-    })
+    dir.write(exporter.file_name(), &bytes)
+        .map_err(|e| SuiteError::Io {
+            context: format!("writing {} (atomically)", path.display()),
+            source: e,
+        })
 }

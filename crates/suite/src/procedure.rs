@@ -6,12 +6,13 @@ use crate::health::{self, HealthDelta, HealthSnapshot};
 use crate::output;
 use crate::phase::{Control, PhasePlan, PhaseRecord, Runner, SuiteError};
 use crate::state::{RunDir, RunState};
-use crate::targets::{is_sim_spec, SuiteTarget};
+use crate::targets::{is_sim_spec, RealOpen, SuiteTarget};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use storbench_engine::{BufferPlan, TargetIdentity, TargetInfo};
 use storbench_report::RunResult;
+use storbench_trace::atomic::OutputDir;
 use storbench_workload::replay::TraceScan;
 
 /// A procedure: its configuration (stored in the run state, so a resume needs only the
@@ -24,9 +25,10 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn real_open(&self) -> crate::targets::RealOpen;
     /// The phases, from the configuration and the opened target.
     fn plans(&self, dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError>;
-    /// Work before the first phase (the trace bench synthesizes its trace). Must be
-    /// idempotent: it runs again on resume.
-    fn prepare(&self, _dir: &Path, _info: &TargetInfo) -> Result<(), SuiteError> {
+    /// Work before the first phase (the trace bench synthesizes its trace into the run
+    /// directory, which it writes only through `dir`). Must be idempotent: it runs
+    /// again on resume.
+    fn prepare(&self, _dir: &OutputDir, _info: &TargetInfo) -> Result<(), SuiteError> {
         Ok(())
     }
     /// Traces this process already read whole and checked ([`TraceScan::of`]), so
@@ -56,6 +58,10 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
 pub enum Start<P> {
     New(P),
     Resume,
+    /// Continue with the consent to destroy the target's data given again
+    /// (`--resume DIR --destroy-data=/dev/EXACT`): needed when the device no longer
+    /// holds at its ends what it held at the run's last checkpoint (`crate::trust`).
+    ResumeWithConsent(PathBuf),
 }
 
 /// The suite's typed parts of a result: its phase records, health snapshots and the
@@ -261,100 +267,126 @@ fn buffer_plan(
 }
 
 /// Open the run: a new one in `dir` (its configuration stored) or the one there.
-/// With it, the traces a new run checked (see [`scan_replays`]) and the buffers the
-/// target was opened with for them (`None`: the configuration's).
+/// With it, the traces a new run checked (see [`scan_replays`]), how the target was
+/// opened (a resume's consent given again replaces the stored) and the buffers it was
+/// opened with for the traces (`None`: the configuration's).
 fn open_run<P: Procedure>(
     dir: &Path,
     start: Start<P>,
     ctl: &Control,
-) -> Result<(RunDir, P, SuiteTarget, Scans, Option<BufferPlan>), SuiteError> {
-    match start {
-        Start::New(cfg) => {
-            // A run that replays traces learns the target's size first, opened for
-            // reading with one small buffer: no buffer for an I/O larger than the target
-            // (or span) is allocated before the traces are checked against it (issue 30:
-            // a 1 TiB read with --buffer-memory=2t aborted in the allocator). Read-only,
-            // so closing it leaves a block device free: udev probes a device closed after
-            // writing, and holds it exclusively while it does.
-            let real = cfg.real_open();
-            let probe = !cfg.scanned().is_empty() && !is_sim_spec(cfg.target_spec());
-            let mut target = if probe {
-                let look = crate::targets::RealOpen {
-                    write: false,
-                    ..real.clone()
-                };
-                SuiteTarget::open_sized(cfg.target_spec(), &look, None, Some(BufferPlan::probe()))?
-            } else {
-                SuiteTarget::open(cfg.target_spec(), &real, None)?
-            };
-            let plans = cfg.plans(dir, target.info())?;
-            // Inputs that exist are checked before the run directory is made.
-            let scans = scan_replays(&plans, target.info(), true, cfg.scanned())?;
-            let mut sized = None;
-            if probe {
-                let block = u64::from(target.info().logical_block_bytes);
-                sized = buffer_plan(&plans, &scans, &real, block, &mut Vec::new())?;
-                drop(target);
-                target = SuiteTarget::open_sized(cfg.target_spec(), &real, None, sized)?;
-            }
-            let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
-            let state = RunState::new(
-                P::NAME,
-                cfg.target_spec(),
-                serde_json::to_value(&cfg).expect("config serializes"),
-                &names,
-            );
-            let mut rd = RunDir::create_in(dir, state, ctl.replace)?;
-            let before = target.health();
-            rd.state.extra.insert(
-                "health_before".into(),
-                serde_json::to_value(&before).expect("health serializes"),
-            );
-            rd.state.extra.insert(
-                "target_info".into(),
-                serde_json::to_value(target.info()).expect("info serializes"),
-            );
-            if let Some(id) = recorded_identity(&target, &plans)? {
-                rd.state.extra.insert(
-                    IDENTITY_KEY.into(),
-                    serde_json::to_value(id).expect("identity serializes"),
-                );
-            }
-            rd.save()?;
-            Ok((rd, cfg, target, scans, sized))
-        }
-        Start::Resume => {
-            let rd = RunDir::resume(dir, P::NAME)?;
-            let cfg: P = serde_json::from_value(rd.state.config.clone()).map_err(|e| {
-                SuiteError::Invalid(format!(
-                    "{}: the stored configuration does not read back: {e}",
-                    dir.join(crate::state::STATE_FILE).display()
-                ))
-            })?;
-            let recorded: Option<TargetIdentity> = match rd.state.extra.get(IDENTITY_KEY) {
-                Some(v) => Some(serde_json::from_value(v.clone()).map_err(|e| {
-                    SuiteError::Invalid(format!(
-                        "{}: the recorded target identity does not read back: {e}",
-                        dir.join(crate::state::STATE_FILE).display()
-                    ))
-                })?),
-                None => None,
-            };
-            if recorded.is_none() && cfg.real_open().destroy_data.is_some() {
-                return Err(SuiteError::Invalid(format!(
-                    "{}: the run was started by a storbench that did not record which device you agreed to destroy, \
-                     so a resume cannot check that {} is still that device; hint: start a new run",
-                    dir.display(),
-                    cfg.target_spec()
-                )));
-            }
-            // The guard runs again, against the identity recorded at the start: the
-            // consent stored with the run is for that device, not for whatever now has
-            // its name.
-            let target = SuiteTarget::open(cfg.target_spec(), &cfg.real_open(), recorded.as_ref())?;
-            Ok((rd, cfg, target, Vec::new(), None))
-        }
+) -> Result<Opened<P>, SuiteError> {
+    let consent = match start {
+        Start::New(cfg) => return open_new(dir, cfg, ctl),
+        Start::Resume => None,
+        Start::ResumeWithConsent(c) => Some(c),
+    };
+    let rd = RunDir::resume(dir, P::NAME)?;
+    let cfg: P = serde_json::from_value(rd.state.config.clone()).map_err(|e| {
+        SuiteError::Invalid(format!(
+            "{}: the stored configuration does not read back: {e}",
+            dir.join(crate::state::STATE_FILE).display()
+        ))
+    })?;
+    let recorded = recorded_in(&rd)?;
+    let mut real = cfg.real_open();
+    if recorded.is_none() && real.destroy_data.is_some() {
+        return Err(SuiteError::Invalid(format!(
+            "{}: the run was started by a storbench that did not record which device you agreed to destroy, \
+             so a resume cannot check that {} is still that device; hint: start a new run",
+            dir.display(),
+            cfg.target_spec()
+        )));
     }
+    if consent.is_some() {
+        real.destroy_data.clone_from(&consent);
+    }
+    // The guard runs again, against the identity recorded at the start: the consent
+    // stored with the run is for that device, not for whatever now has its name. Then
+    // the device must hold what it held at the last checkpoint, or the consent must be
+    // given again.
+    let target = SuiteTarget::open(cfg.target_spec(), &real, recorded.as_ref())?;
+    crate::trust::check_ends(&rd, &target, cfg.target_spec(), consent.as_deref())?;
+    Ok((rd, cfg, target, Vec::new(), real, None))
+}
+
+/// What [`open_run`] gives: the run directory, the configuration, the opened target,
+/// the traces checked, how the target was opened and the buffers it was sized with.
+type Opened<P> = (RunDir, P, SuiteTarget, Scans, RealOpen, Option<BufferPlan>);
+
+/// The target identity the run recorded when it started (`None`: a simulated drive, or
+/// a run by an older storbench).
+fn recorded_in(rd: &RunDir) -> Result<Option<TargetIdentity>, SuiteError> {
+    rd.state
+        .extra
+        .get(IDENTITY_KEY)
+        .map(|v| {
+            serde_json::from_value(v.clone()).map_err(|e| {
+                SuiteError::Invalid(format!(
+                    "{}: the recorded target identity does not read back: {e}",
+                    rd.dir().join(crate::state::STATE_FILE).display()
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// A new run in `dir`: the target opened, the inputs that exist checked, then the run
+/// directory made with the configuration, the target's identity and the digest of its
+/// ends.
+fn open_new<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<Opened<P>, SuiteError> {
+    // A run that replays traces learns the target's size first, opened for reading
+    // with one small buffer: no buffer for an I/O larger than the target (or span) is
+    // allocated before the traces are checked against it (issue 30: a 1 TiB read with
+    // --buffer-memory=2t aborted in the allocator). Read-only, so closing it leaves a
+    // block device free: udev probes a device closed after writing, and holds it
+    // exclusively while it does.
+    let real = cfg.real_open();
+    let probe = !cfg.scanned().is_empty() && !is_sim_spec(cfg.target_spec());
+    let mut target = if probe {
+        let look = RealOpen {
+            write: false,
+            ..real.clone()
+        };
+        SuiteTarget::open_sized(cfg.target_spec(), &look, None, Some(BufferPlan::probe()))?
+    } else {
+        SuiteTarget::open(cfg.target_spec(), &real, None)?
+    };
+    let plans = cfg.plans(dir, target.info())?;
+    // Inputs that exist are checked before the run directory is made.
+    let scans = scan_replays(&plans, target.info(), true, cfg.scanned())?;
+    let mut sized = None;
+    if probe {
+        let block = u64::from(target.info().logical_block_bytes);
+        sized = buffer_plan(&plans, &scans, &real, block, &mut Vec::new())?;
+        drop(target);
+        target = SuiteTarget::open_sized(cfg.target_spec(), &real, None, sized)?;
+    }
+    let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
+    let state = RunState::new(
+        P::NAME,
+        cfg.target_spec(),
+        serde_json::to_value(&cfg).expect("config serializes"),
+        &names,
+    );
+    let mut rd = RunDir::create_in(dir, state, ctl.replace)?;
+    let before = target.health();
+    rd.state.extra.insert(
+        "health_before".into(),
+        serde_json::to_value(&before).expect("health serializes"),
+    );
+    rd.state.extra.insert(
+        "target_info".into(),
+        serde_json::to_value(target.info()).expect("info serializes"),
+    );
+    if let Some(id) = recorded_identity(&target, &plans)? {
+        rd.state.extra.insert(
+            IDENTITY_KEY.into(),
+            serde_json::to_value(id).expect("identity serializes"),
+        );
+    }
+    crate::trust::note_target_ends(&mut rd, &target);
+    rd.save()?;
+    Ok((rd, cfg, target, scans, real, sized))
 }
 
 /// Run a procedure in `dir` to the end. A run that stops early (a signal, or a failed
@@ -365,7 +397,7 @@ pub fn execute<P: Procedure>(
     start: Start<P>,
     ctl: &Control,
 ) -> Result<SuiteResult, SuiteError> {
-    let (mut rd, cfg, mut target, scanned, sized) = open_run(dir, start, ctl)?;
+    let (mut rd, cfg, mut target, scanned, real, sized) = open_run(dir, start, ctl)?;
     rd.set_checkpoint_interval(ctl.checkpoint_interval);
     let plans = cfg.plans(dir, target.info())?;
     let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
@@ -376,23 +408,18 @@ pub fn execute<P: Procedure>(
             dir.display()
         )));
     }
-    cfg.prepare(dir, target.info())?;
+    cfg.prepare(rd.out(), target.info())?;
     // Every input checked, and the buffers sized, before the first phase writes.
     let scans = scan_replays(&plans, target.info(), false, scanned)?;
     let mut input_notes = Vec::new();
     let block = u64::from(target.info().logical_block_bytes);
-    let plan = buffer_plan(&plans, &scans, &cfg.real_open(), block, &mut input_notes)?;
+    let plan = buffer_plan(&plans, &scans, &real, block, &mut input_notes)?;
     // Not again when a new run's check opened it so already.
     if plan.is_some() && plan != sized && target.identity().is_some() {
-        let recorded: Option<TargetIdentity> = rd
-            .state
-            .extra
-            .get(IDENTITY_KEY)
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let recorded = recorded_in(&rd)?;
         // Closed first: the device is opened exclusively.
         drop(target);
-        target =
-            SuiteTarget::open_sized(cfg.target_spec(), &cfg.real_open(), recorded.as_ref(), plan)?;
+        target = SuiteTarget::open_sized(cfg.target_spec(), &real, recorded.as_ref(), plan)?;
     }
     let mut runner = Runner::new(&mut rd, &mut target, ctl);
     let rebuilt = runner.rebuild(&plans)?;
@@ -445,7 +472,8 @@ pub fn execute<P: Procedure>(
     }
     let mut result = assemble::<P>(&runner, ctl, records, summary, notes, complete);
     result.trace = cfg.trace();
-    output::write_all(dir, &result, &runner)?;
+    let out = runner.rd.out().clone();
+    output::write_all(&out, &result, &runner)?;
     if let Some(e) = stopped {
         return Err(e);
     }

@@ -263,6 +263,9 @@ struct Watch<'w> {
     error: Option<SuiteError>,
     progress: Option<Progress>,
     ios: Option<IoLogWriter>,
+    /// A block device target's descriptor (a duplicate: the engine holds the target)
+    /// and name, to digest its ends at each checkpoint (`crate::trust`).
+    ends: Option<(std::os::fd::OwnedFd, std::path::PathBuf)>,
 }
 
 impl<'w> Watch<'w> {
@@ -295,6 +298,15 @@ impl<'w> Watch<'w> {
             error: None,
             progress: None,
             ios: None,
+            ends: None,
+        }
+    }
+
+    /// Keeps the digest of a block device's ends in the state, saved with its next save.
+    fn note_ends(&mut self) {
+        use std::os::fd::AsFd;
+        if let Some((fd, name)) = &self.ends {
+            crate::trust::note_ends(self.rd, Some(fd.as_fd()), name);
         }
     }
 
@@ -451,6 +463,7 @@ impl Watch<'_> {
             wall_unix_ms: 0,
             carry: serde_json::to_value(&carry).expect("carry serializes"),
         };
+        self.note_ends();
         self.rd.checkpoint(&self.plan.name, cp)?;
         self.start.carry = Some(carry);
         self.last_cp_wall = Instant::now();
@@ -586,11 +599,10 @@ impl<'a> Runner<'a> {
 
     /// Read a phase's per-second series from its journal (all rows recorded so far).
     pub fn series(&self, name: &str) -> Result<Vec<SeriesRow>, SuiteError> {
-        let path = self.rd.journal_path(name);
-        if !path.exists() {
-            return Ok(Vec::new());
-        }
-        Ok(Journal::<SeriesRow>::read_all(&path)?)
+        Ok(Journal::<SeriesRow>::read_all_in(
+            self.rd.journal(),
+            &RunDir::journal_name(name),
+        )?)
     }
 
     /// Rebuild the in-memory state of a simulated drive after a resume by re-running,
@@ -682,6 +694,7 @@ impl<'a> Runner<'a> {
                 at: "before the phase began".into(),
             });
         }
+        crate::trust::note_target_ends(self.rd, self.target);
         let cp = self.rd.begin_phase(&plan.name)?;
         let segments = self.rd.state.phase(&plan.name).segments;
         self.say(&format!("phase {}: {}", plan.name, plan.title));
@@ -714,6 +727,7 @@ impl<'a> Runner<'a> {
             _ => self.io_phase(plan, cp, segments)?,
         };
         rec.counters = Some(health::delta(&before, &self.target.health()));
+        crate::trust::note_target_ends(self.rd, self.target);
         self.rd.finish_phase(
             &rec.name,
             serde_json::to_value(&rec).expect("record serializes"),
@@ -802,7 +816,11 @@ impl<'a> Runner<'a> {
         segments: u32,
     ) -> Result<PhaseRecord, SuiteError> {
         let keep_rows = cp.as_ref().map_or(0, |c| c.series_rows);
-        let (journal, kept) = Journal::open(&self.rd.journal_path(&plan.name), keep_rows)?;
+        let (journal, kept) = Journal::open(
+            self.rd.journal(),
+            &RunDir::journal_name(&plan.name),
+            keep_rows,
+        )?;
         let start = self.start(plan, cp, kept)?;
         let remaining = plan
             .time_limit_ns
@@ -825,9 +843,14 @@ impl<'a> Runner<'a> {
         let mut watch = Watch::new(plan, &mut *self.rd, journal, self.ctl, start, drive_clock);
         watch.progress = progress;
         watch.ios = ios;
+        watch.ends = crate::trust::ends_source(self.target)?;
         let outcome = drive_jobs(self.target, plan, sources, &opts, &mut watch);
         let outcome = watch.settle(outcome)?;
         if watch.interrupted {
+            // The I/Os in flight at the checkpoint have ended since: the digest of the
+            // ends now is the one a resume will find.
+            watch.note_ends();
+            watch.rd.save()?;
             let at = format!("{} s into the phase", watch.last_cp_ns / NS_PER_S);
             if let Some(c) = watch.start.carry.take() {
                 let job_ios = c.job_ios();
@@ -892,7 +915,7 @@ impl<'a> Runner<'a> {
             logical_block_bytes: Some(info.logical_block_bytes),
             ..TraceMeta::default()
         };
-        IoLogWriter::create(self.rd.dir(), &meta).map_err(crate::output::report_err)
+        IoLogWriter::create(self.rd.out(), &meta).map_err(crate::output::report_err)
     }
 }
 

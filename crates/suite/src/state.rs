@@ -12,13 +12,18 @@
 //!
 //! One run per directory at a time: an exclusive `flock` on `DIR/state.lock`, which
 //! the kernel releases when the process dies, so a killed run never leaves a stale lock.
+//!
+//! Every file of the directory is opened through its descriptor
+//! (`storbench_trace::atomic::OutputDir`): never through a symbolic link, new files
+//! with `O_EXCL`, a journal or lock written in place only when it has no other name.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use storbench_trace::atomic::OutputDir;
 
 pub const STATE_FILE: &str = "state.json";
 pub const LOCK_FILE: &str = "state.lock";
@@ -34,10 +39,16 @@ pub enum StateError {
         #[source]
         source: std::io::Error,
     },
+    /// A file of the run directory storbench will not open (a link, a device, a
+    /// file with other names).
+    #[error("{0}")]
+    Refused(#[source] std::io::Error),
     #[error("{path}: not a storbench run state: {message}")]
     Corrupt { path: PathBuf, message: String },
     #[error("{dir}: already holds a run ({procedure}); hint: continue an unfinished one with `--resume {dir}`, choose another directory, or pass --replace to discard it")]
     Exists { dir: PathBuf, procedure: String },
+    #[error("{dir}: holds {name}, which the run would replace; hint: choose another directory, or pass --replace to discard it")]
+    Occupied { dir: PathBuf, name: String },
     #[error("{dir}: holds no run state ({STATE_FILE} missing); hint: start a run there first, without --resume")]
     Missing { dir: PathBuf },
     #[error("{dir}: another storbench process is running in this directory")]
@@ -48,6 +59,8 @@ pub enum StateError {
         found: String,
         expected: String,
     },
+    #[error("{path}: {message}; hint: if its content is yours, give it back to your user and take write access from others (chown, chmod go-w), or start a new run")]
+    Untrusted { path: PathBuf, message: String },
     #[error("{path}: line {line}: {message}")]
     Journal {
         path: PathBuf,
@@ -56,14 +69,19 @@ pub enum StateError {
     },
 }
 
+/// An I/O error on `path`, or the refusal of a file in the run directory (a link, a
+/// device: `storbench_trace::atomic`), which names its path itself.
 fn io_err<'a>(
     path: &'a Path,
     context: &'static str,
 ) -> impl FnOnce(std::io::Error) -> StateError + 'a {
-    move |source| StateError::Io {
-        path: path.to_owned(),
-        context,
-        source,
+    move |source| match storbench_trace::atomic::refusal(&source) {
+        Some(_) => StateError::Refused(source),
+        None => StateError::Io {
+            path: path.to_owned(),
+            context,
+            source,
+        },
     }
 }
 
@@ -182,27 +200,28 @@ impl RunState {
     }
 }
 
-/// An open run directory: the state, its lock, and the checkpoint clock.
+/// An open run directory: the state, its lock, and the checkpoint clock. Its files
+/// are opened only through [`RunDir::out`] and [`RunDir::journal`].
 pub struct RunDir {
     dir: PathBuf,
+    out: OutputDir,
+    journal: OutputDir,
     pub state: RunState,
     _lock: File,
     checkpoint_interval: Duration,
     last_save: Instant,
 }
 
-fn lock_dir(dir: &Path) -> Result<File, StateError> {
-    let path = dir.join(LOCK_FILE);
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io_err(&path, "opening the lock file"))?;
+fn lock_dir(out: &OutputDir) -> Result<File, StateError> {
+    let path = out.join(LOCK_FILE);
+    let f = out
+        .open_in_place(LOCK_FILE, true)
+        .map_err(io_err(&path, "opening the lock file"))?
+        .expect("created when missing");
     match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(f),
         Err(rustix::io::Errno::WOULDBLOCK) => Err(StateError::Locked {
-            dir: dir.to_owned(),
+            dir: out.path().to_owned(),
         }),
         Err(e) => Err(StateError::Io {
             path,
@@ -224,13 +243,33 @@ pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
         }
         Err(e) => return Err(io_err(&path, "reading")(e)),
     };
-    let state: RunState = serde_json::from_str(&text).map_err(|e| StateError::Corrupt {
+    parse_state(&text, path)
+}
+
+/// Read the state of the run directory `out` (never through a link).
+fn read_state_in(out: &OutputDir) -> Result<RunState, StateError> {
+    use std::io::Read;
+    let path = out.join(STATE_FILE);
+    let Some(mut f) = out.read(STATE_FILE).map_err(io_err(&path, "opening"))? else {
+        return Err(StateError::Missing {
+            dir: out.path().to_owned(),
+        });
+    };
+    let mut text = String::new();
+    f.read_to_string(&mut text)
+        .map_err(io_err(&path, "reading"))?;
+    parse_state(&text, path)
+}
+
+/// The run state in `text`, read from `path`.
+pub(crate) fn parse_state(text: &str, path: PathBuf) -> Result<RunState, StateError> {
+    let state: RunState = serde_json::from_str(text).map_err(|e| StateError::Corrupt {
         path: path.clone(),
         message: format!("line {}, column {}: {e}", e.line(), e.column()),
     })?;
     if state.version != STATE_VERSION {
         return Err(StateError::Corrupt {
-            path,
+            path: path.to_owned(),
             message: format!(
                 "state version {} (this storbench writes {STATE_VERSION})",
                 state.version
@@ -240,22 +279,51 @@ pub fn read_state(dir: &Path) -> Result<RunState, StateError> {
     Ok(state)
 }
 
-/// Write `value` as compact JSON to `path` atomically (`storbench_trace::atomic`:
-/// temporary file, fsync, rename, fsync of the directory). Compact: a result's
-/// histograms indented one number a line made a 2 s run's result.json 180 KB.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
-    let mut text = serde_json::to_vec(value).expect("state serializes");
-    text.push(b'\n');
-    storbench_trace::atomic::write_atomic(path, &text).map_err(io_err(path, "writing (atomically)"))
+/// Every name the run of `state` writes in its directory, and in `journal/` and
+/// `series/`, checked before anything is written: a symbolic link, a device or a FIFO
+/// at any of them is refused. Returns the first regular file found, if any.
+fn check_run_names(out: &OutputDir, state: &RunState) -> Result<Option<String>, StateError> {
+    let phases: Vec<&str> = state.phases.iter().map(|p| p.name.as_str()).collect();
+    let names = crate::output::run_names(&phases);
+    let mut found = None;
+    let mut first = |name: &str| {
+        found.get_or_insert_with(|| name.to_owned());
+    };
+    let entry = |out: &OutputDir, name: &str| {
+        out.entry(name)
+            .map_err(io_err(&out.join(name), "checking the run directory"))
+    };
+    for name in names.files {
+        if entry(out, &name)? == storbench_trace::atomic::Entry::File {
+            first(&name);
+        }
+    }
+    for (sub, files) in names.dirs {
+        let subdir = out
+            .existing_subdir(sub)
+            .map_err(io_err(&out.join(sub), "checking the run directory"))?;
+        let Some(subdir) = subdir else { continue };
+        for name in files {
+            if entry(&subdir, &name)? == storbench_trace::atomic::Entry::File {
+                first(&format!("{sub}/{name}"));
+            }
+        }
+    }
+    entry(out, LOCK_FILE)?;
+    Ok(found)
 }
 
 impl RunDir {
-    /// The run in `dir` (locked by `lock`), with its journal directory; saves `state`.
-    fn open(dir: &Path, state: RunState, lock: File) -> Result<RunDir, StateError> {
-        let jdir = dir.join(JOURNAL_DIR);
-        fs::create_dir_all(&jdir).map_err(io_err(&jdir, "creating the journal directory"))?;
+    /// The run in `out` (locked by `lock`), with its journal directory; saves `state`.
+    fn open(out: OutputDir, state: RunState, lock: File) -> Result<RunDir, StateError> {
+        let jdir = out.join(JOURNAL_DIR);
+        let journal = out
+            .subdir(JOURNAL_DIR)
+            .map_err(io_err(&jdir, "creating the journal directory"))?;
         let mut rd = RunDir {
-            dir: dir.to_owned(),
+            dir: out.path().to_owned(),
+            out,
+            journal,
             state,
             _lock: lock,
             checkpoint_interval: Duration::from_secs(60),
@@ -275,35 +343,48 @@ impl RunDir {
     /// under the lock, that run's state and result files are removed first (no old
     /// file is left beside the new results).
     pub fn create_in(dir: &Path, state: RunState, replace: bool) -> Result<RunDir, StateError> {
-        fs::create_dir_all(dir).map_err(io_err(dir, "creating the run directory"))?;
-        let lock = lock_dir(dir)?;
-        let held = match read_state(dir) {
+        let out = OutputDir::create(dir).map_err(io_err(dir, "creating the run directory"))?;
+        // Links first: a link at any name the run writes is refused, --replace or not.
+        let other_files = check_run_names(&out, &state)?;
+        let lock = lock_dir(&out)?;
+        let held = match read_state_in(&out) {
             Ok(s) => Some(s.procedure),
-            Err(StateError::Missing { .. }) => crate::output::results_in(dir),
+            Err(StateError::Missing { .. }) => crate::output::results_in(&out),
             Err(e) if replace => Some(format!("unreadable state: {e}")),
             Err(e) => return Err(e),
         };
-        if let Some(procedure) = held {
-            if !replace {
+        if !replace {
+            if let Some(procedure) = held {
                 return Err(StateError::Exists {
                     dir: dir.to_owned(),
                     procedure,
                 });
             }
-            crate::output::remove_run(dir).map_err(io_err(dir, "removing the earlier run"))?;
+            if let Some(name) = other_files {
+                return Err(StateError::Occupied {
+                    dir: dir.to_owned(),
+                    name,
+                });
+            }
+        } else if held.is_some() || other_files.is_some() {
+            crate::output::remove_run(&out).map_err(io_err(dir, "removing the earlier run"))?;
         }
-        RunDir::open(dir, state, lock)
+        RunDir::open(out, state, lock)
     }
 
-    /// Reopen the run in `dir` to continue it.
+    /// Reopen the run in `dir` to continue it: only a directory and state the user
+    /// alone can change (`crate::trust`).
     pub fn resume(dir: &Path, procedure: &str) -> Result<RunDir, StateError> {
         if !dir.is_dir() {
             return Err(StateError::Missing {
                 dir: dir.to_owned(),
             });
         }
-        let lock = lock_dir(dir)?;
-        let mut state = read_state(dir)?;
+        let out = OutputDir::open(dir).map_err(io_err(dir, "opening the run directory"))?;
+        crate::trust::check_dir(&out)?;
+        let lock = lock_dir(&out)?;
+        let mut state = crate::trust::read_state(&out)?;
+        check_run_names(&out, &state)?;
         if state.procedure != procedure {
             return Err(StateError::WrongProcedure {
                 dir: dir.to_owned(),
@@ -312,11 +393,21 @@ impl RunDir {
             });
         }
         state.resumes += 1;
-        RunDir::open(dir, state, lock)
+        RunDir::open(out, state, lock)
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The run directory, the only way its files are opened.
+    pub fn out(&self) -> &OutputDir {
+        &self.out
+    }
+
+    /// The run's `journal/` directory.
+    pub fn journal(&self) -> &OutputDir {
+        &self.journal
     }
 
     /// Wall time between checkpoints inside a phase (default and maximum 60 s).
@@ -330,13 +421,23 @@ impl RunDir {
 
     pub fn save(&mut self) -> Result<(), StateError> {
         self.state.updated_unix_ms = unix_ms();
-        write_json_atomic(&self.dir.join(STATE_FILE), &self.state)?;
+        let mut text = serde_json::to_vec(&self.state).expect("state serializes");
+        text.push(b'\n');
+        let path = self.out.join(STATE_FILE);
+        self.out
+            .write(STATE_FILE, &text)
+            .map_err(io_err(&path, "writing (atomically)"))?;
         self.last_save = Instant::now();
         Ok(())
     }
 
+    /// The file name of `phase`'s journal in [`RunDir::journal`].
+    pub fn journal_name(phase: &str) -> String {
+        format!("{phase}.jsonl")
+    }
+
     pub fn journal_path(&self, phase: &str) -> PathBuf {
-        self.dir.join(JOURNAL_DIR).join(format!("{phase}.jsonl"))
+        self.journal.join(&RunDir::journal_name(phase))
     }
 
     /// The first phase not done, if any.
@@ -431,56 +532,54 @@ pub struct Journal<T> {
 }
 
 impl<T: Serialize + DeserializeOwned> Journal<T> {
-    /// Open the journal at `path`, keeping exactly its first `keep_rows` rows (the
-    /// rows the last checkpoint counted) and cutting anything after them. Returns the
-    /// journal, positioned for appending, and the kept rows.
-    pub fn open(path: &Path, keep_rows: u64) -> Result<(Journal<T>, Vec<T>), StateError> {
+    /// Open the journal `name` in `dir`, keeping exactly its first `keep_rows` rows
+    /// (the rows the last checkpoint counted) and cutting anything after them. Returns
+    /// the journal, positioned for appending, and the kept rows. A new journal is
+    /// created with `O_EXCL`; an existing one must be a regular file of one name.
+    pub fn open(
+        dir: &OutputDir,
+        name: &str,
+        keep_rows: u64,
+    ) -> Result<(Journal<T>, Vec<T>), StateError> {
+        let path = &dir.join(name);
+        let Some(mut f) = dir
+            .open_in_place(name, keep_rows == 0)
+            .map_err(io_err(path, "opening"))?
+        else {
+            return Err(StateError::Journal {
+                path: path.to_owned(),
+                line: 0,
+                message: format!("missing, but the checkpoint counts {keep_rows} rows"),
+            });
+        };
         let mut kept = Vec::new();
         let mut keep_len: u64 = 0;
-        match File::open(path) {
-            Ok(f) => {
-                let mut r = BufReader::new(f);
-                let mut line = String::new();
-                while (kept.len() as u64) < keep_rows {
-                    line.clear();
-                    let n = r.read_line(&mut line).map_err(io_err(path, "reading"))?;
-                    if n == 0 || !line.ends_with('\n') {
-                        return Err(StateError::Journal {
-                            path: path.to_owned(),
-                            line: kept.len() as u64 + 1,
-                            message: format!(
-                                "the checkpoint counts {keep_rows} rows but the journal ends after {}",
-                                kept.len()
-                            ),
-                        });
-                    }
-                    let row: T =
-                        serde_json::from_str(line.trim_end()).map_err(|e| StateError::Journal {
-                            path: path.to_owned(),
-                            line: kept.len() as u64 + 1,
-                            message: e.to_string(),
-                        })?;
-                    kept.push(row);
-                    keep_len += n as u64;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if keep_rows > 0 {
+        {
+            let mut r = BufReader::new(&f);
+            let mut line = String::new();
+            while (kept.len() as u64) < keep_rows {
+                line.clear();
+                let n = r.read_line(&mut line).map_err(io_err(path, "reading"))?;
+                if n == 0 || !line.ends_with('\n') {
                     return Err(StateError::Journal {
                         path: path.to_owned(),
-                        line: 0,
-                        message: format!("missing, but the checkpoint counts {keep_rows} rows"),
+                        line: kept.len() as u64 + 1,
+                        message: format!(
+                            "the checkpoint counts {keep_rows} rows but the journal ends after {}",
+                            kept.len()
+                        ),
                     });
                 }
+                let row: T =
+                    serde_json::from_str(line.trim_end()).map_err(|e| StateError::Journal {
+                        path: path.to_owned(),
+                        line: kept.len() as u64 + 1,
+                        message: e.to_string(),
+                    })?;
+                kept.push(row);
+                keep_len += n as u64;
             }
-            Err(e) => return Err(io_err(path, "opening")(e)),
         }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(io_err(path, "opening for append"))?;
         f.set_len(keep_len)
             .map_err(io_err(path, "cutting back to the checkpoint"))?;
         f.seek(SeekFrom::End(0)).map_err(io_err(path, "seeking"))?;
@@ -523,6 +622,20 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     /// Read every complete row of a journal (for reports of unfinished runs).
     pub fn read_all(path: &Path) -> Result<Vec<T>, StateError> {
         let f = File::open(path).map_err(io_err(path, "opening"))?;
+        Journal::read_from(f, path)
+    }
+
+    /// Every complete row of the journal `name` in the run's `dir` (none when it does
+    /// not exist), never read through a link.
+    pub fn read_all_in(dir: &OutputDir, name: &str) -> Result<Vec<T>, StateError> {
+        let path = dir.join(name);
+        match dir.read(name).map_err(io_err(&path, "opening"))? {
+            Some(f) => Journal::read_from(f, &path),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn read_from(f: File, path: &Path) -> Result<Vec<T>, StateError> {
         let mut out = Vec::new();
         for (i, line) in BufReader::new(f).lines().enumerate() {
             let line = line.map_err(io_err(path, "reading"))?;
@@ -546,6 +659,7 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
     struct Row {
@@ -568,7 +682,7 @@ mod tests {
             assert!(rd.begin_phase("a").unwrap().is_none());
             rd.finish_phase("a", serde_json::json!({"ok": 1})).unwrap();
             assert!(rd.begin_phase("b").unwrap().is_none());
-            let (mut j, kept) = Journal::<Row>::open(&rd.journal_path("b"), 0).unwrap();
+            let (mut j, kept) = Journal::<Row>::open(rd.journal(), "b.jsonl", 0).unwrap();
             assert!(kept.is_empty());
             for t in 0..5 {
                 j.append(&Row { t, iops: t as f64 }).unwrap();
@@ -614,7 +728,7 @@ mod tests {
         let cp = rd.begin_phase("b").unwrap().unwrap();
         assert_eq!(cp.cursor, 77);
         assert_eq!(rd.state.phase("b").segments, 2);
-        let (mut j, kept) = Journal::<Row>::open(&rd.journal_path("b"), cp.series_rows).unwrap();
+        let (mut j, kept) = Journal::<Row>::open(rd.journal(), "b.jsonl", cp.series_rows).unwrap();
         assert_eq!(kept.len(), 5);
         assert_eq!(kept[4], Row { t: 4, iops: 4.0 });
         j.append(&Row { t: 5, iops: 50.0 }).unwrap();
@@ -632,7 +746,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("x.jsonl");
         fs::write(&p, "{\"t\":0,\"iops\":1.0}\n").unwrap();
-        let e = Journal::<Row>::open(&p, 3).err().unwrap();
+        let dir = OutputDir::open(tmp.path()).unwrap();
+        let e = Journal::<Row>::open(&dir, "x.jsonl", 3).err().unwrap();
         assert!(e.to_string().contains("x.jsonl"), "{e}");
     }
 

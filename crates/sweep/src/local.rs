@@ -116,7 +116,14 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(p) = pending.get(i) else { break };
                 let t0 = Instant::now();
-                match point::run_point(&p.run, &sd.point_dir(p), o.stop.clone()) {
+                let dir = match sd.point_dir(p) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        fatal.lock().expect("lock").get_or_insert(e);
+                        break;
+                    }
+                };
+                match point::run_point(&p.run, &dir, o.stop.clone()) {
                     Ok(row) => match sd.record(p, row, t0.elapsed().as_millis() as u64, "local") {
                         Ok(_) => {
                             ran.fetch_add(1, Ordering::Relaxed);

@@ -17,10 +17,10 @@ use crate::plan::{Plan, Point, RunSpec};
 use crate::point::{self, Row};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
+use std::os::fd::AsFd;
 use std::path::{Component, Path, PathBuf};
-use storbench_report::sweep::{
-    write_sweep, Cell, Column, Kind, Role, SweepMeta, SweepTable, SWEEP_FILE,
-};
+use storbench_report::sweep::{write_sweep_in, Cell, Column, Kind, Role, SweepMeta, SweepTable};
+use storbench_trace::atomic::OutputDir;
 
 pub const POINTS_DIR: &str = "points";
 pub const POINT_FILE: &str = "point.json";
@@ -78,35 +78,27 @@ pub struct PointRecord {
     pub ran_by: String,
 }
 
-/// Write `path` atomically: a temporary file beside it, fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SweepError> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(io(&tmp, "creating"))?;
-    f.write_all(bytes).map_err(io(&tmp, "writing"))?;
-    f.sync_all().map_err(io(&tmp, "fsync"))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io(path, "renaming into place"))
-}
-
-/// An open sweep directory (locked for this process while it lives).
+/// An open sweep directory (locked for this process while it lives). Its files are
+/// opened only through the directory's descriptor (`storbench_trace::atomic`):
+/// never through a link, written atomically.
 pub struct SweepDir {
-    dir: PathBuf,
+    out: OutputDir,
+    points: OutputDir,
     _lock: File,
 }
 
 impl SweepDir {
     /// Create or reopen `dir` for `plan`: take its lock, keep the plan beside the results.
     pub fn open(dir: &Path, plan: &Plan) -> Result<SweepDir, SweepError> {
-        std::fs::create_dir_all(dir.join(POINTS_DIR))
+        let out = OutputDir::create(dir).map_err(io(dir, "creating the sweep directory"))?;
+        let points = out
+            .subdir(POINTS_DIR)
             .map_err(io(dir, "creating the sweep directory"))?;
-        let lock_path = dir.join(LOCK_FILE);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path, "opening the lock"))?;
+        let lock_path = out.join(LOCK_FILE);
+        let lock = out
+            .open_in_place(LOCK_FILE, true)
+            .map_err(io(&lock_path, "opening the lock"))?
+            .expect("created when missing");
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
             SweepError::Busy(format!(
                 "{}: another sweep is writing there (its lock {} is held)\n  hint: wait for it, or give another -o",
@@ -114,15 +106,17 @@ impl SweepDir {
                 lock_path.display()
             ))
         })?;
-        write_atomic(&dir.join(PLAN_FILE), plan.text.as_bytes())?;
+        out.write(PLAN_FILE, plan.text.as_bytes())
+            .map_err(io(&out.join(PLAN_FILE), "writing"))?;
         Ok(SweepDir {
-            dir: dir.to_path_buf(),
+            out,
+            points,
             _lock: lock,
         })
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.out.path()
     }
 
     /// The plan's unfinished points, refused when they would write more than this
@@ -135,28 +129,45 @@ impl SweepDir {
                 pending.push(p);
             }
         }
-        let st = rustix::fs::statvfs(&self.dir).map_err(|e| SweepError::Io {
-            path: self.dir.clone(),
+        let st = rustix::fs::fstatvfs(self.out.as_fd()).map_err(|e| SweepError::Io {
+            path: self.out.path().to_path_buf(),
             context: "reading the free space (statvfs)",
             source: e.into(),
         })?;
         let free = st.f_bavail.saturating_mul(st.f_frsize);
-        plan.check_room(&pending, free, &self.dir)?;
+        plan.check_room(&pending, free, self.out.path())?;
         Ok(pending)
     }
 
-    pub fn point_dir(&self, p: &Point) -> PathBuf {
-        self.dir.join(POINTS_DIR).join(&p.id)
+    /// The point's directory, made if missing (a link there is refused): where its
+    /// run writes.
+    pub fn point_dir(&self, p: &Point) -> Result<PathBuf, SweepError> {
+        Ok(self.point_out(p)?.path().to_path_buf())
+    }
+
+    fn point_out(&self, p: &Point) -> Result<OutputDir, SweepError> {
+        self.points
+            .subdir(&p.id)
+            .map_err(io(&self.points.join(&p.id), "creating the point directory"))
     }
 
     /// The point's record if it finished.
     pub fn finished(&self, p: &Point) -> Result<Option<PointRecord>, SweepError> {
-        let path = self.point_dir(p).join(POINT_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(&path, "reading")(e)),
+        use std::io::Read;
+        let dir = self.points.join(&p.id);
+        let path = dir.join(POINT_FILE);
+        let Some(out) = self
+            .points
+            .existing_subdir(&p.id)
+            .map_err(io(&dir, "opening"))?
+        else {
+            return Ok(None);
         };
+        let Some(mut f) = out.read(POINT_FILE).map_err(io(&path, "opening"))? else {
+            return Ok(None);
+        };
+        let mut text = String::new();
+        f.read_to_string(&mut text).map_err(io(&path, "reading"))?;
         let rec: PointRecord = serde_json::from_str(&text).map_err(|e| SweepError::Invalid {
             path: path.clone(),
             message: format!("line {}, column {}: {e}", e.line(), e.column()),
@@ -192,34 +203,43 @@ impl SweepDir {
             wall_ms,
             ran_by: ran_by.into(),
         };
-        let dir = self.point_dir(p);
-        std::fs::create_dir_all(&dir).map_err(io(&dir, "creating the point directory"))?;
+        let out = self.point_out(p)?;
         let text = serde_json::to_string_pretty(&rec).expect("point record serializes");
-        write_atomic(&dir.join(POINT_FILE), text.as_bytes())?;
+        out.write(POINT_FILE, text.as_bytes())
+            .map_err(io(&out.join(POINT_FILE), "writing"))?;
         Ok(rec)
     }
 
     /// Put a point's result files, computed elsewhere, into its directory (relative
-    /// paths only, each written atomically).
+    /// paths only, each written atomically, never through a link).
     pub fn write_files(&self, p: &Point, files: &[(String, Vec<u8>)]) -> Result<(), SweepError> {
-        let dir = self.point_dir(p);
+        let top = self.point_out(p)?;
         for (rel, bytes) in files {
             let r = Path::new(rel);
-            if rel.is_empty()
-                || !r.components().all(|c| matches!(c, Component::Normal(_)))
-                || rel == POINT_FILE
-            {
-                return Err(SweepError::Invalid {
-                    path: dir.clone(),
-                    message: format!("refusing result file name {rel:?}"),
-                    hint: "result files are relative paths inside the point's directory",
-                });
+            let names: Option<Vec<&str>> = r
+                .components()
+                .map(|c| match c {
+                    Component::Normal(n) => n.to_str(),
+                    _ => None,
+                })
+                .collect();
+            let names = match names {
+                Some(n) if !n.is_empty() && rel != POINT_FILE => n,
+                _ => {
+                    return Err(SweepError::Invalid {
+                        path: top.path().to_path_buf(),
+                        message: format!("refusing result file name {rel:?}"),
+                        hint: "result files are relative paths inside the point's directory",
+                    })
+                }
+            };
+            let (file, dirs) = names.split_last().expect("not empty");
+            let mut dir = top.clone();
+            for d in dirs {
+                dir = dir.subdir(d).map_err(io(&dir.join(d), "creating"))?;
             }
-            let path = dir.join(r);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(io(parent, "creating"))?;
-            }
-            write_atomic(&path, bytes)?;
+            dir.write(file, bytes)
+                .map_err(io(&dir.join(file), "writing"))?;
         }
         Ok(())
     }
@@ -231,8 +251,7 @@ impl SweepDir {
             records.push(self.finished(p)?);
         }
         let table = dataset(plan, &records);
-        let path = self.dir.join(SWEEP_FILE);
-        write_sweep(&path, &table)?;
+        let path = write_sweep_in(&self.out, &table)?;
         Ok((path, table.rows.len()))
     }
 }

@@ -91,6 +91,9 @@ pub fn thread_cpu_ns() -> u64 {
 /// unmounted if a test left it mounted, detached, and the image removed, in that order.
 pub struct LoopDevice {
     dev: PathBuf,
+    /// Attached: [`LoopDevice::detach`] clears it, so a drop never detaches a device
+    /// another test took in between.
+    attached: std::sync::atomic::AtomicBool,
     // Declared last: dropped after `Drop::drop` has detached the device.
     dir: tempfile::TempDir,
 }
@@ -116,14 +119,25 @@ impl LoopDevice {
             .and_then(|f| f.set_len(size_bytes))
             .map_err(|e| format!("image {}: {e}", img.display()))?;
         let img_str = img.to_str().ok_or("temp dir path is not UTF-8")?;
-        let out = sh("losetup", &["-f", "--show", "-P", img_str])
-            .map_err(|e| format!("no loop device: {e}"))?;
+        LoopDevice::attach_free(&["-P", img_str], dir)
+    }
+
+    /// `losetup -f --show ARGS`: the first free loop device, attached, its temporary
+    /// directory `dir`.
+    fn attach_free(args: &[&str], dir: tempfile::TempDir) -> Result<LoopDevice, String> {
+        let mut all = vec!["-f", "--show"];
+        all.extend_from_slice(args);
+        let out = sh("losetup", &all).map_err(|e| format!("no loop device: {e}"))?;
         let dev = PathBuf::from(out.trim());
         assert!(dev.starts_with("/dev/"), "losetup printed {out:?}");
         // Regression (flaky audit after CI stop 12): udev's probe of the new device
         // could still be reading it when a test starts recording or counting.
         udev_settle();
-        Ok(LoopDevice { dev, dir })
+        Ok(LoopDevice {
+            dev,
+            attached: true.into(),
+            dir,
+        })
     }
 
     /// The device node, e.g. `/dev/loop3`.
@@ -141,15 +155,35 @@ impl LoopDevice {
         self.dir.path()
     }
 
-    /// Points this loop device at another image: detaches it and attaches the same
-    /// `/dev/loopN` to `image` (what a user does with `losetup -d` then `losetup
-    /// /dev/loopN other.img`). Waits (at most 30 s) for a last opener (udev's probe, a
-    /// killed process's close) before the kernel lets the device go. `Err` is the reason
-    /// to skip: another process took the freed device in between.
+    /// A loop device over an existing file or block device `backing` (a loop stacked
+    /// on another loop device, a second loop over one image). On drop it is unmounted
+    /// if a test left it mounted and detached; `backing` is left alone. `Err` is the
+    /// reason to skip.
+    pub fn over(backing: &Path) -> Result<LoopDevice, String> {
+        if let Some(why) = skip_reason(&["losetup"]) {
+            return Err(why);
+        }
+        let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+        let b = backing.to_str().ok_or("backing path is not UTF-8")?;
+        LoopDevice::attach_free(&[b], dir)
+    }
+
+    /// Points this loop device at another image: [`LoopDevice::detach`], then
+    /// [`LoopDevice::attach`] (what a user does with `losetup -d` then `losetup
+    /// /dev/loopN other.img`).
     pub fn repoint(&self, image: &Path) -> Result<(), String> {
+        self.detach()?;
+        self.attach(image)
+    }
+
+    /// Detaches the device (`losetup -d`) and waits (at most 30 s) for a last opener
+    /// (udev's probe, a killed process's close) before the kernel lets it go.
+    pub fn detach(&self) -> Result<(), String> {
         let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap();
         let backing = format!("/sys/block/{name}/loop/backing_file");
         sh("losetup", &["-d", self.path_str()])?;
+        self.attached
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         let t0 = std::time::Instant::now();
         while Path::new(&backing).exists() {
             if t0.elapsed() > std::time::Duration::from_secs(30) {
@@ -160,6 +194,12 @@ impl LoopDevice {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        Ok(())
+    }
+
+    /// Attaches the same `/dev/loopN`, detached, to `image`. `Err` is the reason to
+    /// skip: another process took the freed device in between.
+    pub fn attach(&self, image: &Path) -> Result<(), String> {
         let img = image.to_str().ok_or("image path is not UTF-8")?;
         sh("losetup", &[self.path_str(), img]).map_err(|e| {
             format!(
@@ -167,6 +207,8 @@ impl LoopDevice {
                 self.path_str()
             )
         })?;
+        self.attached
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         udev_settle();
         Ok(())
     }
@@ -182,6 +224,9 @@ impl LoopDevice {
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
+        if !self.attached.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         // Quiet: the device is usually not mounted.
         let _ = Command::new("umount").arg(&self.dev).output();
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();

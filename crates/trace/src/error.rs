@@ -43,6 +43,29 @@ pub enum TraceError {
     /// The content could not be recognised as any known format (or not the one asked for).
     #[error("{}: {message}", path.display())]
     Format { path: PathBuf, message: String },
+    /// An input that is not text to import as it is (an archive, a Parquet trace, other
+    /// binary data, a truncated download, a tar without the member asked for): what it
+    /// is, and what to do about it.
+    #[error("{}: {message}", path.display())]
+    Input {
+        path: PathBuf,
+        message: String,
+        /// What to do (shown as the command's hint).
+        hint: String,
+    },
+    /// A Parquet trace whose rows are not in issue order (written by another tool):
+    /// measured or replayed as it is, every figure would be wrong.
+    #[error(
+        "{}: row {row}: issue_ns {issue_ns} is before the previous row's {previous_ns}: the rows are not in issue order",
+        path.display()
+    )]
+    Unsorted {
+        path: PathBuf,
+        /// 0-based row.
+        row: u64,
+        issue_ns: u64,
+        previous_ns: u64,
+    },
     /// A record the store refuses (e.g. a time or offset beyond i64::MAX).
     #[error("{}: invalid record: {message}", path.display())]
     InvalidRecord { path: PathBuf, message: String },
@@ -87,7 +110,37 @@ impl TraceError {
             | TraceError::Schema { path, .. }
             | TraceError::Parse { path, .. }
             | TraceError::Format { path, .. }
+            | TraceError::Input { path, .. }
+            | TraceError::Unsorted { path, .. }
             | TraceError::InvalidRecord { path, .. } => path,
+        }
+    }
+
+    /// A read of `path` failed: a decompressor's error (a truncated or corrupt download)
+    /// is the input's fault and says what to do; any other is an I/O failure.
+    pub(crate) fn read(path: &std::path::Path, source: std::io::Error) -> Self {
+        let corrupt = source
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<crate::formats::input::Corrupt>());
+        match corrupt {
+            Some(c) => TraceError::Input {
+                path: path.to_path_buf(),
+                message: c.to_string(),
+                hint: c.hint(),
+            },
+            None => TraceError::io(path, "read", source),
+        }
+    }
+
+    /// What to do about this error, when the error knows better than its caller.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            TraceError::Input { hint, .. } => Some(hint),
+            TraceError::Unsorted { .. } => Some(
+                "write the trace in issue order (pandas: df.sort_values(\"issue_ns\", kind=\"stable\")); \
+                 `storbench characterize` sorts such a trace itself",
+            ),
+            _ => None,
         }
     }
 

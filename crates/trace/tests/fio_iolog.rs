@@ -71,7 +71,7 @@ fn fio_write_iolog_imports_and_export_replays_with_same_totals() {
     let sum = import(&d.join("rec.iolog"), &trace, &ImportOptions::default()).unwrap();
     assert_eq!(
         sum.format,
-        Format::FioIologV3.name(),
+        Format::FIO_IOLOG_V3.name(),
         "detected from content"
     );
     let c = characterize_file(&trace).unwrap();
@@ -143,6 +143,7 @@ fn export_span_folds_offsets_so_fio_replays_on_a_small_file() {
         filename: Some("small.bin".into()),
         span_bytes: Some(span),
         align_bytes: 4096,
+        ..ExportOptions::default()
     };
     let sum = export(
         &trace,

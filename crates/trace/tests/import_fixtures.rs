@@ -53,15 +53,15 @@ fn n(m: &std::collections::BTreeMap<String, u64>, pat: &str) -> u64 {
 #[test]
 fn detects_every_fixture_format() {
     for (f, want) in [
-        ("ftrace_messy.txt", Format::Ftrace),
-        ("trace_cmd_report.txt", Format::Ftrace),
-        ("blkparse.txt", Format::Blkparse),
-        ("fio_v2.log", Format::FioIologV2),
-        ("fio_v3.log", Format::FioIologV3),
-        ("msr.csv", Format::Msr),
-        ("alibaba.csv", Format::Alibaba),
-        ("tencent.csv", Format::Tencent),
-        ("spc.csv", Format::Spc),
+        ("ftrace_messy.txt", Format::FTRACE),
+        ("trace_cmd_report.txt", Format::FTRACE),
+        ("blkparse.txt", Format::BLKPARSE),
+        ("fio_v2.log", Format::FIO_IOLOG_V2),
+        ("fio_v3.log", Format::FIO_IOLOG_V3),
+        ("msr.csv", Format::MSR),
+        ("alibaba.csv", Format::ALIBABA),
+        ("tencent.csv", Format::TENCENT),
+        ("spc.csv", Format::SPC),
     ] {
         assert_eq!(detect(&fixture(f)).unwrap(), want, "{f}");
     }
@@ -228,7 +228,7 @@ fn fio_iolog_v2_and_v3() {
         &fixture("fio_v2.log"),
         &dir.path().join("o.parquet"),
         &ImportOptions {
-            format: Some(Format::FioIologV3),
+            format: Some(Format::FIO_IOLOG_V3),
             ..Default::default()
         },
     )
@@ -356,21 +356,21 @@ fn unit_overflow_names_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let huge = u64::MAX / 4;
     for (format, line, field) in [
-        (Format::Tencent, format!("1,{huge},8,0,7"), "offset"),
-        (Format::Tencent, format!("1,0,{huge},0,7"), "size"),
+        (Format::TENCENT, format!("1,{huge},8,0,7"), "offset"),
+        (Format::TENCENT, format!("1,0,{huge},0,7"), "size"),
         (
-            Format::Tencent,
+            Format::TENCENT,
             format!("1,0,8,0,7\n{huge},0,8,0,7"),
             "timestamp",
         ),
-        (Format::Spc, format!("0,{huge},4096,r,0.5"), "LBA"),
+        (Format::SPC, format!("0,{huge},4096,r,0.5"), "LBA"),
         (
-            Format::Alibaba,
+            Format::ALIBABA,
             format!("3,R,0,4096,1\n3,R,0,4096,{huge}"),
             "timestamp",
         ),
         (
-            Format::Alibaba,
+            Format::ALIBABA,
             format!("3,R,{huge},{},1", u64::MAX / 2),
             "offset",
         ),

@@ -64,12 +64,18 @@ fn check(format: Format, data: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The `f`th format of the registry (wrapping around).
+fn nth(f: usize) -> Format {
+    let all: Vec<Format> = Format::all().collect();
+    all[f % all.len()]
+}
+
 /// A mutated document: fixture lines, some tokens replaced by nasty values, lines cut.
 fn mutated() -> impl Strategy<Value = (usize, Vec<u8>)> {
     let lines = fixture_lines();
     let n = lines.len();
     (
-        0usize..Format::ALL.len(),
+        0usize..Format::all().count(),
         proptest::collection::vec(
             (
                 0..n,
@@ -121,22 +127,22 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_bytes_never_panic(f in 0usize..9, data in proptest::collection::vec(any::<u8>(), 0..512)) {
-        check(Format::ALL[f], &data)?;
+    fn arbitrary_bytes_never_panic(f in 0usize..64, data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        check(nth(f), &data)?;
     }
 
     #[test]
     fn mutated_fixture_lines_never_panic((f, data) in mutated()) {
-        check(Format::ALL[f], &data)?;
+        check(nth(f), &data)?;
         // With the right header too, so the fio/csv importers get past line 1.
-        let header: &[u8] = match Format::ALL[f] {
-            Format::FioIologV2 => b"fio version 2 iolog\n",
-            Format::FioIologV3 => b"fio version 3 iolog\n",
-            Format::Csv => b"issue_ns,complete_ns,offset_bytes,len_bytes,op,stream,device\n",
+        let header: &[u8] = match nth(f).name() {
+            "fio-iolog-v2" => b"fio version 2 iolog\n",
+            "fio-iolog-v3" => b"fio version 3 iolog\n",
+            "csv" => b"issue_ns,complete_ns,offset_bytes,len_bytes,op,stream,device\n",
             _ => b"",
         };
         let mut d = header.to_vec();
         d.extend_from_slice(&data);
-        check(Format::ALL[f], &d)?;
+        check(nth(f), &d)?;
     }
 }

@@ -116,7 +116,7 @@ fn blkparse_capture_imports_exactly_what_was_issued() {
     let s = &got.summary;
     assert_eq!(s.bad_lines_skipped, 0);
     // The first issue of each requeued request gives way to its second.
-    assert_eq!(count(&s.dropped, "re-issues of a pending request"), 2);
+    assert_eq!(count(&s.dropped, "issues of requeued requests (R"), 2);
     assert_eq!(s.dropped.len(), 1, "{:?}", s.dropped);
     // Every action is accounted for by its own rule, as many times as printed.
     for (rule, n) in [
@@ -128,11 +128,10 @@ fn blkparse_capture_imports_exactly_what_was_issued() {
         ("S (sleep)", 7),
         ("P (plug)", 6),
         ("U (unplug)", 3),
-        ("T (unplug by timer)", 3),
+        ("UT (unplug by timer)", 3),
         ("X (split)", 4),
         ("B (bounced)", 7),
         ("A (remap)", 6),
-        ("R (requeue)", 2),
         ("m (message)", 8),
         ("passthrough", 8),
         ("ending a flush sequence", 5),
@@ -223,9 +222,19 @@ blkparse_kind!(
     "U (unplug)"
 );
 blkparse_kind!(
-    blkparse_t_unplug_timer,
-    "  8,0    1        2     0.000200000    57  T   N [kworker/1:1H] 2",
-    "T (unplug by timer)"
+    blkparse_ut_unplug_timer,
+    "  8,0    1        2     0.000200000    57 UT   N [kworker/1:1H] 2",
+    "UT (unplug by timer)"
+);
+blkparse_kind!(
+    blkparse_zp_zone_plug,
+    "  8,0    1        2     0.000200000  4242 ZP   N [fio]",
+    "ZP (zone write plug)"
+);
+blkparse_kind!(
+    blkparse_zu_zone_unplug,
+    "  8,0    1        2     0.000200000  4242 ZU   N [fio] 1",
+    "ZU (zone write unplug)"
 );
 blkparse_kind!(
     blkparse_x_split,
@@ -248,9 +257,9 @@ blkparse_kind!(
     "S (sleep)"
 );
 blkparse_kind!(
-    blkparse_r_requeue,
+    blkparse_r_requeue_of_nothing_pending,
     "  8,0    1        2     0.000200000     0  R   R 9000 + 8 [0]",
-    "R (requeue)"
+    "requeues of requests not pending"
 );
 blkparse_kind!(
     blkparse_m_n_message,
@@ -493,7 +502,7 @@ fn every_codec_with_several_members_imports_as_plain() {
 #[test]
 fn binary_input_is_a_clear_error() {
     let p = fixture("compressed/not_a_trace.bin");
-    for opts in [ImportOptions::default(), with_format(Format::Msr)] {
+    for opts in [ImportOptions::default(), with_format(Format::MSR)] {
         let e = try_import(&p, &opts).err().expect("binary input fails");
         let msg = e.to_string();
         assert!(msg.contains("not_a_trace.bin"), "{msg}");
@@ -513,7 +522,7 @@ fn binary_input_is_a_clear_error() {
 #[test]
 fn msr_standard_header_and_bom_are_detected_and_skipped() {
     let p = fixture("msr_header_bom_zero_service.csv");
-    assert_eq!(detect(&p).unwrap(), Format::Msr);
+    assert_eq!(detect(&p).unwrap(), Format::MSR);
     let i = imported(&p, &ImportOptions::default());
     assert_eq!(i.recs.len(), 60);
     assert_eq!(count(&i.summary.ignored, "header"), 1);
@@ -524,7 +533,7 @@ fn msr_standard_header_and_bom_are_detected_and_skipped() {
         "h.csv",
         b"\xef\xbb\xbfTimestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n",
     );
-    assert_eq!(detect(&h).unwrap(), Format::Msr);
+    assert_eq!(detect(&h).unwrap(), Format::MSR);
 }
 
 /// Alibaba, Tencent (behind a byte order mark) and SPC files with a header line
@@ -532,9 +541,9 @@ fn msr_standard_header_and_bom_are_detected_and_skipped() {
 #[test]
 fn alibaba_tencent_spc_headers_are_skipped() {
     for (name, format, rows) in [
-        ("alibaba_header.csv", Format::Alibaba, 80),
-        ("tencent_header.csv", Format::Tencent, 80),
-        ("spc_header.csv", Format::Spc, 90),
+        ("alibaba_header.csv", Format::ALIBABA, 80),
+        ("tencent_header.csv", Format::TENCENT, 80),
+        ("spc_header.csv", Format::SPC, 90),
     ] {
         let p = fixture(name);
         assert_eq!(detect(&p).unwrap(), format, "{name}");

@@ -139,7 +139,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.parquet");
         let want = write(&src, &rs, false);
-        let got = reimport(&src, ExportFormat::Csv, Format::Csv);
+        let got = reimport(&src, ExportFormat::Csv, Format::CSV);
         prop_assert_eq!(got, want);
     }
 
@@ -148,7 +148,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src.parquet");
         let want = write(&src, &rs, true);
-        let got = reimport(&src, ExportFormat::FioIologV3, Format::FioIologV3);
+        let got = reimport(&src, ExportFormat::FioIologV3, Format::FIO_IOLOG_V3);
         prop_assert_eq!(got, want);
     }
 }

@@ -215,7 +215,7 @@ fn spc_asu_filter() {
     let text = std::fs::read_to_string(fixture("spc_header.csv")).unwrap();
     let asu1 = text.lines().skip(1).filter(|l| l.starts_with("1,")).count() as u64;
     let opts = ImportOptions {
-        format: Some(Format::Spc),
+        format: Some(Format::SPC),
         asu: Some(1),
         ..Default::default()
     };

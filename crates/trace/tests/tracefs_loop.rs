@@ -193,7 +193,7 @@ fn run() -> Result<(), String> {
         },
     )
     .unwrap();
-    assert_eq!(sum.format, Format::Ftrace.name());
+    assert_eq!(sum.format, Format::FTRACE.name());
     eprintln!("{}", sum.to_text());
     let c = characterize_file(&out).unwrap();
     eprintln!("{}", c.to_table());

@@ -46,6 +46,9 @@ pub enum DbCommand {
         /// Also write charts as SVG and tables as Markdown and CSV here
         #[arg(long, value_name = "DIR")]
         images: Option<PathBuf>,
+        /// Replace an existing report or image storbench did not write
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Remove an entry
     Remove {
@@ -62,7 +65,15 @@ fn open(db: Option<PathBuf>) -> anyhow::Result<Catalogue> {
             hint: Some("give one with --db PATH".into()),
         })?,
     };
-    Ok(Catalogue::open(&path)?)
+    match Catalogue::open(&path) {
+        Ok(c) => Ok(c),
+        Err(e @ storbench_report::db::DbError::NotACatalogue { .. }) => Err(UserError {
+            message: e.to_string(),
+            hint: Some("give --db a new path, or a catalogue storbench made".into()),
+        }
+        .into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -80,7 +91,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             where_sql,
             output,
             images,
-        } => report(&cat, ids, where_sql.as_deref(), &output, images.as_deref())?,
+            overwrite,
+        } => report(
+            &cat,
+            ids,
+            where_sql.as_deref(),
+            &output,
+            images.as_deref(),
+            overwrite,
+        )?,
         DbCommand::Remove { id } => {
             cat.remove(id)?;
             outln!("removed {id}")?;
@@ -157,6 +176,7 @@ fn report(
     where_sql: Option<&str>,
     output: &Path,
     images: Option<&Path>,
+    overwrite: bool,
 ) -> anyhow::Result<()> {
     let ids = match where_sql {
         Some(w) => {
@@ -181,6 +201,8 @@ fn report(
         }
         .into());
     }
-    super::report::write_report(&runs, output, images)?;
+    // Never over the catalogue it reads, nor a result it came from.
+    let rule = super::report::report_rule(overwrite, &runs, &[]).input_path(cat.path());
+    super::report::write_report(&runs, output, images, &rule)?;
     Ok(())
 }

@@ -56,7 +56,9 @@ pub struct Args {
 
 fn prepare_out(out: &Path) -> anyhow::Result<()> {
     if out.exists() {
-        let ours = out.join(MARKER).is_file();
+        // The marker itself, never a link named like it (a link would make a directory
+        // of the user's pass for a demo's, to be removed whole).
+        let ours = std::fs::symlink_metadata(out.join(MARKER)).is_ok_and(|m| m.is_file());
         let empty = std::fs::read_dir(out)
             .with_context(|| format!("reading {}", out.display()))?
             .next()
@@ -221,7 +223,7 @@ impl Demo {
         let out = &self.a.out;
         let runs = super::report::load_runs(std::slice::from_ref(out))?;
         let report = out.join("report.html");
-        super::report::write_report(&runs, &report, None)?;
+        super::report::write_report(&runs, &report, None, &Default::default())?;
         outln!()?;
         for l in lines {
             outln!("{l}")?;
@@ -239,6 +241,22 @@ impl Demo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory of the user's holding a link named like the demo's marker passed
+    /// for a demo's and was removed whole by the next demo.
+    #[test]
+    fn a_link_named_like_the_marker_does_not_make_a_directory_the_demos() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mine = tmp.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        std::fs::write(mine.join("notes.txt"), "keep").unwrap();
+        let somewhere = tmp.path().join("somewhere");
+        std::fs::write(&somewhere, "a file").unwrap();
+        std::os::unix::fs::symlink(&somewhere, mine.join(MARKER)).unwrap();
+        let e = prepare_out(&mine).unwrap_err();
+        assert!(e.to_string().contains("not made by storbench demo"), "{e}");
+        assert!(mine.join("notes.txt").is_file());
+    }
 
     fn small(out: &Path) -> Args {
         Args {

@@ -24,7 +24,8 @@ pub const EXIT_CODES: &str = "Exit status, the same in every command:
   1    failure: I/O errors on the target or a file, a full disk (the results measured
        so far are kept, and the first failed I/O is printed with its offset and error)
   2    usage or input error: a bad option, a bad trace or profile, a target refused by
-       the safety guard
+       the safety guard, an output refused (a device, a link, an input, a file
+       storbench did not write)
   130  interrupted (Ctrl-C, SIGTERM): the run stops at the next whole second, keeps what
        it measured up to there, and continues with --resume DIR";
 
@@ -111,16 +112,23 @@ pub fn absolute_spec(spec: &str) -> anyhow::Result<String> {
 
 /// Start the run `make` configures in `out` (or resume the one in `--resume`), run it
 /// to the end and return its result. An interrupted run exits here with status 130
-/// after saying where it stands.
+/// after saying where it stands. `destroy_data`: `--destroy-data` as given; with
+/// `--resume`, the consent given again (the device changed at its ends since the last
+/// checkpoint, see `storbench_suite::trust`).
 pub fn drive<P: Procedure>(
     d: &DriveArgs,
     out: Option<PathBuf>,
+    destroy_data: Option<&Path>,
     make: impl FnOnce() -> anyhow::Result<P>,
 ) -> anyhow::Result<(PathBuf, SuiteResult)> {
     let ctl = control(d)?;
-    let (dir, start) = match &d.resume {
-        Some(dir) => (dir.clone(), Start::Resume),
-        None => {
+    let (dir, start) = match (&d.resume, destroy_data) {
+        (Some(dir), None) => (dir.clone(), Start::Resume),
+        (Some(dir), Some(c)) => (
+            dir.clone(),
+            Start::ResumeWithConsent(absolute("--destroy-data", c)?),
+        ),
+        (None, _) => {
             let dir = out.unwrap_or_else(|| default_dir(P::NAME));
             (dir, Start::New(make()?))
         }

@@ -28,6 +28,9 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "512", requires = "span",
         value_parser = super::values::size)]
     pub align: u64,
+    /// Replace an existing file storbench did not write (never the input)
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// The export formats, as `--format` spells them.
@@ -71,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         filename: args.filename,
         span_bytes,
         align_bytes,
+        output: storbench_trace::atomic::Rule::overwrite(args.overwrite),
     };
     let sum = export(&args.input, &args.output, format, &opts)
         .map_err(super::import::trace_input_error)?;

@@ -14,8 +14,8 @@ use storbench_trace::TraceError;
 #[derive(clap::Args)]
 pub struct Args {
     /// Traces to import into one (text: fio iolog, ftrace, blkparse, MSR, Alibaba,
-    /// Tencent, SPC, storbench CSV; plain, gzip, zstd, xz or bzip2, or a tar archive of
-    /// them); `-` reads stdin (e.g. `zcat t.csv.gz | ...`)
+    /// CloudPhysics vscsi CSV, Tencent, SPC, storbench CSV, MQSim; plain, gzip, zstd, xz
+    /// or bzip2, or a tar archive of them); `-` reads stdin (e.g. `zcat t.csv.gz | ...`)
     #[arg(required = true, num_args = 1..)]
     pub input: Vec<PathBuf>,
     /// Parquet trace to write
@@ -43,20 +43,26 @@ pub struct Args {
     /// Count and skip malformed lines instead of stopping at the first
     #[arg(long = "skip-bad-lines")]
     pub skip_bad_lines: bool,
+    /// Replace an existing file storbench did not write (never one of the inputs)
+    #[arg(long)]
+    pub overwrite: bool,
     /// No progress bar
     #[arg(short = 'q', long)]
     pub quiet: bool,
 }
 
-/// Maps bad-input errors to user errors (exit status 2) with a hint.
+/// Maps bad-input errors to user errors (exit status 2) with a hint: the error's own
+/// when it has one (an archive, a Parquet file, a truncated download, a missing tar
+/// member), else `hint`.
 pub fn user_error(e: TraceError, hint: &str) -> anyhow::Error {
     match e {
-        TraceError::Parse { .. } | TraceError::Format { .. } | TraceError::Schema { .. } => {
-            anyhow::Error::new(UserError {
-                message: e.to_string(),
-                hint: Some(hint.to_owned()),
-            })
-        }
+        TraceError::Parse { .. }
+        | TraceError::Format { .. }
+        | TraceError::Schema { .. }
+        | TraceError::Input { .. } => anyhow::Error::new(UserError {
+            message: e.to_string(),
+            hint: Some(e.hint().unwrap_or(hint).to_owned()),
+        }),
         other => anyhow::Error::new(other),
     }
 }
@@ -69,16 +75,20 @@ pub fn trace_input_error(e: TraceError) -> anyhow::Error {
     if matches!(e, TraceError::Io { .. }) || storbench_report::io_cause(&e).is_some() {
         return anyhow::Error::new(e);
     }
+    let hint = e
+        .hint()
+        .unwrap_or("is the input a storbench Parquet trace? (storbench import makes one)")
+        .to_owned();
     anyhow::Error::new(UserError {
         message: e.to_string(),
-        hint: Some("is the input a storbench Parquet trace? (storbench import makes one)".into()),
+        hint: Some(hint),
     })
 }
 
 /// `--format`: the trace crate's format names, listed for help and completions.
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name))
+    clap::builder::PossibleValuesParser::new(Format::all().map(Format::name))
         .map(|name| Format::parse(&name).expect("a listed name"))
 }
 
@@ -108,6 +118,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     let stdin = args.input.iter().any(|p| p.as_os_str() == "-");
+    let mut output = storbench_trace::atomic::Rule::overwrite(args.overwrite);
+    if stdin {
+        // `import - -o x.csv < x.csv`: stdin is an input too.
+        output = output.input(std::io::stdin())?;
+    }
+    let opts = ImportOptions { output, ..opts };
     if stdin && args.input.len() > 1 {
         return Err(UserError {
             message: "`-` (stdin) cannot be given with other inputs".into(),
@@ -162,10 +178,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     });
     bar.finish_and_clear();
     let summary = result.map_err(|e| {
-        user_error(
-            e,
-            "fix the input, give --format if detection guessed wrong, or pass --skip-bad-lines to count and skip malformed lines",
-        )
+        let hint = match &e {
+            // A malformed line: the file, or the format detection, is wrong.
+            TraceError::Parse { .. } => {
+                "fix the input, give --format if detection guessed wrong, or pass --skip-bad-lines to count and skip malformed lines".to_owned()
+            }
+            _ => format!("give --format, one of: {}", Format::names()),
+        };
+        user_error(e, &hint)
     })?;
     out!("{}", summary.to_text())?;
     outln!("wrote {}", args.output.display())?;

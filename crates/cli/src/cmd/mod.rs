@@ -18,9 +18,10 @@ pub mod sweep;
 pub mod synth;
 pub mod values;
 
-/// Exit status: 2 for user mistakes (bad arguments, bad input), 1 for everything else.
+/// Exit status: 2 for user mistakes (bad arguments, bad input, an output refused by
+/// `storbench_trace::atomic`), 1 for everything else.
 pub fn exit_code(e: &anyhow::Error) -> i32 {
-    if e.chain().any(|c| c.is::<UserError>()) {
+    if e.chain().any(|c| c.is::<UserError>()) || refused_output(e).is_some() {
         2
     } else {
         1
@@ -37,10 +38,21 @@ pub fn path_mistake(e: &std::io::Error) -> bool {
     )
 }
 
+/// The output refusal (a block device, a link, an input, a file of the user's) behind
+/// `e`, wherever a writer wrapped it.
+fn refused_output(e: &anyhow::Error) -> Option<&storbench_trace::atomic::Refusal> {
+    e.chain()
+        .find_map(|c| storbench_trace::atomic::find_refusal(c))
+}
+
 /// The error as one line per cause, `a: b: c`, skipping a cause whose text the message
 /// already carries: most of our error types print their source themselves (so a message
-/// reads whole on its own), and anyhow's `{:#}` would print it a second time.
+/// reads whole on its own), and anyhow's `{:#}` would print it a second time. A
+/// refused output is said alone: its message names the path, its hint what to do.
 pub fn render(e: &anyhow::Error) -> String {
+    if let Some(r) = refused_output(e) {
+        return r.to_string();
+    }
     let mut out = String::new();
     for cause in e.chain() {
         let text = cause.to_string();

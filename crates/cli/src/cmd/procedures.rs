@@ -92,7 +92,7 @@ fn run_proc<P: Procedure>(
     c: &Common,
     make: impl FnOnce(&str) -> anyhow::Result<P>,
 ) -> anyhow::Result<(PathBuf, SuiteResult)> {
-    drive::<P>(&c.drive, c.out.clone(), || {
+    drive::<P>(&c.drive, c.out.clone(), c.destroy_data.as_deref(), || {
         let target = c
             .target
             .as_deref()

@@ -34,6 +34,9 @@ pub struct Args {
     /// Output trace (Parquet); it appears only when the recording ends
     #[arg(short, long, required_unless_present = "cleanup")]
     pub output: Option<PathBuf>,
+    /// Replace an existing file storbench did not write
+    #[arg(long, conflicts_with = "cleanup")]
+    pub overwrite: bool,
     /// Kernel ring buffer per CPU, KiB (raise it if events are lost)
     #[arg(long, default_value_t = 16384)]
     pub buffer_kib: u32,
@@ -96,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         unreachable!("clap requires --device and --output without --cleanup");
     };
     let quiet = args.quiet;
+    let rule = storbench_trace::atomic::Rule::overwrite(args.overwrite);
     let args = Resolved {
         device: device_path,
         output,
@@ -115,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // The trace appears at its path only when it is finished (a temporary file until
     // then, removed if recording fails): an earlier trace at that path stays whole.
-    let writer = TraceWriter::create(&args.output, &trace_meta(&device))
+    let writer = TraceWriter::create_with(&args.output, &trace_meta(&device), &rule)
         .with_context(|| format!("creating {}", args.output.display()))?;
 
     let stop = stop_on_signals()?;

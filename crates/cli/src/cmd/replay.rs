@@ -145,7 +145,12 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let d: &DriveArgs = &args.common.drive;
-    let (dir, r) = drive::<ReplayConfig>(d, args.common.output.clone(), || config(&args))?;
+    let (dir, r) = drive::<ReplayConfig>(
+        d,
+        args.common.output.clone(),
+        args.common.destroy_data.as_deref(),
+        || config(&args),
+    )?;
     // The run's own status first: a closed stdout does not hide failed I/Os.
     let printed = print_summary(&r, &dir);
     failed_ios(&r, &dir)?;

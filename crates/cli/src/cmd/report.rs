@@ -5,6 +5,7 @@ use super::UserError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use storbench_report::html::{self, load, RunView};
+use storbench_trace::atomic::Rule;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,6 +24,9 @@ pub struct Args {
     /// Draw the runs with this label (or drive) highlighted in the bar charts
     #[arg(long, value_name = "LABEL")]
     pub highlight: Vec<String>,
+    /// Replace an existing report or image storbench did not write
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// `DIR=NAME` of `--label`.
@@ -135,9 +139,40 @@ pub fn load_all(dirs: &[PathBuf]) -> anyhow::Result<(Vec<RunView>, Sweeps)> {
     Ok((runs, sweeps))
 }
 
-/// Writes the HTML report (and images when asked) for `runs`; prints where.
-pub fn write_report(runs: &[RunView], output: &Path, images: Option<&Path>) -> anyhow::Result<()> {
-    write_report_with(runs, &[], output, images)
+/// What a report may replace: `--overwrite`, and never a file it read (every run's
+/// result.json and series, every sweep's dataset).
+pub fn report_rule(
+    overwrite: bool,
+    runs: &[RunView],
+    sweeps: &[(PathBuf, storbench_report::sweep::SweepTable)],
+) -> Rule {
+    let mut rule = Rule::overwrite(overwrite);
+    for r in runs {
+        let dir = Path::new(&r.source);
+        rule = rule
+            .input_path(&dir.join(load::RESULT_FILE))
+            .input_path(&dir.join(storbench_report::SERIES_FILE));
+        if let Ok(entries) = std::fs::read_dir(dir.join("series")) {
+            for e in entries.flatten() {
+                rule = rule.input_path(&e.path());
+            }
+        }
+    }
+    for (dir, _) in sweeps {
+        rule = rule.input_path(&dir.join(storbench_report::sweep::SWEEP_FILE));
+    }
+    rule
+}
+
+/// Writes the HTML report (and images when asked) for `runs` under `rule`; prints
+/// where.
+pub fn write_report(
+    runs: &[RunView],
+    output: &Path,
+    images: Option<&Path>,
+    rule: &Rule,
+) -> anyhow::Result<()> {
+    write_report_with(runs, &[], output, images, rule)
 }
 
 /// [`write_report`] with a sweep section.
@@ -146,10 +181,11 @@ pub fn write_report_with(
     sweeps: &[(PathBuf, storbench_report::sweep::SweepTable)],
     output: &Path,
     images: Option<&Path>,
+    rule: &Rule,
 ) -> anyhow::Result<()> {
     let generator = format!("storbench {}", env!("CARGO_PKG_VERSION"));
     let page = html::render_html_with_sweeps(runs, sweeps, &generator);
-    storbench_trace::atomic::write_atomic(output, page.as_bytes())
+    storbench_trace::atomic::write_atomic_with(output, page.as_bytes(), rule)
         .with_context(|| format!("writing {}", output.display()))?;
     if sweeps.is_empty() {
         errln!("report: {} ({} result(s))", output.display(), runs.len());
@@ -162,8 +198,12 @@ pub fn write_report_with(
         );
     }
     if let Some(dir) = images {
-        let w =
-            storbench_report::images::write_images(dir, &html::charts(runs), &html::tables(runs))?;
+        let w = storbench_report::images::write_images(
+            dir,
+            &html::charts(runs),
+            &html::tables(runs),
+            rule,
+        )?;
         errln!("images: {} files in {}", w.files.len(), dir.display());
         for warning in &w.warnings {
             errln!("warning: {warning}");
@@ -175,7 +215,8 @@ pub fn write_report_with(
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (mut runs, sweeps) = load_all(&args.dirs)?;
     name_runs(&mut runs, &args.label, &args.highlight)?;
-    write_report_with(&runs, &sweeps, &args.output, args.images.as_deref())
+    let rule = report_rule(args.overwrite, &runs, &sweeps);
+    write_report_with(&runs, &sweeps, &args.output, args.images.as_deref(), &rule)
 }
 
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<()> {

@@ -353,7 +353,12 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let c = &args.common;
-    let (dir, r) = drive::<RunConfig>(&c.drive, c.output.clone(), || config(&args))?;
+    let (dir, r) = drive::<RunConfig>(
+        &c.drive,
+        c.output.clone(),
+        c.destroy_data.as_deref(),
+        || config(&args),
+    )?;
     // The run's own status first: a closed stdout does not hide failed I/Os.
     let printed = print_summary(&r, &dir);
     failed_ios(&r, &dir)?;

@@ -19,6 +19,9 @@ pub struct ManArgs {
     /// without it, print storbench.1 on stdout
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// Replace existing pages storbench did not write
+    #[arg(long, requires = "output")]
+    pub overwrite: bool,
 }
 
 pub fn run_completions(a: CompletionsArgs, mut cmd: clap::Command) -> anyhow::Result<()> {
@@ -39,7 +42,8 @@ pub fn run_man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
             Ok(super::out::write_bytes(&page)?)
         }
         Some(dir) => {
-            let pages = write_pages(&dir, cmd)?;
+            let rule = storbench_trace::atomic::Rule::overwrite(a.overwrite);
+            let pages = write_pages(&dir, cmd, &rule)?;
             outln!("{pages} man pages in {}", dir.display())?;
             Ok(())
         }
@@ -48,14 +52,23 @@ pub fn run_man(a: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
 
 /// Write `cmd`'s page and one per subcommand (named `storbench-SUB.1`, as git's are);
 /// returns how many.
-pub fn write_pages(dir: &Path, cmd: clap::Command) -> anyhow::Result<usize> {
+pub fn write_pages(
+    dir: &Path,
+    cmd: clap::Command,
+    rule: &storbench_trace::atomic::Rule,
+) -> anyhow::Result<usize> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut cmd = cmd;
     cmd.build();
-    write_tree(dir, &cmd, "")
+    write_tree(dir, &cmd, "", rule)
 }
 
-fn write_tree(dir: &Path, cmd: &clap::Command, prefix: &str) -> anyhow::Result<usize> {
+fn write_tree(
+    dir: &Path,
+    cmd: &clap::Command,
+    prefix: &str,
+    rule: &storbench_trace::atomic::Rule,
+) -> anyhow::Result<usize> {
     let name = if prefix.is_empty() {
         cmd.get_name().to_owned()
     } else {
@@ -66,14 +79,15 @@ fn write_tree(dir: &Path, cmd: &clap::Command, prefix: &str) -> anyhow::Result<u
         .name(name.clone())
         .bin_name(name.replace('-', " "));
     let path = dir.join(format!("{name}.1"));
-    let mut file =
-        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let mut text = Vec::new();
     clap_mangen::Man::new(page)
-        .render(&mut file)
+        .render(&mut text)
+        .with_context(|| format!("rendering {}", path.display()))?;
+    storbench_trace::atomic::write_atomic_with(&path, &text, rule)
         .with_context(|| format!("writing {}", path.display()))?;
     let mut n = 1;
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
-        n += write_tree(dir, sub, &name)?;
+        n += write_tree(dir, sub, &name, rule)?;
     }
     Ok(n)
 }

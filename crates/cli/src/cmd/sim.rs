@@ -45,6 +45,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 for (k, v) in describe(&p.config) {
                     outln!("    {k:<20} {v}")?;
                 }
+                if let Some(d) = &p.datasheet {
+                    outln!(
+                        "    {:<20} sequential {:.0} / {:.0} MB/s, 4 KB random {:.0} / {:.0} IOPS (QD32{}); met within 5%",
+                        "datasheet",
+                        d.seq_read_mb_per_s,
+                        d.seq_write_mb_per_s,
+                        d.rand_read_iops,
+                        d.rand_write_iops,
+                        d.rand_span_bytes
+                            .map(|b| format!(", {} GB span", b / 1_000_000_000))
+                            .unwrap_or_default()
+                    )?;
+                }
                 for (i, src) in p.sources.iter().enumerate() {
                     let k = if i == 0 { "sources" } else { "" };
                     outln!("    {k:<20} {src}")?;
@@ -52,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 outln!()?;
             }
             outln!("Use: --target sim:PRESET[,key=value...]   e.g. sim:sata-mlc-2013,capacity=256g,seed=3")?;
+            outln!("Named drives (intel-..., crucial-..., samsung-..., sandisk-...) are built from their datasheets and NAND facts only, at their real capacity; the drive classes (sata-mlc-2013, ...) default to 4 GiB.")?;
             outln!("Geometry and OP are as built at the default capacity; `capacity=` sets the superblock count (and, on drives smaller than the one modelled, fewer pages per block, erased in proportionally less time).")?;
             outln!("Keys:")?;
             for (k, d) in KEYS {
@@ -102,7 +116,15 @@ fn describe_flash(c: &SimConfig) -> Vec<(&'static str, String)> {
     vec![
         (
             "capacity",
-            format!("{} (default; set with capacity=)", size(c.capacity_bytes)),
+            if c.capacity_bytes.is_multiple_of(1 << 20) {
+                format!("{} (default; set with capacity=)", size(c.capacity_bytes))
+            } else {
+                format!(
+                    "{:.1} GB, {} bytes (default; set with capacity=)",
+                    c.capacity_bytes as f64 / 1e9,
+                    c.capacity_bytes
+                )
+            },
         ),
         (
             "op",
@@ -168,11 +190,21 @@ fn describe_controller(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "controller",
             format!(
-                "{} cores; {} us per read, {} us per write",
+                "{} cores; a core's time {} us per read, {} us per write; latency {} us per read, {} us per write",
                 c.ctrl_cores,
                 us(c.read_cmd_ns),
-                us(c.write_cmd_ns)
+                us(c.write_cmd_ns),
+                us(c.read_latency_ns.max(c.read_cmd_ns)),
+                us(c.write_latency_ns.max(c.write_cmd_ns))
             ),
+        ),
+        (
+            "read-ahead",
+            if c.read_ahead_units == 0 {
+                "none".to_string()
+            } else {
+                size(c.read_ahead_units as u64 * UNIT_BYTES)
+            },
         ),
         (
             "write buffer",
@@ -182,9 +214,14 @@ fn describe_controller(c: &SimConfig) -> Vec<(&'static str, String)> {
         (
             "gc",
             format!(
-                "victim {}, paced per host write once fewer than {} superblocks are free, idle-time GC up to {}",
+                "victim {}, {} once fewer than {} superblocks are free (GC's share of a die while host programs wait: {}); background GC up to {} when the dies are idle",
                 c.victim.as_str(),
+                match c.gc_mode {
+                    storbench_sim::GcMode::Victim => "a victim at a time",
+                    storbench_sim::GcMode::Paced => "paced per host write",
+                },
                 c.gc_free_blocks,
+                c.gc_share,
                 c.bg_gc_free_blocks
             ),
         ),

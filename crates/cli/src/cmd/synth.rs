@@ -7,6 +7,7 @@ use anyhow::Context;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
+use storbench_trace::atomic::Rule;
 use storbench_trace::TraceWriter;
 use storbench_workload::synth::{
     self, Profile, SynthError, SynthOptions, SynthSummary, BUCKET_NAMES,
@@ -31,6 +32,9 @@ pub struct Args {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
+    /// Replace an existing file storbench did not write
+    #[arg(long)]
+    pub overwrite: bool,
     /// No progress bar
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -78,7 +82,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         seed: args.seed,
     };
     let meta = synth::trace_meta(&profile, &opts);
-    let mut writer = TraceWriter::create(&args.output, &meta)
+    // A profile read from a file is an input: never the output.
+    let rule = Rule::overwrite(args.overwrite).input_path(std::path::Path::new(&args.profile));
+    let mut writer = TraceWriter::create_with(&args.output, &meta, &rule)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
         let b = indicatif::ProgressBar::new(0);

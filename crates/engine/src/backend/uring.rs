@@ -505,11 +505,10 @@ impl Drop for Uring {
         // The ring holds references to the registered file and buffers, released
         // asynchronously after the ring fd closes; that would keep a block device's
         // O_EXCL claim (EBUSY for the next opener) for a moment. Unregistering now
-        // drops them synchronously. Errors are moot at this point.
-        if self.enabled {
-            let _ = self.ring.submitter().unregister_files();
-            let _ = self.ring.submitter().unregister_buffers();
-        }
+        // drops them synchronously, also on a ring never enabled (a target opened,
+        // then the run refused before its first I/O). Errors are moot at this point.
+        let _ = self.ring.submitter().unregister_files();
+        let _ = self.ring.submitter().unregister_buffers();
         if let Some(i) = self.ring_index {
             // The registration holds a reference to the ring until the driving thread
             // exits. Dropped on another thread this fails, and the ring (its files

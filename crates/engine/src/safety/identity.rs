@@ -1,9 +1,10 @@
 //! Who a target is, beyond its name: a block device's serial number, WWN, model,
 //! capacity, logical block size, partition start, a loop device's backing file (path,
-//! device and inode, offset and size limit); a regular file's device, inode and birth
-//! time. A run records its target's identity when it starts (with the user's consent to
-//! destroy its data, when given) and every resume compares it with what the name now
-//! points at: consent belongs to the device, not to `/dev/loop10`.
+//! device, inode and birth time, offset and size limit), its disk sequence number; a
+//! regular file's device, inode and birth time. A run records its target's identity
+//! when it starts (with the user's consent to destroy its data, when given) and every
+//! resume compares it with what the name now points at: consent belongs to the device,
+//! not to `/dev/loop10`.
 
 use crate::target::TargetError;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,11 @@ pub struct LoopBacking {
     pub inode: u64,
     pub offset_bytes: u64,
     pub size_limit_bytes: u64,
+    /// Birth time (statx `STATX_BTIME`) of the file at `path`, `SECONDS.NANOS`, when it
+    /// is the backing file (same device and inode) and its filesystem keeps one: a new
+    /// file given a deleted image's inode number is born later.
+    #[serde(default)]
+    pub btime: Option<String>,
 }
 
 /// Where a partition lies on its disk.
@@ -44,7 +50,8 @@ pub struct DeviceIdentity {
     pub partition: Option<PartitionPlace>,
     pub loop_backing: Option<LoopBacking>,
     /// The kernel's disk sequence number: new each time a device (or its medium) is
-    /// attached. Compared only for devices with no serial, WWN or backing file.
+    /// attached (a loop device: each time it is attached to a file). Compared for
+    /// devices with no serial, WWN, or backing file known by its birth time.
     pub diskseq: Option<u64>,
     /// Strong signatures (and partitions) the guard saw, as keys (see `safety`).
     #[serde(default)]
@@ -70,6 +77,8 @@ pub struct FileIdentity {
 /// What a run's target was when the run started.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+// One per run, read once at open: the size difference costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 pub enum TargetIdentity {
     BlockDevice(DeviceIdentity),
     File(FileIdentity),
@@ -94,29 +103,29 @@ fn vpd80(dir: &Path) -> Option<String> {
 
 /// `struct loop_info64` of <linux/loop.h>.
 #[repr(C)]
-struct LoopInfo64 {
-    lo_device: u64,
-    lo_inode: u64,
-    lo_rdevice: u64,
-    lo_offset: u64,
-    lo_sizelimit: u64,
+pub(crate) struct LoopInfo64 {
+    /// The backing file's filesystem device (`huge_encode_dev`), inode, and its own
+    /// device number when it is a block device (0 for a regular file).
+    pub lo_device: u64,
+    pub lo_inode: u64,
+    pub lo_rdevice: u64,
+    pub lo_offset: u64,
+    pub lo_sizelimit: u64,
     lo_number: u32,
     lo_encrypt_type: u32,
     lo_encrypt_key_size: u32,
     lo_flags: u32,
-    lo_file_name: [u8; 64],
+    pub lo_file_name: [u8; 64],
     lo_crypt_name: [u8; 64],
     lo_encrypt_key: [u8; 32],
     lo_init: [u64; 2],
 }
 
 const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
-const LOOP_MAJOR: u32 = 7;
+pub(crate) const LOOP_MAJOR: u32 = 7;
 
-fn loop_backing(
-    fd: BorrowedFd<'_>,
-    sys: Option<&Path>,
-) -> Result<Option<LoopBacking>, std::io::Error> {
+/// `LOOP_GET_STATUS64` on the open loop device `fd`: `None` when no file is attached.
+pub(crate) fn loop_status(fd: BorrowedFd<'_>) -> Result<Option<LoopInfo64>, std::io::Error> {
     // SAFETY: LoopInfo64 is plain old data; all-zero is a valid value.
     let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
     // SAFETY: LOOP_GET_STATUS64 writes one `struct loop_info64` through the pointer,
@@ -136,23 +145,47 @@ fn loop_backing(
         }
         return Err(e);
     }
+    Ok(Some(info))
+}
+
+fn loop_backing(
+    fd: BorrowedFd<'_>,
+    sys: Option<&Path>,
+) -> Result<Option<LoopBacking>, std::io::Error> {
+    let Some(info) = loop_status(fd)? else {
+        return Ok(None);
+    };
     let path = sys
         .and_then(|s| sys_read(s, "loop/backing_file"))
         .unwrap_or_else(|| {
             let n = info.lo_file_name.iter().position(|&c| c == 0).unwrap_or(64);
             String::from_utf8_lossy(&info.lo_file_name[..n]).into_owned()
         });
+    let dev = (libc::major(info.lo_device), libc::minor(info.lo_device));
     Ok(Some(LoopBacking {
+        btime: backing_btime(&path, dev, info.lo_inode),
         path,
-        dev: format!(
-            "{}:{}",
-            libc::major(info.lo_device),
-            libc::minor(info.lo_device)
-        ),
+        dev: format!("{}:{}", dev.0, dev.1),
         inode: info.lo_inode,
         offset_bytes: info.lo_offset,
         size_limit_bytes: info.lo_sizelimit,
     }))
+}
+
+/// The birth time of the file at `path` if it is the one on device `dev` with inode
+/// `inode` (statx by path, nothing opened: the path may name anything by now).
+fn backing_btime(path: &str, dev: (u32, u32), inode: u64) -> Option<String> {
+    use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
+    let st = statx(
+        CWD,
+        path,
+        AtFlags::empty(),
+        StatxFlags::INO | StatxFlags::BTIME,
+    )
+    .ok()?;
+    let same = (st.stx_dev_major, st.stx_dev_minor) == dev && st.stx_ino == inode;
+    (same && st.stx_mask & StatxFlags::BTIME.bits() != 0)
+        .then(|| format!("{}.{:09}", st.stx_btime.tv_sec, st.stx_btime.tv_nsec))
 }
 
 fn io(context: String, e: std::io::Error) -> TargetError {
@@ -166,7 +199,7 @@ impl DeviceIdentity {
             rustix::fs::fstat(fd).map_err(|e| io(format!("stat {}", path.display()), e.into()))?;
         let rdev = st.st_rdev;
         let (ma, mi) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-        let sys = super::sysfs_dir(ma, mi);
+        let sys = super::usage::sysfs_dir(ma, mi);
         let (whole, partition) = match &sys {
             Some(s) if s.join("partition").exists() => (
                 s.parent().map(Path::to_path_buf),
@@ -242,9 +275,11 @@ impl DeviceIdentity {
         DeviceIdentity::of_fd(f.as_fd(), path)
     }
 
-    /// Whether a serial number, WWN or backing file tells this device apart.
-    fn distinguishable(&self) -> bool {
-        self.serial.is_some() || self.wwid.is_some() || self.loop_backing.is_some()
+    /// Whether a serial number, WWN, or a backing file known by its birth time tells
+    /// this device from `now` without the disk sequence number.
+    fn told_apart(&self, now: &DeviceIdentity) -> bool {
+        let born = |d: &DeviceIdentity| d.loop_backing.as_ref().is_some_and(|b| b.btime.is_some());
+        self.serial.is_some() || self.wwid.is_some() || (born(self) && born(now))
     }
 
     /// How the device `now` differs from this one, in words (empty: the same device).
@@ -276,10 +311,19 @@ impl DeviceIdentity {
             })
         };
         field("place", part(&self.partition), part(&now.partition));
+        // Birth times are compared where both were read (a run recorded by an older
+        // storbench has none: its disk sequence number is compared instead).
+        let both_born = [&self.loop_backing, &now.loop_backing]
+            .iter()
+            .all(|b| b.as_ref().is_some_and(|b| b.btime.is_some()));
         let back = |b: &Option<LoopBacking>| {
             b.as_ref().map_or("none".into(), |b| {
+                let born = match &b.btime {
+                    Some(t) if both_born => format!(", born {t}"),
+                    _ => String::new(),
+                };
                 format!(
-                    "{} (device {}, inode {}, offset {}, size limit {})",
+                    "{} (device {}, inode {}{born}, offset {}, size limit {})",
                     b.path, b.dev, b.inode, b.offset_bytes, b.size_limit_bytes
                 )
             })
@@ -289,9 +333,9 @@ impl DeviceIdentity {
             back(&self.loop_backing),
             back(&now.loop_backing),
         );
-        if !self.distinguishable() && !now.distinguishable() && self.diskseq != now.diskseq {
+        if !self.told_apart(now) && self.diskseq != now.diskseq {
             d.push(format!(
-                "it has no serial number, WWN or backing file to tell it by, and its disk sequence number changed from {} to {} (it was attached anew, replaced, or the machine restarted)",
+                "it has no serial number, WWN or backing file known by its birth time to tell it by, and its disk sequence number changed from {} to {} (it was attached anew, replaced, or the machine restarted)",
                 self.diskseq.map_or("none".into(), |v| v.to_string()),
                 now.diskseq.map_or("none".into(), |v| v.to_string())
             ));

@@ -1,9 +1,19 @@
 //! The safety guard: losing a user's data is the worst bug this tool can have.
 //!
 //! Before the first write (or TRIM) to a block device, on every start and every resume,
-//! storbench refuses when the device
+//! [`guard_open`] opens the device once, for writing with `O_EXCL` (the kernel refuses
+//! while it is mounted or held: a refusal, exit 2), and checks everything through that
+//! descriptor: its device number (`fstat`), identity, mounts, holders and partitions by
+//! that number, the signature scan (`pread`), and `blkid -p` on `/proc/PID/fd/N`. No
+//! check reads the device by its name again, so a name pointed elsewhere meanwhile
+//! cannot make the guard pass one device and the engine write another: the descriptor
+//! checked is the one written through, held in a [`GuardedDevice`] that only the guard
+//! makes. It refuses when the device
 //! - is mounted, or is active swap (even with `--destroy-data`: unmount it first),
 //! - has holders (device mapper, md, LVM) (even with `--destroy-data`),
+//! - lies under or over a loop device in use ([`usage::loop_users`]: a mounted
+//!   filesystem on a loop device stacked on it, another loop device over the same
+//!   image) (even with `--destroy-data`),
 //! - has partitions,
 //! - carries a signature at either end: a filesystem, swap, LVM, LUKS, md (superblocks
 //!   0.90 and 1.0 at the end too), ZFS, MBR or GPT (the backup header at the last LBA
@@ -12,22 +22,25 @@
 //! - holds any data in its first or last MiB when no second opinion is available
 //!   (blkid missing or failing): storbench cannot tell that data is not a filesystem,
 //!
-//! unless `--destroy-data=/dev/EXACT` names that same device (same canonical path or
-//! same device number). The device is opened only after that, and its identity
+//! unless `--destroy-data=/dev/EXACT` names that same device (the same device number
+//! as the descriptor's). A run records the device's identity
 //! ([`identity::DeviceIdentity`]: serial, WWN, model, capacity, block size, a loop
-//! device's backing file) read again through the open descriptor must be the one the
-//! guard checked. A run records that identity when it starts; a resume must find the
+//! device's backing file with its birth time) when it starts; a resume must find the
 //! same device, and no strong signature it did not carry then, or it is refused with
 //! what changed: consent belongs to the device, not to its name. Reads need no flag.
 //! `docs/safety.md` says what the guard checks and what it cannot see.
 
 pub mod identity;
 pub mod scan;
+pub mod usage;
 
 use crate::target::TargetError;
 use identity::DeviceIdentity;
-use std::os::unix::fs::MetadataExt;
+use rustix::fs::{Mode, OFlags};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
+pub use usage::sysfs_dir;
+use usage::DevNum;
 
 /// Whether writes to a target may go ahead.
 #[derive(Debug)]
@@ -83,83 +96,24 @@ impl Finding {
     }
 }
 
-fn dev_numbers(path: &Path) -> Result<(u32, u32), TargetError> {
-    let md = std::fs::metadata(path).map_err(|e| TargetError::Io {
-        context: format!("stat {}", path.display()),
-        source: e,
-    })?;
-    use std::os::unix::fs::FileTypeExt;
-    if !md.file_type().is_block_device() {
+fn io(context: String, e: impl Into<std::io::Error>) -> TargetError {
+    TargetError::Io {
+        context,
+        source: e.into(),
+    }
+}
+
+/// The device number of the open block device `fd` (an error naming `name` when it is
+/// something else).
+fn dev_of(fd: BorrowedFd<'_>, name: &Path) -> Result<DevNum, TargetError> {
+    let st = rustix::fs::fstat(fd).map_err(|e| io(format!("stat {}", name.display()), e))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::BlockDevice {
         return Err(TargetError::Invalid(format!(
             "{} is not a block device",
-            path.display()
+            name.display()
         )));
     }
-    let rdev = md.rdev();
-    Ok((libc::major(rdev), libc::minor(rdev)))
-}
-
-/// The sysfs directory of a block device (`/sys/dev/block/MAJ:MIN`, resolved).
-pub fn sysfs_dir(major: u32, minor: u32) -> Option<PathBuf> {
-    std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()
-}
-
-fn read_dev_file(p: &Path) -> Option<(u32, u32)> {
-    let s = std::fs::read_to_string(p).ok()?;
-    let (a, b) = s.trim().split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// Partitions of a whole device: (name, major, minor).
-fn partitions(sys: &Path) -> Vec<(String, u32, u32)> {
-    let mut v = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(sys) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.join("partition").exists() {
-                if let Some((ma, mi)) = read_dev_file(&p.join("dev")) {
-                    v.push((e.file_name().to_string_lossy().into_owned(), ma, mi));
-                }
-            }
-        }
-    }
-    v.sort();
-    v
-}
-
-fn holders(sys: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(sys.join("holders"))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// Mount points of a device number, from /proc/self/mountinfo.
-fn mount_points(major: u32, minor: u32) -> Vec<String> {
-    let want = format!("{major}:{minor}");
-    std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (f.len() > 4 && f[2] == want).then(|| f[4].to_string())
-        })
-        .collect()
-}
-
-/// Is the device (by number) active swap?
-fn is_swap(major: u32, minor: u32) -> bool {
-    std::fs::read_to_string("/proc/swaps")
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .any(|p| dev_numbers(Path::new(p)).is_ok_and(|d| d == (major, minor)))
+    Ok((rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)))
 }
 
 /// Signatures found at both ends of `path`, in words (see [`scan::scan`]).
@@ -248,35 +202,50 @@ fn blkid_probe(blkid: &Path, device: &Path) -> Result<Vec<String>, String> {
     }
 }
 
-/// Everything that makes writing to `device` unsafe, with `blkid` where installed.
+/// Everything that makes writing to `device` unsafe, with `blkid` where installed
+/// (opened read-only by its name: for tools and tests; the guard inspects the
+/// descriptor it opened, [`inspect_fd`]).
 pub fn inspect(device: &Path) -> Result<Vec<Finding>, TargetError> {
     inspect_with(device, &SecondOpinion::find())
 }
 
 /// [`inspect`] with the second opinion given (tests use `Unavailable`).
 pub fn inspect_with(device: &Path, opinion: &SecondOpinion) -> Result<Vec<Finding>, TargetError> {
-    let (ma, mi) = dev_numbers(device)?;
-    let mut f = Vec::new();
-    let hard = |reason: String| Finding {
+    let fd = rustix::fs::open(
+        device,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| io(format!("open {}", device.display()), e))?;
+    inspect_fd(fd.as_fd(), device, opinion)
+}
+
+fn hard(reason: String) -> Finding {
+    Finding {
         hard: true,
         reason,
         kind: FindingKind::InUse,
-    };
-    for m in mount_points(ma, mi) {
-        f.push(hard(format!("is mounted on {m}")));
     }
-    if is_swap(ma, mi) {
-        f.push(hard("is in use as swap".into()));
-    }
-    if let Some(sys) = sysfs_dir(ma, mi) {
-        let h = holders(&sys);
-        if !h.is_empty() {
-            f.push(hard(format!(
-                "has holders ({}): it is in use by device mapper, md or LVM",
-                h.join(", ")
-            )));
-        }
-        let parts = partitions(&sys);
+}
+
+/// Everything that makes writing to the open block device `fd` unsafe (`name` in
+/// messages): who uses it, found by its device number (mounts, swap, holders, loop
+/// devices over or under it), its partitions, the signatures read through `fd`, and
+/// `blkid -p` on `/proc/PID/fd/N` (the same open device, never its name).
+pub fn inspect_fd(
+    fd: BorrowedFd<'_>,
+    name: &Path,
+    opinion: &SecondOpinion,
+) -> Result<Vec<Finding>, TargetError> {
+    let dev = dev_of(fd, name)?;
+    let mut f: Vec<Finding> = usage::in_use(dev).into_iter().map(hard).collect();
+    f.extend(
+        usage::loop_users(usage::Object::Device(dev))
+            .into_iter()
+            .map(hard),
+    );
+    if let Some(sys) = sysfs_dir(dev.0, dev.1) {
+        let parts = usage::partitions(&sys);
         if !parts.is_empty() {
             let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
             f.push(Finding {
@@ -285,25 +254,8 @@ pub fn inspect_with(device: &Path, opinion: &SecondOpinion) -> Result<Vec<Findin
                 kind: FindingKind::Partitions,
             });
         }
-        for (name, pma, pmi) in &parts {
-            for m in mount_points(*pma, *pmi) {
-                f.push(hard(format!("has partition {name} mounted on {m}")));
-            }
-            if is_swap(*pma, *pmi) {
-                f.push(hard(format!("has partition {name} in use as swap")));
-            }
-            if let Some(psys) = sysfs_dir(*pma, *pmi) {
-                let h = holders(&psys);
-                if !h.is_empty() {
-                    f.push(hard(format!(
-                        "has partition {name} held by {}",
-                        h.join(", ")
-                    )));
-                }
-            }
-        }
     }
-    let scanned = scan::scan(device)?;
+    let scanned = scan::scan_fd(fd, name)?;
     for s in scanned.signatures {
         f.push(Finding {
             hard: false,
@@ -312,19 +264,26 @@ pub fn inspect_with(device: &Path, opinion: &SecondOpinion) -> Result<Vec<Findin
         });
     }
     let unavailable = match opinion {
-        SecondOpinion::Blkid(b) => match blkid_probe(b, device) {
-            Ok(found) => {
-                for reason in found {
-                    f.push(Finding {
-                        hard: false,
-                        reason,
-                        kind: FindingKind::Signature { strong: true },
-                    });
+        SecondOpinion::Blkid(b) => {
+            let this_fd = PathBuf::from(format!(
+                "/proc/{}/fd/{}",
+                std::process::id(),
+                fd.as_raw_fd()
+            ));
+            match blkid_probe(b, &this_fd) {
+                Ok(found) => {
+                    for reason in found {
+                        f.push(Finding {
+                            hard: false,
+                            reason,
+                            kind: FindingKind::Signature { strong: true },
+                        });
+                    }
+                    None
                 }
-                None
+                Err(why) => Some(why),
             }
-            Err(why) => Some(why),
-        },
+        }
         SecondOpinion::Unavailable(why) => Some(why.clone()),
     };
     if let Some(why) = unavailable {
@@ -344,22 +303,23 @@ pub fn inspect_with(device: &Path, opinion: &SecondOpinion) -> Result<Vec<Findin
     Ok(f)
 }
 
-/// Do `a` and `b` name the same block device (canonical path or device number)?
-pub fn same_device(a: &Path, b: &Path) -> bool {
-    if let (Ok(ca), Ok(cb)) = (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        if ca == cb {
-            return true;
-        }
-    }
-    matches!((dev_numbers(a), dev_numbers(b)), (Ok(x), Ok(y)) if x == y)
+/// Does `consent` (a `--destroy-data` path) name the open block device `fd`: is it,
+/// now, the block device with the descriptor's device number?
+pub fn names_device(consent: &Path, fd: BorrowedFd<'_>) -> bool {
+    let st = rustix::fs::fstat(fd);
+    st.is_ok_and(|st| {
+        usage::block_dev_at(consent)
+            == Some((rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)))
+    })
 }
 
-/// The guard: Ok when writing to `device` is allowed.
+/// The guard: Ok when writing to `device` is allowed (the device is opened, checked and
+/// closed again).
 pub fn check_block_device_write(
     device: &Path,
     destroy_data: Option<&Path>,
 ) -> Result<(), TargetError> {
-    guard(device, destroy_data, None).map(|_| ())
+    guard_open(device, destroy_data, None).map(drop)
 }
 
 fn refused(device: &Path, reasons: &[String], hint: String) -> TargetError {
@@ -373,26 +333,136 @@ fn refused(device: &Path, reasons: &[String], hint: String) -> TargetError {
     }
 }
 
-/// The guard, on every start and every resume. `recorded`: the identity the run
-/// recorded when it started (a resume). Returns the identity to record (a start) or
-/// confirmed (a resume), with the keys of the strong signatures seen.
+const IN_USE_HINT: &str = "unmount it, stop using it (swapoff, dmsetup/lvchange/mdadm, \
+                           losetup -d for a loop device over it) and try again; \
+                           storbench never writes to a device in use";
+
+/// A block device open for writing (`O_EXCL`) that the guard passed, checked through
+/// this very descriptor. Only the guard makes one ([`guard_open`]), and a block device
+/// target for writing is built only from one, so the device written is the device
+/// checked; the suite's purge uses the same descriptor. Dropping it closes the device.
+#[derive(Debug)]
+pub struct GuardedDevice {
+    fd: OwnedFd,
+    path: PathBuf,
+    identity: DeviceIdentity,
+}
+
+impl GuardedDevice {
+    /// The name it was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its identity, read through the descriptor, with the strong signatures seen.
+    pub fn identity(&self) -> &DeviceIdentity {
+        &self.identity
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The descriptor and identity, for the engine's target (and nothing else).
+    pub(crate) fn into_parts(self) -> (OwnedFd, DeviceIdentity) {
+        (self.fd, self.identity)
+    }
+}
+
+/// Opens the block device `device` names, once: `O_PATH` first (nothing but a block
+/// device is ever opened for writing), then that very inode through
+/// `/proc/self/fd/N`, read-write with `O_EXCL` and `O_DIRECT`. `EBUSY` (mounted, held,
+/// or open exclusively elsewhere) is a refusal saying what uses it.
+fn open_exclusive(device: &Path) -> Result<OwnedFd, TargetError> {
+    let path_fd = rustix::fs::open(device, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| io(format!("open {}", device.display()), e))?;
+    let dev = dev_of(path_fd.as_fd(), device)?;
+    let again = format!("/proc/self/fd/{}", path_fd.as_raw_fd());
+    let flags = OFlags::RDWR | OFlags::EXCL | OFlags::DIRECT | OFlags::CLOEXEC;
+    let mut tries = 0;
+    loop {
+        match rustix::fs::open(&again, flags, Mode::empty()) {
+            Ok(fd) => return Ok(fd),
+            Err(rustix::io::Errno::BUSY) => {}
+            Err(e) => {
+                return Err(io(
+                    format!(
+                        "open {} for writing (O_EXCL, through {again}: is /proc mounted?)",
+                        device.display()
+                    ),
+                    e,
+                ))
+            }
+        }
+        let mut why = usage::in_use(dev);
+        why.extend(usage::loop_users(usage::Object::Device(dev)));
+        why.extend(usage::open_in(dev));
+        // Busy with no user to be seen: the claim of a process killed a moment ago,
+        // which the kernel drops once it has torn down that process's io_uring ring
+        // in the background. Wait for it, a little.
+        if why.is_empty() && tries < EBUSY_TRIES {
+            tries += 1;
+            std::thread::sleep(EBUSY_PAUSE);
+            continue;
+        }
+        why.push(
+            "is in use: the kernel refuses to open it exclusively (EBUSY: mounted, \
+                 held by device mapper, md or LVM, or opened exclusively by another program)"
+                .into(),
+        );
+        return Err(refused(device, &why, IN_USE_HINT.into()));
+    }
+}
+
+/// A device busy (EBUSY on `O_EXCL`) with no user to be seen is tried again this many
+/// times, [`EBUSY_PAUSE`] apart: 2 s in all.
+const EBUSY_TRIES: u32 = 40;
+const EBUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The guard, on every start and every resume: opens `device` for writing and checks
+/// it through that descriptor (see the module doc). `recorded`: the identity the run
+/// recorded when it started (a resume). Returns the device open for writing, with the
+/// identity to record (a start) or confirmed (a resume) and the keys of the strong
+/// signatures seen.
 ///
-/// - Always refused: in use (mounted, swap, holders).
+/// - Always refused: in use (mounted, swap, holders, a loop device over or under it in
+///   use).
 /// - On a start: anything else found (partitions, signatures, unknown data) unless
 ///   `destroy_data` names the device.
 /// - On a resume: a different device (see [`DeviceIdentity::differences`]) with or
 ///   without consent; partitions or strong signatures it did not carry at the start,
 ///   with or without consent. What it carried then needs the consent it needed then;
 ///   weak signatures and unknown data are what storbench's own writes may look like.
-pub fn guard(
+pub fn guard_open(
     device: &Path,
     destroy_data: Option<&Path>,
     recorded: Option<&DeviceIdentity>,
-) -> Result<DeviceIdentity, TargetError> {
+) -> Result<GuardedDevice, TargetError> {
+    guard_open_with(
+        device,
+        destroy_data,
+        recorded,
+        &SecondOpinion::find(),
+        &mut || {},
+    )
+}
+
+/// [`guard_open`] with the second opinion given, calling `after_open` once the device
+/// is open and before anything is checked (tests point the name elsewhere there: the
+/// checks must still see the device opened).
+pub fn guard_open_with(
+    device: &Path,
+    destroy_data: Option<&Path>,
+    recorded: Option<&DeviceIdentity>,
+    opinion: &SecondOpinion,
+    after_open: &mut dyn FnMut(),
+) -> Result<GuardedDevice, TargetError> {
+    let fd = open_exclusive(device)?;
+    after_open();
     let confirmed = match destroy_data {
         None => false,
         Some(d) => {
-            if !same_device(device, d) {
+            if !names_device(d, fd.as_fd()) {
                 return Err(TargetError::Refused {
                     message: format!(
                         "--destroy-data={} does not name the target device {}",
@@ -408,7 +478,7 @@ pub fn guard(
             true
         }
     };
-    let mut now = DeviceIdentity::of(device)?;
+    let mut now = DeviceIdentity::of_fd(fd.as_fd(), device)?;
     if let Some(r) = recorded {
         let diffs = r.differences(&now);
         if !diffs.is_empty() {
@@ -427,7 +497,7 @@ pub fn guard(
             ));
         }
     }
-    let findings = inspect(device)?;
+    let findings = inspect_fd(fd.as_fd(), device, opinion)?;
     now.signatures = findings
         .iter()
         .filter_map(|f| f.key().map(str::to_owned))
@@ -452,13 +522,15 @@ pub fn guard(
         })
         .collect();
     if blocking.is_empty() {
-        return Ok(now);
+        return Ok(GuardedDevice {
+            fd,
+            path: device.to_path_buf(),
+            identity: now,
+        });
     }
     let any_hard = findings.iter().any(|f| f.hard);
     let hint = if any_hard {
-        "unmount it, stop using it (swapoff, dmsetup/lvchange/mdadm) and try again; \
-         storbench never writes to a device in use"
-            .to_string()
+        IN_USE_HINT.to_string()
     } else if recorded.is_some() {
         "something wrote to the device since the run started; storbench will not overwrite it on a resume: start a new run naming the device in --destroy-data if you mean to destroy it".into()
     } else {
@@ -468,38 +540,6 @@ pub fn guard(
         )
     };
     Err(refused(device, &blocking, hint))
-}
-
-/// After the device was opened for writing: the descriptor must be the device the
-/// guard checked (same device number, same backing file), not one put behind the name
-/// in between.
-pub fn confirm_opened(
-    fd: std::os::fd::BorrowedFd<'_>,
-    device: &Path,
-    checked: &DeviceIdentity,
-) -> Result<(), TargetError> {
-    let opened = DeviceIdentity::of_fd(fd, device)?;
-    let mut diffs = checked.differences(&opened);
-    if opened.dev != checked.dev {
-        diffs.push(format!(
-            "its device number changed from {} to {}",
-            checked.dev, opened.dev
-        ));
-    }
-    if opened.diskseq != checked.diskseq {
-        diffs.push("it was attached anew".into());
-    }
-    if diffs.is_empty() {
-        return Ok(());
-    }
-    Err(refused(
-        device,
-        &[format!(
-            "changed while it was being checked: {}",
-            diffs.join("; ")
-        )],
-        "nothing was written; try again once nothing else changes the device".into(),
-    ))
 }
 
 /// The keys of the strong signatures a file or device carries (own scan and blkid):

@@ -1,7 +1,9 @@
 //! What is on a device, read here: on-disk signatures at both ends (the magic numbers
 //! of filesystems, partition tables, RAID and volume-manager metadata, checked where a
 //! format allows beyond the magic), and whether the device holds any data at all in its
-//! first and last MiB. No library: a few reads of the device through the page cache.
+//! first and last MiB. No library: a few reads through the descriptor the guard checks
+//! (opened with O_DIRECT for writing: the device's own bytes, after the kernel wrote
+//! back what it had cached).
 //!
 //! A signature is *strong* when random data cannot fake it in practice: a magic of at
 //! least 4 bytes, or a 2-byte magic whose superblock fields also check out (ext2/3/4,
@@ -9,10 +11,10 @@
 //! compares strong signatures with those seen when it started; weak ones may be bytes
 //! storbench itself wrote (random data matches a 2-byte magic once in 65,536 runs).
 
+use crate::backend::BufferPool;
 use crate::target::TargetError;
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
-use std::os::unix::fs::FileExt;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
 
 /// One signature found on the device.
@@ -286,21 +288,27 @@ fn tail_checked(tail: &[u8], size: u64, out: &mut Vec<Signature>) {
     }
 }
 
-fn read_full(f: &File, buf: &mut [u8], at: u64, path: &Path) -> Result<usize, TargetError> {
+/// Reads `buf.len()` bytes at `at` (fewer at the end of the file).
+fn read_full(
+    fd: BorrowedFd<'_>,
+    buf: &mut [u8],
+    at: u64,
+    name: &Path,
+) -> Result<usize, TargetError> {
     let mut n = 0;
     while n < buf.len() {
-        match f.read_at(&mut buf[n..], at + n as u64) {
+        match rustix::io::pread(fd, &mut buf[n..], at + n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(rustix::io::Errno::INTR) => {}
             Err(e) => {
                 return Err(TargetError::Io {
                     context: format!(
                         "read {} at byte {} to check for signatures",
-                        path.display(),
+                        name.display(),
                         at + n as u64
                     ),
-                    source: e,
+                    source: e.into(),
                 })
             }
         }
@@ -308,21 +316,64 @@ fn read_full(f: &File, buf: &mut [u8], at: u64, path: &Path) -> Result<usize, Ta
     Ok(n)
 }
 
+/// The first and last [`END_BYTES`] of the open file or device `fd` (the whole of it
+/// when smaller), read through the descriptor into a buffer aligned for O_DIRECT (a
+/// device's length is a whole number of its logical blocks, and so is 1 MiB).
+struct Ends {
+    /// One slot of 2 MiB: the head, then the tail.
+    pool: BufferPool,
+    head_bytes: usize,
+    tail_bytes: usize,
+    tail_at: u64,
+    size_bytes: u64,
+}
+
+impl Ends {
+    fn read(fd: BorrowedFd<'_>, name: &Path) -> Result<Ends, TargetError> {
+        let size =
+            rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0)).map_err(|e| TargetError::Io {
+                context: format!("size {} to check for signatures", name.display()),
+                source: e.into(),
+            })?;
+        let end = END_BYTES as usize;
+        let mut pool = BufferPool::new(1, 2 * end);
+        let (head, tail) = pool.slot_mut(0).split_at_mut(end);
+        let head_bytes = read_full(fd, &mut head[..END_BYTES.min(size) as usize], 0, name)?;
+        let tail_at = size.saturating_sub(END_BYTES);
+        let tail_bytes = read_full(fd, &mut tail[..(size - tail_at) as usize], tail_at, name)?;
+        Ok(Ends {
+            pool,
+            head_bytes,
+            tail_bytes,
+            tail_at,
+            size_bytes: size,
+        })
+    }
+
+    /// The head and the tail read.
+    fn bytes(&mut self) -> (&[u8], &[u8]) {
+        let (h, t) = (self.head_bytes, self.tail_bytes);
+        let (head, tail) = self.pool.slot_mut(0).split_at(END_BYTES as usize);
+        (&head[..h], &tail[..t])
+    }
+}
+
 /// Read the first and last [`END_BYTES`] of `path` and find what they carry.
 pub fn scan(path: &Path) -> Result<Scan, TargetError> {
-    let io = |what: &str, e: std::io::Error| TargetError::Io {
-        context: format!("{what} {} to check for signatures", path.display()),
+    let f = File::open(path).map_err(|e| TargetError::Io {
+        context: format!("open {} to check for signatures", path.display()),
         source: e,
-    };
-    let mut f = File::open(path).map_err(|e| io("open", e))?;
-    let size = f.seek(SeekFrom::End(0)).map_err(|e| io("size", e))?;
-    let mut head = vec![0u8; END_BYTES.min(size) as usize];
-    let n = read_full(&f, &mut head, 0, path)?;
-    head.truncate(n);
-    let tail_at = size.saturating_sub(END_BYTES);
-    let mut tail = vec![0u8; (size - tail_at) as usize];
-    let n = read_full(&f, &mut tail, tail_at, path)?;
-    tail.truncate(n);
+    })?;
+    scan_fd(f.as_fd(), path)
+}
+
+/// Read the first and last [`END_BYTES`] of the open file or device `fd` (`name` in
+/// messages) and find what they carry: the guard's scan of the very descriptor it
+/// passes.
+pub fn scan_fd(fd: BorrowedFd<'_>, name: &Path) -> Result<Scan, TargetError> {
+    let mut ends = Ends::read(fd, name)?;
+    let (size, tail_at) = (ends.size_bytes, ends.tail_at);
+    let (head, tail) = ends.bytes();
     let mut signatures = Vec::new();
     for &(off, magic, what) in HEAD {
         let o = off as usize;
@@ -333,10 +384,10 @@ pub fn scan(path: &Path) -> Result<Scan, TargetError> {
             });
         }
     }
-    head_checked(&head, &mut signatures);
-    zfs_uberblocks(&head, &[0, 256 << 10], 0, &mut signatures);
+    head_checked(head, &mut signatures);
+    zfs_uberblocks(head, &[0, 256 << 10], 0, &mut signatures);
     if tail.len() as u64 == size - tail_at {
-        tail_checked(&tail, size, &mut signatures);
+        tail_checked(tail, size, &mut signatures);
     }
     let mut seen = std::collections::HashSet::new();
     signatures.retain(|s| seen.insert(s.description.clone()));
@@ -345,6 +396,31 @@ pub fn scan(path: &Path) -> Result<Scan, TargetError> {
         signatures,
         has_data,
         size_bytes: size,
+    })
+}
+
+/// A digest of what a device holds at both ends: its size and a CRC-32 of its first
+/// and of its last MiB. A run keeps the one taken at its last checkpoint; a resume that
+/// finds another needs the user's consent again (something wrote there since, or the
+/// run's state names another device). A CRC is enough: whoever can edit the state can
+/// put any digest in it, so the digest only has to notice a change that was not meant
+/// to match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EndsDigest {
+    pub size_bytes: u64,
+    pub head_crc32: u32,
+    pub tail_crc32: u32,
+}
+
+/// The [`EndsDigest`] of the open file or device `fd`.
+pub fn ends_digest(fd: BorrowedFd<'_>, name: &Path) -> Result<EndsDigest, TargetError> {
+    let mut ends = Ends::read(fd, name)?;
+    let size_bytes = ends.size_bytes;
+    let (head, tail) = ends.bytes();
+    Ok(EndsDigest {
+        size_bytes,
+        head_crc32: crc32fast::hash(head),
+        tail_crc32: crc32fast::hash(tail),
     })
 }
 

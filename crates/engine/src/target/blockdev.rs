@@ -7,7 +7,7 @@ use crate::target::{TargetError, TargetInfo, TargetKind};
 use std::collections::BTreeMap;
 use std::fs::OpenOptions as FsOpen;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 /// `_IOR(0x12, 114, size_t)`
@@ -30,38 +30,31 @@ fn sys_read(dir: &Path, rel: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Open a block device: O_DIRECT, read-only unless `write`; for writing also O_EXCL,
-/// which the kernel refuses while the device is mounted or held.
-pub fn open_blockdev(path: &Path, write: bool) -> Result<(OwnedFd, TargetInfo), TargetError> {
-    let md = std::fs::metadata(path).map_err(|e| io(format!("stat {}", path.display()), e))?;
-    if !md.file_type().is_block_device() {
+/// Open a block device read-only (O_DIRECT). A block device is opened for writing by
+/// the guard alone (`safety::guard_open`), which checks the descriptor it opens.
+pub fn open_blockdev_read(path: &Path) -> Result<OwnedFd, TargetError> {
+    let f = FsOpen::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(|e| io(format!("open {}", path.display()), e))?;
+    let fd: OwnedFd = f.into();
+    let md =
+        rustix::fs::fstat(&fd).map_err(|e| io(format!("stat {}", path.display()), e.into()))?;
+    if rustix::fs::FileType::from_raw_mode(md.st_mode) != rustix::fs::FileType::BlockDevice {
         return Err(TargetError::Invalid(format!(
             "{} is not a block device",
             path.display()
         )));
     }
-    let mut oo = FsOpen::new();
-    oo.read(true).write(write);
-    let mut flags = libc::O_DIRECT;
-    if write {
-        flags |= libc::O_EXCL;
-    }
-    oo.custom_flags(flags);
-    let f = oo.open(path).map_err(|e| {
-        io(
-            format!(
-                "open {}{}",
-                path.display(),
-                if write {
-                    " for writing (O_EXCL: is it mounted or in use?)"
-                } else {
-                    ""
-                }
-            ),
-            e,
-        )
-    })?;
-    let fd: OwnedFd = f.into();
+    Ok(fd)
+}
+
+/// What the open block device `fd` (opened by `path`) is: size and logical block size
+/// from ioctls; rotational, discard support, model and queue settings from sysfs by its
+/// device number.
+pub fn describe(fd: BorrowedFd<'_>, path: &Path) -> Result<TargetInfo, TargetError> {
+    let md = rustix::fs::fstat(fd).map_err(|e| io(format!("stat {}", path.display()), e.into()))?;
     let mut size: u64 = 0;
     // SAFETY: BLKGETSIZE64 writes a u64 to the pointer.
     if unsafe { libc::ioctl(fd.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) } < 0 {
@@ -78,8 +71,7 @@ pub fn open_blockdev(path: &Path, write: bool) -> Result<(OwnedFd, TargetInfo), 
             std::io::Error::last_os_error(),
         ));
     }
-    let rdev = md.rdev();
-    let (ma, mi) = (libc::major(rdev), libc::minor(rdev));
+    let (ma, mi) = (rustix::fs::major(md.st_rdev), rustix::fs::minor(md.st_rdev));
     let mut details = BTreeMap::new();
     details.insert("dev".into(), format!("{ma}:{mi}"));
     let mut rotational = None;
@@ -113,20 +105,17 @@ pub fn open_blockdev(path: &Path, write: bool) -> Result<(OwnedFd, TargetInfo), 
             details.insert("firmware".into(), v);
         }
     }
-    Ok((
-        fd,
-        TargetInfo {
-            kind: TargetKind::BlockDevice,
-            name: path.display().to_string(),
-            capacity_bytes: size,
-            logical_block_bytes: u32::try_from(lbs).unwrap_or(512).max(1),
-            rotational,
-            discard,
-            model,
-            backend: String::new(),
-            details,
-        },
-    ))
+    Ok(TargetInfo {
+        kind: TargetKind::BlockDevice,
+        name: path.display().to_string(),
+        capacity_bytes: size,
+        logical_block_bytes: u32::try_from(lbs).unwrap_or(512).max(1),
+        rotational,
+        discard,
+        model,
+        backend: String::new(),
+        details,
+    })
 }
 
 /// Whether a block device takes non-blocking I/O, as one `RWF_NOWAIT` read finds.

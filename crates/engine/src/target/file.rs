@@ -10,13 +10,13 @@
 //! `--overwrite` is needed each time.
 
 use crate::safety::identity::FileIdentity;
+use crate::safety::usage;
 use crate::target::{TargetError, TargetInfo, TargetKind};
+use rustix::fs::{Mode, OFlags};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::OpenOptions as FsOpen;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 const XATTR: &str = "user.storbench.created";
@@ -59,38 +59,76 @@ fn marker_identity(text: &[u8]) -> Option<FileIdentity> {
     serde_json::from_str(s.trim().strip_prefix(MARKER)?.trim()).ok()
 }
 
-fn read_xattr(path: &Path) -> Option<Vec<u8>> {
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-    let name = CString::new(XATTR).expect("no NUL");
+/// The marker on the open file `fd` (its xattr).
+fn read_xattr(fd: BorrowedFd<'_>) -> Option<Vec<u8>> {
     let mut buf = [0u8; 1024];
-    // SAFETY: c and name are NUL-terminated; buf is writable for its length.
-    let r = unsafe {
-        libc::getxattr(
-            c.as_ptr(),
-            name.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    (r >= 0).then(|| buf[..r as usize].to_vec())
+    let n = rustix::fs::fgetxattr(fd, XATTR, &mut buf).ok()?;
+    Some(buf[..n].to_vec())
 }
 
-/// Did storbench create this file? Its marker must hold the file's own identity (a
-/// strong one: see the module doc).
-pub fn created_by_storbench(path: &Path) -> bool {
-    let Ok(now) = FileIdentity::of(path) else {
-        return false;
-    };
+/// Did storbench create the file open as `fd` (opened by `path`, whose identity is
+/// `now`)? Its marker (xattr, or the sidecar beside `path`) must hold that identity, a
+/// strong one: see the module doc.
+fn marked_ours(fd: BorrowedFd<'_>, path: &Path, now: &FileIdentity) -> bool {
     if !now.strong() {
         return false;
     }
-    let from_xattr = read_xattr(path).and_then(|v| marker_identity(&v));
-    let marked = from_xattr.or_else(|| {
-        std::fs::read(sidecar(path))
-            .ok()
-            .and_then(|v| marker_identity(&v))
-    });
-    marked.is_some_and(|m| m == now)
+    let marked = read_xattr(fd)
+        .and_then(|v| marker_identity(&v))
+        .or_else(|| {
+            std::fs::read(sidecar(path))
+                .ok()
+                .and_then(|v| marker_identity(&v))
+        });
+    marked.is_some_and(|m| &m == now)
+}
+
+/// Did storbench create the file at `path`? (Opened read-only and checked through
+/// that descriptor, as a target is.)
+pub fn created_by_storbench(path: &Path) -> bool {
+    let Ok(fd) = open_regular(path, false) else {
+        return false;
+    };
+    FileIdentity::of_fd(fd.as_fd(), path).is_ok_and(|now| marked_ours(fd.as_fd(), path, &now))
+}
+
+/// Opens the regular file `path` names, once: `O_PATH` first (a FIFO or a device put
+/// at the path is never opened), then that very inode through `/proc/self/fd/N`,
+/// read-write when `write`. Every later check of the file goes through the descriptor
+/// returned, so a name pointed at another file meanwhile changes nothing.
+fn open_regular(path: &Path, write: bool) -> Result<OwnedFd, TargetError> {
+    let path_fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| io(format!("open {}", path.display()), e.into()))?;
+    reopen_regular(path_fd.as_fd(), path, write)
+}
+
+/// The regular file open as `fd` (any mode, `O_PATH` too), opened again through
+/// `/proc/self/fd/N`, read-write when `write`: the same inode, whatever `path` names.
+fn reopen_regular(fd: BorrowedFd<'_>, path: &Path, write: bool) -> Result<OwnedFd, TargetError> {
+    let st = rustix::fs::fstat(fd).map_err(|e| io(format!("stat {}", path.display()), e.into()))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(TargetError::Invalid(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let again = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let mode = if write { OFlags::RDWR } else { OFlags::RDONLY };
+    rustix::fs::open(
+        &again,
+        mode | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .map_err(|e| {
+        io(
+            format!(
+                "open {}{} (through {again}: is /proc mounted?)",
+                path.display(),
+                if write { " for writing" } else { "" }
+            ),
+            e.into(),
+        )
+    })
 }
 
 fn mark_created(path: &Path, fd: &OwnedFd) -> Result<(), TargetError> {
@@ -148,33 +186,63 @@ fn dio_align(fd: &OwnedFd) -> Option<u32> {
     (st.stx_dio_offset_align > 0).then_some(st.stx_dio_offset_align)
 }
 
-/// Open (and maybe create) a file target: the fd, its description, and whether
-/// O_DIRECT is in use.
+/// Open (and maybe create) a file target: the fd and its description.
 pub fn open_file(path: &Path, o: &FileOpen) -> Result<(OwnedFd, TargetInfo), TargetError> {
     open_file_as(path, o, None).map(|(fd, info, _)| (fd, info))
 }
 
 /// [`open_file`] for a run that continues: `recorded` is the identity of the file the
 /// run started on, and the file at `path` must be that one. Returns its identity too.
+///
+/// The file is opened first ([`open_regular`], or created with `O_EXCL`), and every
+/// check (identity, marker, what else uses it) goes through that descriptor, the one
+/// the engine then writes through.
 pub fn open_file_as(
     path: &Path,
     o: &FileOpen,
     recorded: Option<&FileIdentity>,
 ) -> Result<(OwnedFd, TargetInfo, FileIdentity), TargetError> {
-    if let Some(r) = recorded {
-        check_same_file(path, r)?;
-    }
-    let created = if path.exists() {
-        check_existing(path, o)?;
-        false
-    } else {
-        create(path, o)?;
-        true
+    open_file_with(path, o, recorded, &mut || {})
+}
+
+/// [`open_file_as`], calling `after_open` once the name is resolved and before anything
+/// is checked (tests point the name at another file there: the checks and the writes
+/// must still be the file opened).
+pub fn open_file_with(
+    path: &Path,
+    o: &FileOpen,
+    recorded: Option<&FileIdentity>,
+    after_open: &mut dyn FnMut(),
+) -> Result<(OwnedFd, TargetInfo, FileIdentity), TargetError> {
+    let (fd, created) = match rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+    {
+        Ok(p) => {
+            after_open();
+            (reopen_regular(p.as_fd(), path, o.write)?, false)
+        }
+        Err(rustix::io::Errno::NOENT) if recorded.is_some() => {
+            return Err(TargetError::Refused {
+                message: format!(
+                    "refusing to continue: {} is gone (the run started on it)",
+                    path.display()
+                ),
+                hint: "a run continues only on the file it started on; start a new run".into(),
+            })
+        }
+        Err(rustix::io::Errno::NOENT) => (create(path, o)?, true),
+        Err(e) => return Err(io(format!("open {}", path.display()), e.into())),
     };
-    let (fd, direct) = open_maybe_direct(path, o)?;
-    let len = std::fs::metadata(path)
-        .map_err(|e| io(format!("stat {}", path.display()), e))?
-        .len();
+    let identity = FileIdentity::of_fd(fd.as_fd(), path)?;
+    if let Some(r) = recorded {
+        check_same_file(path, r, &identity)?;
+    }
+    if !created {
+        check_existing(&fd, path, o, &identity)?;
+    }
+    let direct = o.direct && set_direct(&fd, path)?;
+    let len = rustix::fs::fstat(&fd)
+        .map_err(|e| io(format!("stat {}", path.display()), e.into()))?
+        .st_size as u64;
     let capacity = o.size_bytes.map_or(len, |s| s.min(len));
     let lbs = if direct {
         dio_align(&fd).unwrap_or(4096)
@@ -184,7 +252,6 @@ pub fn open_file_as(
     let mut details = BTreeMap::new();
     details.insert("o_direct".into(), direct.to_string());
     details.insert("created".into(), created.to_string());
-    let identity = FileIdentity::of_fd(fd.as_fd(), path)?;
     Ok((
         fd,
         TargetInfo {
@@ -202,16 +269,13 @@ pub fn open_file_as(
     ))
 }
 
-/// A continuing run: the file at `path` must still be the one it `recorded`.
-fn check_same_file(path: &Path, recorded: &FileIdentity) -> Result<(), TargetError> {
-    let now = FileIdentity::of(path).map_err(|_| TargetError::Refused {
-        message: format!(
-            "refusing to continue: {} is gone (the run started on it)",
-            path.display()
-        ),
-        hint: "a run continues only on the file it started on; start a new run".into(),
-    })?;
-    let diffs = recorded.differences(&now);
+/// A continuing run: the file opened must still be the one it `recorded`.
+fn check_same_file(
+    path: &Path,
+    recorded: &FileIdentity,
+    now: &FileIdentity,
+) -> Result<(), TargetError> {
+    let diffs = recorded.differences(now);
     if !diffs.is_empty() {
         return Err(TargetError::Refused {
             message: format!(
@@ -225,8 +289,9 @@ fn check_same_file(path: &Path, recorded: &FileIdentity) -> Result<(), TargetErr
     Ok(())
 }
 
-/// A new file of `--size` bytes, marked as storbench's own and preallocated.
-fn create(path: &Path, o: &FileOpen) -> Result<(), TargetError> {
+/// A new file of `--size` bytes (`O_EXCL`: never one that appeared meanwhile), marked
+/// as storbench's own and preallocated; the descriptor the run uses.
+fn create(path: &Path, o: &FileOpen) -> Result<OwnedFd, TargetError> {
     let Some(size) = o.size_bytes else {
         return Err(TargetError::Refused {
             message: format!("{} does not exist", path.display()),
@@ -247,23 +312,25 @@ fn create(path: &Path, o: &FileOpen) -> Result<(), TargetError> {
         .map_err(|e| io(format!("create {}", path.display()), e))?;
     let fd: OwnedFd = f.into();
     mark_created(path, &fd)?;
-    preallocate(&fd, path, size)
+    preallocate(&fd, path, size)?;
+    Ok(fd)
 }
 
-/// An existing file: a regular file, written (or grown to `--size`) only if storbench
-/// made it or `--overwrite` allows; grown here if asked.
-fn check_existing(path: &Path, o: &FileOpen) -> Result<(), TargetError> {
-    let md = std::fs::metadata(path).map_err(|e| io(format!("stat {}", path.display()), e))?;
-    if !md.is_file() {
-        return Err(TargetError::Invalid(format!(
-            "{} is not a regular file",
-            path.display()
-        )));
+/// An existing file, open as `fd`: written (or grown to `--size`) only if storbench
+/// made it or `--overwrite` allows, and never while a loop device over it is in use;
+/// grown here if asked.
+fn check_existing(
+    fd: &OwnedFd,
+    path: &Path,
+    o: &FileOpen,
+    now: &FileIdentity,
+) -> Result<(), TargetError> {
+    let st = rustix::fs::fstat(fd).map_err(|e| io(format!("stat {}", path.display()), e.into()))?;
+    let grow = o.size_bytes.is_some_and(|s| s > st.st_size as u64);
+    if !(o.write || grow) {
+        return Ok(());
     }
-    let ours = created_by_storbench(path);
-    let len = md.len();
-    let grow = o.size_bytes.is_some_and(|s| s > len);
-    if (o.write || grow) && !ours && !o.overwrite {
+    if !o.overwrite && !marked_ours(fd.as_fd(), path, now) {
         return Err(TargetError::Refused {
             message: format!(
                 "refusing to write to {}: the file exists and storbench did not create it",
@@ -275,44 +342,48 @@ fn check_existing(path: &Path, o: &FileOpen) -> Result<(), TargetError> {
                 .into(),
         });
     }
+    let users = usage::loop_users(usage::Object::File {
+        dev: (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev)),
+        inode: st.st_ino,
+    });
+    if !users.is_empty() {
+        return Err(TargetError::Refused {
+            message: format!(
+                "refusing to write to {}: it {}",
+                path.display(),
+                users.join("; it ")
+            ),
+            hint: "unmount the filesystem on the loop device over it and detach that \
+                   (losetup -d), then try again; storbench never writes a file in use as a \
+                   loop device's image, even with --overwrite"
+                .into(),
+        });
+    }
     if grow {
-        let f = FsOpen::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| io(format!("open {}", path.display()), e))?;
-        let fd: OwnedFd = f.into();
-        preallocate(&fd, path, o.size_bytes.expect("grow implies size"))?;
+        let size = o.size_bytes.expect("grow implies size");
+        if o.write {
+            preallocate(fd, path, size)?;
+        } else {
+            // Read-only for the run; the same inode opened for writing to grow it.
+            preallocate(&reopen_regular(fd.as_fd(), path, true)?, path, size)?;
+        }
     }
     Ok(())
 }
 
-/// Opens the file for the run: with O_DIRECT if asked and the file system takes it
-/// (EINVAL: without). Returns the descriptor and whether O_DIRECT is in use.
-fn open_maybe_direct(path: &Path, o: &FileOpen) -> Result<(OwnedFd, bool), TargetError> {
-    let open = |direct: bool| {
-        let mut oo = FsOpen::new();
-        oo.read(true).write(o.write);
-        if direct {
-            oo.custom_flags(libc::O_DIRECT);
-        }
-        oo.open(path)
-    };
-    let (f, direct) = if o.direct {
-        match open(true) {
-            Ok(f) => (f, true),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (
-                open(false).map_err(|e| io(format!("open {}", path.display()), e))?,
-                false,
-            ),
-            Err(e) => return Err(io(format!("open {} with O_DIRECT", path.display()), e)),
-        }
-    } else {
-        (
-            open(false).map_err(|e| io(format!("open {}", path.display()), e))?,
-            false,
-        )
-    };
-    Ok((f.into(), direct))
+/// Turns on O_DIRECT on the open file (`F_SETFL`): false when the filesystem refuses
+/// it (EINVAL), and the run uses buffered I/O.
+fn set_direct(fd: &OwnedFd, path: &Path) -> Result<bool, TargetError> {
+    let flags = rustix::fs::fcntl_getfl(fd)
+        .map_err(|e| io(format!("fcntl F_GETFL {}", path.display()), e.into()))?;
+    match rustix::fs::fcntl_setfl(fd, flags | OFlags::DIRECT) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::INVAL) => Ok(false),
+        Err(e) => Err(io(
+            format!("fcntl F_SETFL O_DIRECT {}", path.display()),
+            e.into(),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +416,46 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let e = open_file(&d.path().join("nope"), &opts(false, None, false)).unwrap_err();
         assert!(matches!(e, TargetError::Refused { .. }), "{e}");
+    }
+
+    /// Issue 30, data lost 3: a target named through a symlink flipped between a file
+    /// storbench made and a user's file was checked as the one and written as the
+    /// other (1 try in 24). The name is resolved once; a flip right after (the hook)
+    /// changes neither what is checked nor what is written.
+    #[test]
+    fn symlink_flipped_during_the_open_leaves_the_users_file_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let ours = d.path().join("ours.bin");
+        drop(open_file(&ours, &opts(true, Some(1 << 20), false)).unwrap());
+        let users = d.path().join("users.txt");
+        let precious = vec![0x5au8; 1 << 20];
+        std::fs::write(&users, &precious).unwrap();
+        let link = d.path().join("target");
+        let point = |to: &Path| {
+            let tmp = d.path().join("target.new");
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(to, &tmp).unwrap();
+            std::fs::rename(&tmp, &link).unwrap();
+        };
+        // Ours resolved, then the name pointed at the user's file: ours is opened,
+        // passed and written.
+        point(&ours);
+        let (fd, _, id) =
+            open_file_with(&link, &opts(true, None, false), None, &mut || point(&users)).unwrap();
+        assert_eq!(id, FileIdentity::of(&ours).unwrap());
+        // A plain write (O_DIRECT off: it wants an aligned buffer) through the descriptor.
+        let flags = rustix::fs::fcntl_getfl(&fd).unwrap();
+        rustix::fs::fcntl_setfl(&fd, flags - rustix::fs::OFlags::DIRECT).unwrap();
+        rustix::io::pwrite(&fd, &[1u8; 4096], 0).unwrap();
+        drop(fd);
+        assert_eq!(std::fs::read(&users).unwrap(), precious);
+        assert_eq!(std::fs::read(&ours).unwrap()[..4096], [1u8; 4096]);
+        // The user's file resolved, then the name pointed at ours: refused.
+        point(&users);
+        let e = open_file_with(&link, &opts(true, None, false), None, &mut || point(&ours))
+            .unwrap_err();
+        assert!(e.to_string().contains("--overwrite"), "{e}");
+        assert_eq!(std::fs::read(&users).unwrap(), precious);
     }
 
     #[test]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
@@ -33,10 +35,17 @@ def _frames(table: pa.Table, kind: str):
 
 
 class Trace:
-    """A Parquet trace, read by storbench's reader (its checks, its errors)."""
+    """A Parquet trace, read by storbench's reader (its checks, its errors).
 
-    def __init__(self, path: PathLike):
+    Made by :func:`load_trace`, which has already checked that the file is a trace; the
+    rows are decoded on first use. Tables use the trace format's own types (Int64
+    columns, ``op``/``stream``/``device`` as Dictionary(Int32, Utf8)), so a frame written
+    back with ``to_parquet`` / ``write_parquet`` is a trace storbench reads.
+    """
+
+    def __init__(self, path: PathLike, rows: Optional[int] = None):
         self.path = Path(path)
+        self.rows = rows
         self._table: Optional[pa.Table] = None
 
     def to_arrow(self) -> pa.Table:
@@ -47,9 +56,11 @@ class Trace:
         return self._table
 
     def to_pandas(self):
+        """The trace as a pandas DataFrame (``op``, ``stream``, ``device`` categorical)."""
         return self.to_arrow().to_pandas()
 
     def to_polars(self):
+        """The trace as a Polars DataFrame."""
         return _frames(self.to_arrow(), "polars")
 
     def characterize(self) -> dict:
@@ -64,10 +75,31 @@ class Trace:
 
 
 def load_trace(path: PathLike) -> Trace:
-    return Trace(path)
+    """Open a Parquet trace (from ``storbench import``, ``record`` or ``synth``, or one
+    written back from pandas, Polars or pyarrow).
+
+    The file is checked at once: a missing file raises ``FileNotFoundError``, a file that
+    is no trace ``ValueError`` naming what is wrong. Its rows are read on first use
+    (``to_arrow``, ``to_pandas``, ``to_polars``, ``len``), through storbench's reader.
+
+    >>> t = storbench.load_trace("heavy.parquet")
+    >>> df = t.to_pandas(); c = t.characterize()
+    """
+    rows = _native.open_trace(str(path))
+    return Trace(path, rows)
 
 
 def characterize(path: PathLike) -> dict:
+    """The figures published trace-based benchmarks print, as ``storbench characterize
+    --json`` gives them (docs/trace-format.md, "characterize: definitions"): counts and
+    bytes per op, the size mix, sequential %, busy and idle time, queue depth, service
+    times, footprint, inter-arrival times, and each device's own figures
+    (``per_device``).
+
+    ``path`` is a Parquet trace; one whose rows are out of issue order is sorted first
+    (``issue_order_violations`` says how many were). Raises ``FileNotFoundError`` for a
+    missing file and ``ValueError`` for one that is no trace.
+    """
     return json.loads(_native.characterize(str(path)))
 
 
@@ -123,12 +155,18 @@ def _workload_entry(workload: Any) -> dict:
 
 class Result:
     """A finished procedure on the simulated drive: its headline row, its
-    result.json, and its per-second series."""
+    result.json, and its per-second series.
 
-    def __init__(self, dir: PathLike, point: dict, row: dict):
+    Its files are in ``dir``: the one given to :func:`run`, or a temporary directory
+    removed when this object is garbage collected (or at exit).
+    """
+
+    def __init__(self, dir: PathLike, point: dict, row: dict, _tmp=None):
         self.dir = Path(dir)
         self.point = point
         self.row = row
+        # Holds the temporary directory of a run without ``dir=``: removed with us.
+        self._tmp = _tmp
 
     @property
     def result(self) -> dict:
@@ -172,6 +210,11 @@ def run(
 
     ``workload`` (bench): a profile name, a trace path, or a dict such as
     ``{"generator": "randwrite", "bs": "4k", "qd": 32, "ios": 100000}``.
+
+    ``dir``: where the run's files go (result.json, series.parquet, ...) and stay;
+    without it they go to a temporary directory removed when the returned
+    :class:`Result` is garbage collected. A bad argument raises ``ValueError`` naming
+    the argument.
     """
     text = f"seeds = [{int(seed)}]\n"
     if checkpoint_every is not None:
@@ -180,16 +223,58 @@ def run(
     if workload is not None:
         text += _table("[[workload]]", _workload_entry(workload))
     text += _table("[[procedure]]", {"name": procedure, **options})
-    d = Path(dir) if dir is not None else Path(tempfile.mkdtemp(prefix="storbench-run-"))
-    point, row = _native.run_single(text, str(d), base=os.getcwd())
-    return Result(d, json.loads(point), dict(json.loads(row)))
+    tmp = None
+    if dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="storbench-run-")
+        d = Path(tmp.name)
+    else:
+        d = Path(dir)
+    try:
+        point, row = _native.run_single(text, str(d), base=os.getcwd())
+    except ValueError as e:
+        if tmp is not None:
+            tmp.cleanup()
+        raise ValueError(_run_error(text, str(e))) from None
+    except BaseException:
+        if tmp is not None:
+            tmp.cleanup()
+        raise
+    return Result(d, json.loads(point), dict(json.loads(row)), _tmp=tmp)
+
+
+def _run_error(text: str, message: str) -> str:
+    """A plan error of the plan :func:`run` wrote from its arguments, said in terms of
+    those arguments (the user wrote no plan file)."""
+    m = re.match(r"<plan>(?::(\d+))?: ", message)
+    if not m:
+        return message
+    rest = message[m.end():]
+    # A point's own check names the option already: the point is this run.
+    point = re.match(r"point \d+ \([^)]*\): ", rest)
+    if point:
+        return f"run(): {rest[point.end():]}"
+    if m.group(1) is None:
+        return f"run(): {rest}"
+    lines = text.splitlines()
+    n = int(m.group(1))
+    line = lines[n - 1].strip() if 0 < n <= len(lines) else ""
+    table = next(
+        (l.strip("[] ") for l in reversed(lines[: n - 1]) if l.startswith("[[")),
+        None,
+    )
+    arg = {"target": "target", "workload": "workload", "procedure": "option"}.get(table, "argument")
+    what = line.replace(" = ", "=") if line else ""
+    if table == "procedure" and what.startswith("name="):
+        return f"run(): procedure {what[5:]}: {rest}"
+    return f"run(): {arg} {what}: {rest}" if what else f"run(): {rest}"
 
 
 # ---------------------------------------------------------------- sweeps
 
 
 class SweepResult:
-    """A sweep's directory and its dataset (one row per finished point)."""
+    """A sweep's directory and its dataset (one row per finished point): what
+    :func:`sweep` returns and :func:`read_sweep` opens."""
 
     def __init__(self, dir: PathLike, counts: Optional[dict] = None):
         self.dir = Path(dir)
@@ -217,7 +302,16 @@ class SweepResult:
 
 
 def read_sweep(dir: PathLike) -> SweepResult:
-    return SweepResult(dir)
+    """Open the directory of a finished (or interrupted) sweep: ``to_pandas()``,
+    ``to_polars()`` and ``to_arrow()`` read its dataset, ``sweep.parquet`` (one row per
+    finished point, the headline figures of docs/sweeps.md).
+
+    Raises ``FileNotFoundError`` when ``dir`` holds no dataset.
+    """
+    d = Path(dir)
+    if not (d / "sweep.parquet").is_file():
+        raise FileNotFoundError(f"{d}: no sweep.parquet here (storbench sweep or storbench.sweep writes it)")
+    return SweepResult(d)
 
 
 def _plan_source(plan: Any) -> dict:
@@ -253,10 +347,98 @@ def sweep(
     """
     src = _plan_source(plan)
     if progress is None:
-        progress = sys.stderr.isatty()
+        # On a terminal, or in a notebook (which is no terminal) a bar of its own.
+        progress = sys.stderr.isatty() or _in_notebook()
+    bar = None
+    if progress and not sys.stderr.isatty() and _in_notebook():
+        bar = _NotebookBar(_planned(src), "points")
     if address is None:
-        counts = _native.run_local(str(out), jobs=jobs, progress=progress, **src)
+        if bar is None:
+            counts = _native.run_local(str(out), jobs=jobs, progress=progress, **src)
+            return SweepResult(out, counts)
+        stop = threading.Event()
+        watcher = threading.Thread(target=_watch_points, args=(Path(out), bar, stop), daemon=True)
+        watcher.start()
+        try:
+            counts = _native.run_local(str(out), jobs=jobs, progress=False, **src)
+        finally:
+            stop.set()
+            watcher.join()
+            bar.close()
         return SweepResult(out, counts)
     from ._ray import ray_sweep
 
-    return ray_sweep(src, Path(out), address, shared_fs=shared_fs, progress=progress)
+    try:
+        return ray_sweep(src, Path(out), address, shared_fs=shared_fs, progress=bar or progress)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+# ---------------------------------------------------------------- progress in notebooks
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (where stderr is no terminal)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+class _NotebookBar:
+    """A progress bar in a notebook: tqdm's notebook bar when tqdm is installed, else a
+    line of text updated in place."""
+
+    def __init__(self, total: int, unit: str):
+        self.total = total
+        self.unit = unit
+        self.done = 0
+        self._tqdm = None
+        self._handle = None
+        try:
+            from tqdm.auto import tqdm
+
+            self._tqdm = tqdm(total=total, unit=unit)
+        except ImportError:
+            from IPython.display import display
+
+            self._handle = display(self._text(), display_id=True)
+
+    def _text(self) -> str:
+        return f"storbench: {self.done}/{self.total} {self.unit}"
+
+    def update_to(self, done: int) -> None:
+        done = min(done, self.total)
+        if done == self.done:
+            return
+        if self._tqdm is not None:
+            self._tqdm.update(done - self.done)
+        self.done = done
+        if self._handle is not None:
+            self._handle.update(self._text())
+
+    def close(self) -> None:
+        if self._tqdm is not None:
+            self._tqdm.close()
+
+
+def _planned(src: dict) -> int:
+    """The number of points of a plan (from its dry run's first line)."""
+    m = re.search(r": (\d+) points?", _native.describe(**src))
+    return int(m.group(1)) if m else 0
+
+
+def _finished_points(out: Path) -> int:
+    """Points recorded in a sweep directory (each writes points/ID/point.json last)."""
+    return sum(1 for _ in (out / "points").glob("*/point.json")) if (out / "points").is_dir() else 0
+
+
+def _watch_points(out: Path, bar: "_NotebookBar", stop: threading.Event) -> None:
+    while not stop.wait(0.5):
+        bar.update_to(_finished_points(out))
+    bar.update_to(_finished_points(out))

@@ -30,7 +30,8 @@ def _run_point_task(point_json: str, shared_dir: Optional[str]):
     return native.run_point_detached(point_json)
 
 
-def ray_sweep(src: dict, out: Path, address: str, *, shared_fs: bool, progress: bool):
+def ray_sweep(src: dict, out: Path, address: str, *, shared_fs: bool, progress):
+    """``progress``: True (a count on stderr), False, or a notebook bar (``update_to``)."""
     import ray
 
     from ._api import SweepResult
@@ -65,9 +66,11 @@ def ray_sweep(src: dict, out: Path, address: str, *, shared_fs: bool, progress: 
                     continue
                 s.record(p, row, files, wall_ms, "ray")
                 done += 1
-                if progress:
+                if hasattr(progress, "update_to"):
+                    progress.update_to(s.planned - len(pending) + done)
+                elif progress:
                     print(f"\r{done}/{len(pending)} points", end="", file=sys.stderr, flush=True)
-        if progress and pending:
+        if progress is True and pending:
             print(file=sys.stderr)
     finally:
         path, rows = s.write_dataset()

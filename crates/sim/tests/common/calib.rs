@@ -265,7 +265,8 @@ pub struct Window {
     pub host_bytes: u64,
     pub nand_bytes: u64,
     pub wa: f64,
-    /// Host bytes the flash bound allows: (program bandwidth x window + write buffer)
+    /// Host bytes the flash bound allows: (program bandwidth x window + write buffer +
+    /// two superblocks of GC work counted but not yet done)
     /// / WA of the window.
     pub bound_bytes: f64,
 }
@@ -279,7 +280,11 @@ pub fn flash_windows(
 ) -> Vec<Window> {
     let cfg = ssd.config();
     let prog_bytes_per_ns = cfg.flash_program_mbps() / 1000.0;
-    let buffer = (cfg.write_buffer_units as u64 * storbench_sim::UNIT_BYTES) as f64;
+    // NAND bytes are counted when work is queued: at a window's end at most the write
+    // buffer's programs and two victims' GC work (one queued on the dies, one put on
+    // their timelines by the write that needed the next) are counted and not done.
+    let queued = 2 * cfg.units_per_block() as u64 * storbench_sim::UNIT_BYTES;
+    let buffer = (cfg.write_buffer_units as u64 * storbench_sim::UNIT_BYTES + queued) as f64;
     let mut out = Vec::new();
     for (i, (t0, c0)) in samples.iter().enumerate() {
         let Some((t1, c1)) = samples[i + 1..].iter().find(|(t, _)| t - t0 >= span_s * NS) else {
@@ -340,4 +345,91 @@ pub fn datasheet_figures(drive: &str) -> Vec<(&'static str, &'static str, f64)> 
         ),
         ("WA of the steady state (with fill)", "", wa),
     ]
+}
+
+/// The four figures of a named drive's datasheet measured as its footnotes say (see
+/// [`storbench_sim::Datasheet`]): 128 KB sequential writes to a fresh drive and reads
+/// of them (1 GiB), then 4 KB random reads of a filled drive and random writes to a
+/// fresh one (2 s each), all QD32, over the datasheet's span. (seq read MB/s, seq
+/// write MB/s, random read IOPS, random write IOPS.)
+pub fn datasheet_measure(drive: &str, d: &storbench_sim::Datasheet) -> [f64; 4] {
+    let mut ssd = open_spec(drive).unwrap();
+    let cap = ssd.config().capacity_bytes;
+    let len = 1u64 << 30;
+    let seq = |op| spec(Pattern::Sequential, op, K128, 32, len, Limit::Bytes(len));
+    let w = phase(&mut ssd, seq(Op::Write), None).write_rate_mb_per_s;
+    let r = phase(&mut ssd, seq(Op::Read), None).read_rate_mb_per_s;
+    let span = d.rand_span_bytes.unwrap_or(cap).min(cap) / 4096 * 4096;
+    let rand = |op| spec(Pattern::Random, op, 4096, 32, span, Limit::None);
+    ssd.fast_state(State::SequentialFill).unwrap();
+    let r32 = phase(&mut ssd, rand(Op::Read), Some(2 * NS)).iops;
+    ssd.fast_state(State::Fresh).unwrap();
+    let w32 = phase(&mut ssd, rand(Op::Write), Some(2 * NS)).iops;
+    [r, w, r32, w32]
+}
+
+/// One row of the calibration table of docs/simulator.md: a figure a source gives,
+/// the preset's, and their ratio.
+pub struct Calibration {
+    pub figure: &'static str,
+    pub source: &'static str,
+    pub drive: String,
+    pub published: f64,
+    pub simulated: f64,
+}
+
+impl Calibration {
+    pub fn ratio(&self) -> f64 {
+        self.simulated / self.published
+    }
+
+    pub fn row(&self) -> String {
+        format!(
+            "| {} | {} | `{}` | {:.0} | {:.0} | {:.2} |",
+            self.figure,
+            self.source,
+            self.drive,
+            self.published,
+            self.simulated,
+            self.ratio()
+        )
+    }
+}
+
+/// Seed 001's figures for the named drives it shows: the Intel SSD 730's steady state
+/// (about 15K IOPS) and its lowest second with 25% spare area (30K), the SanDisk
+/// Extreme II's steady state (about 10K), each the mean (or least) second of 4 KB QD32
+/// random writes after a direct steady state and `warm_s` honest seconds.
+pub fn seed_001_named(warm_s: u64, measure_s: u64) -> Vec<Calibration> {
+    let mut rows = Vec::new();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let i730 = "sim:intel-730-480g";
+    let full = steady_random_writes(&mut open_spec(i730).unwrap(), 1.0, warm_s, measure_s);
+    rows.push(Calibration {
+        figure: "Intel SSD 730 480 GB, steady state, 4 KB QD32 random writes, IOPS",
+        source: "seed 001 (about 15K)",
+        drive: i730.into(),
+        published: 15_000.0,
+        simulated: mean(&full),
+    });
+    let spare = steady_random_writes(&mut open_spec(i730).unwrap(), 0.75, warm_s, measure_s);
+    rows.push(Calibration {
+        figure: "Intel SSD 730 480 GB, 25% spare area, lowest second, IOPS",
+        source: "seed 001 (a minimum of 30K)",
+        drive: i730.into(),
+        published: 30_000.0,
+        simulated: spare.iter().cloned().fold(f64::INFINITY, f64::min),
+    });
+    // The Extreme II's cache fills by replaying writes (slow at 240 GB): 64 GiB with
+    // its 240 GB superblocks (128 pages per block).
+    let x2 = "sim:sandisk-extreme-ii-240g,capacity=64g,pages_per_block=128";
+    let s = steady_random_writes(&mut open_spec(x2).unwrap(), 1.0, warm_s, measure_s);
+    rows.push(Calibration {
+        figure: "SanDisk Extreme II, steady state, 4 KB QD32 random writes, IOPS",
+        source: "seed 001 (about 10K)",
+        drive: x2.into(),
+        published: 10_000.0,
+        simulated: mean(&s),
+    });
+    rows
 }

@@ -13,6 +13,7 @@
 //! gaps), `qd` (busy time, service time, queue depth) and `footprint`. Each loop is
 //! kept out of line (`#[inline(never)]`), so a profile shows one entry per concern.
 
+mod devices;
 mod footprint;
 mod hist;
 mod interarrival;
@@ -20,11 +21,12 @@ mod per_device;
 mod qd;
 mod sequential;
 mod sizes;
-mod sort;
 #[cfg(test)]
 mod tests;
+mod union;
 
 pub use footprint::{Footprint, FOOTPRINT_MAX_PAGES};
+pub use union::FOOTPRINT_MAX_RANGES;
 
 use crate::error::TraceError;
 use crate::model::Names;
@@ -43,17 +45,15 @@ use std::path::Path;
 
 /// Version of the [`Characterization`] JSON; bumped on incompatible change (2:
 /// `footprint_bytes` is the sum over devices, `footprint_per_device` added, QD and
-/// busy figures null when every service time is 0).
-pub const SCHEMA_VERSION: u32 = 2;
+/// busy figures null when every service time is 0; 3: `per_device` added, the
+/// footprint always exact).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The sizes of the published size breakdown (bytes); anything else is "other".
 pub const SIZE_BUCKETS_BYTES: [u64; 6] = [4096, 8192, 16384, 32768, 65536, 131072];
 
 /// QD histogram buckets: inclusive lower bounds; the last bucket is open.
 pub const QD_BUCKET_MIN: [u32; 9] = [1, 2, 3, 4, 5, 9, 17, 33, 65];
-
-/// Above this many disjoint intervals the footprint set coarsens (see [`Footprint`]).
-pub const FOOTPRINT_MAX_INTERVALS: usize = 1 << 20;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Characterization {
@@ -103,13 +103,47 @@ pub struct Characterization {
     /// without a device form one device, named null, first).
     #[serde(default)]
     pub footprint_per_device: Vec<DeviceFootprint>,
-    /// 1 when `footprint_bytes` is exact; otherwise the block size ranges were rounded
-    /// out to, to bound memory (an over-estimate by less than one block per range).
+    /// Always 1 since issue 34: the footprint is exact at any size (kept for readers of
+    /// schema 2, where a larger value meant ranges rounded out to that block size).
     pub footprint_granularity_bytes: u64,
     /// Gaps between consecutive issues (all ops), in µs.
     pub inter_arrival_us: Option<Percentiles>,
-    /// Records issued before the record before them (see module docs).
+    /// Records issued before a record above them. A trace file in another order is
+    /// sorted before it is measured ([`characterize_file`]); records pushed out of
+    /// order into a [`Characterizer`] are treated as issued at the previous time.
     pub issue_order_violations: u64,
+    /// Each device's own figures, by device name (rows without a device form one
+    /// device, named null, first): the busy time, idle time, average QD and QD1 share
+    /// with only that device's I/Os outstanding. The trace-wide figures above count
+    /// every device together (busy: any device busy; QD: all devices' I/Os).
+    #[serde(default)]
+    pub per_device: Vec<DeviceStats>,
+}
+
+/// One device's figures (see [`Characterization::per_device`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceStats {
+    /// The device's name in the trace (None: rows without a device).
+    pub device: Option<String>,
+    /// All its I/Os (reads, writes, trims, flushes).
+    pub ios: u64,
+    pub reads: u64,
+    pub writes: u64,
+    /// Its sequential reads and writes, in percent of its reads and writes.
+    pub sequential_pct: f64,
+    pub footprint_bytes: u64,
+    /// Its first issue to its last issue or completion.
+    pub duration_ns: u64,
+    pub ios_with_completion: u64,
+    /// Time at least one of its I/Os was outstanding (None as the trace's `busy_ns`).
+    pub busy_ns: Option<u64>,
+    /// `duration_ns - busy_ns`.
+    pub idle_ns: Option<u64>,
+    /// Sum of its service times over its busy time.
+    pub avg_qd: Option<f64>,
+    /// Its I/Os issued when none of its other I/Os was outstanding, in percent of its
+    /// I/Os with a completion.
+    pub qd1_pct: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -178,6 +212,7 @@ pub struct Characterizer {
     arrivals: Arrivals,
     completions: Completions,
     footprint: Footprints,
+    devices: devices::PerDevice,
     /// Device names by id (for the per-device footprint; ids shown when absent).
     device_names: Option<Names>,
     /// Records from [`Characterizer::push`] not yet characterized (bounded by
@@ -267,6 +302,7 @@ impl Characterizer {
             arrivals: Arrivals::new(),
             completions: Completions::new(),
             footprint: Footprints::new(),
+            devices: devices::PerDevice::default(),
             device_names: None,
             pending: Pending::default(),
             issue_scratch: Vec::new(),
@@ -389,10 +425,20 @@ impl Characterizer {
         self.mix.push(c.ops, c.len);
         self.sequential.push(c.ops, c.offset, c.len, c.devices);
         self.footprint.add_data(c.ops, c.offset, c.len, c.devices);
-        let (complete, valid) = match c.complete {
-            Complete::None => return,
-            Complete::All(v) => (v, None),
-            Complete::Some(v, b) => (v, Some(b)),
+        let complete = match c.complete {
+            Complete::None => None,
+            Complete::All(v) => Some((v, None)),
+            Complete::Some(v, b) => Some((v, Some(b))),
+        };
+        self.devices.push(devices::Rows {
+            issue,
+            recorded_issue: c.issue,
+            complete,
+            ops: c.ops,
+            devices: c.devices,
+        });
+        let Some((complete, valid)) = complete else {
+            return;
         };
         self.completions.push(qd::Rows {
             issue,
@@ -432,7 +478,14 @@ impl Characterizer {
         } else {
             None
         };
-        let (footprint_bytes, footprint_granularity_bytes, per) = self.footprint.finish();
+        let (footprint_bytes, granularity, per) = self.footprint.finish();
+        assert_eq!(granularity, 1, "the footprint is exact");
+        let per_device = device_stats(
+            &self.devices,
+            &self.sequential.seq_per_slot,
+            &per,
+            self.device_names.as_ref(),
+        );
         Characterization {
             schema_version: SCHEMA_VERSION,
             ios_total: counts.iter().sum(),
@@ -460,11 +513,63 @@ impl Characterizer {
             service_time_us,
             footprint_bytes,
             footprint_per_device: device_footprints(per, self.device_names.as_ref()),
-            footprint_granularity_bytes,
+            footprint_granularity_bytes: 1,
             inter_arrival_us: self.arrivals.inter_arrival.percentiles(1000.0),
             issue_order_violations: self.arrivals.order_violations,
+            per_device,
         }
     }
+}
+
+/// Each device's figures, in name order (see [`DeviceStats`]).
+fn device_stats(
+    devs: &devices::PerDevice,
+    seq_per_slot: &[u64],
+    footprints: &[(u32, u64)],
+    names: Option<&Names>,
+) -> Vec<DeviceStats> {
+    let mut out: Vec<DeviceStats> = devs
+        .devs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.ios > 0)
+        .map(|(slot, d)| {
+            let duration_ns = d.first_issue_ns.map_or(0, |f| d.last_event_ns - f);
+            let have = d.with_completion > 0 && d.busy_ns > 0;
+            let busy_ns = have.then_some(d.busy_ns);
+            DeviceStats {
+                device: device_name(slot as u32, names),
+                ios: d.ios,
+                reads: d.reads,
+                writes: d.writes,
+                sequential_pct: pct(
+                    seq_per_slot.get(slot).copied().unwrap_or(0),
+                    d.reads + d.writes,
+                ),
+                footprint_bytes: footprints
+                    .iter()
+                    .find(|&&(s, _)| s as usize == slot)
+                    .map_or(0, |&(_, b)| b),
+                duration_ns,
+                ios_with_completion: d.with_completion,
+                busy_ns,
+                idle_ns: busy_ns.map(|b| duration_ns.saturating_sub(b)),
+                avg_qd: have.then(|| d.service_sum_ns as f64 / d.busy_ns as f64),
+                qd1_pct: have.then(|| pct(d.at_qd1, d.with_completion)),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.device.cmp(&b.device));
+    out
+}
+
+/// The name of device slot `slot` (0: rows without a device).
+fn device_name(slot: u32, names: Option<&Names>) -> Option<String> {
+    slot.checked_sub(1).map(|id| {
+        names
+            .and_then(|n| n.get(id))
+            .map_or_else(|| format!("device {id}"), str::to_owned)
+    })
 }
 
 /// `n` in percent of `d` (0 when `d` is 0).
@@ -528,11 +633,7 @@ fn device_footprints(per: Vec<(u32, u64)>, names: Option<&Names>) -> Vec<DeviceF
     let mut out: Vec<DeviceFootprint> = per
         .into_iter()
         .map(|(slot, b)| DeviceFootprint {
-            device: slot.checked_sub(1).map(|id| {
-                names
-                    .and_then(|n| n.get(id))
-                    .map_or_else(|| format!("device {id}"), str::to_owned)
-            }),
+            device: device_name(slot, names),
             footprint_bytes: b,
         })
         .collect();
@@ -546,7 +647,36 @@ pub fn characterize_file(path: &Path) -> Result<Characterization, TraceError> {
 }
 
 /// As [`characterize_file`], calling `progress(rows_done, rows_total)` after each batch.
+///
+/// A trace whose rows are not in issue order (another tool wrote it: a frame sorted by
+/// offset and saved) is first written sorted to a temporary file (the import's bounded
+/// external sort) and that is characterized; `issue_order_violations` counts its rows
+/// issued before a row above them. Measured as it was, every figure would be wrong.
 pub fn characterize_file_with_progress(
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Characterization, TraceError> {
+    match characterize_sorted_file(path, progress) {
+        Err(TraceError::Unsorted { .. }) => {
+            let dir = tempfile::Builder::new()
+                .prefix("storbench-sorted-")
+                .tempdir()
+                .map_err(|e| {
+                    TraceError::io(&std::env::temp_dir(), "create a temporary directory", e)
+                })?;
+            let sorted = dir.path().join("sorted.parquet");
+            let out_of_order = crate::formats::sink::sort_trace(path, &sorted)?;
+            let mut c = characterize_sorted_file(&sorted, progress)?;
+            c.issue_order_violations = out_of_order;
+            Ok(c)
+        }
+        r => r,
+    }
+}
+
+/// [`characterize_file_with_progress`] of a trace in issue order (else
+/// [`TraceError::Unsorted`]).
+fn characterize_sorted_file(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Characterization, TraceError> {
@@ -580,16 +710,23 @@ fn secs(ns: u64) -> String {
 }
 
 impl Characterization {
-    /// A plain-text table, as published benchmarks print it.
+    /// A plain-text table, as published benchmarks print it. With several devices the
+    /// trace-wide busy and QD rows say they count every device together, and a table of
+    /// each device's own figures follows.
     pub fn to_table(&self) -> String {
         let mut s = String::new();
+        let multi = self.per_device.len() > 1;
         self.table_mix(&mut s);
         match &self.qd {
-            Some(q) => table_qd(&mut s, q),
+            Some(q) => table_qd(&mut s, q, multi),
             None => row(&mut s, "queue depth", self.no_completions().into()),
         }
         row(&mut s, "duration", secs(self.duration_ns));
         match (self.busy_ns, self.idle_ns) {
+            (Some(b), Some(i)) if multi => {
+                row(&mut s, "busy time (any device busy)", secs(b));
+                row(&mut s, "idle time (no device busy)", secs(i));
+            }
             (Some(b), Some(i)) => {
                 row(&mut s, "busy time", secs(b));
                 row(&mut s, "idle time", secs(i));
@@ -606,7 +743,7 @@ impl Characterization {
                 ),
             );
         }
-        self.table_footprint(&mut s);
+        self.table_footprint(&mut s, multi);
         if let Some(p) = &self.inter_arrival_us {
             row(
                 &mut s,
@@ -622,12 +759,45 @@ impl Characterization {
                 &mut s,
                 "out-of-order issues",
                 format!(
-                    "{} (treated as issued at the previous time)",
+                    "{} (sorted into issue order before measuring)",
                     self.issue_order_violations
                 ),
             );
         }
+        if multi {
+            self.table_devices(&mut s);
+        }
         s
+    }
+
+    /// Each device's own figures, the 16 with the most I/Os (all in JSON).
+    fn table_devices(&self, s: &mut String) {
+        const SHOWN: usize = 16;
+        let _ = writeln!(
+            s,
+            "\nper device, each on its own:\n{:<16} {:>10} {:>6} {:>12} {:>10} {:>10} {:>7} {:>6}",
+            "device", "I/Os", "seq %", "footprint GB", "busy s", "idle s", "avg QD", "QD1 %"
+        );
+        let mut by_ios: Vec<&DeviceStats> = self.per_device.iter().collect();
+        by_ios.sort_by_key(|d| std::cmp::Reverse(d.ios));
+        let na = |v: Option<String>| v.unwrap_or_else(|| "n/a".to_owned());
+        for d in by_ios.iter().take(SHOWN) {
+            let _ = writeln!(
+                s,
+                "{:<16} {:>10} {:>6.1} {:>12.3} {:>10} {:>10} {:>7} {:>6}",
+                d.device.as_deref().unwrap_or("(no device)"),
+                d.ios,
+                d.sequential_pct,
+                d.footprint_bytes as f64 / 1e9,
+                na(d.busy_ns.map(|b| format!("{:.3}", b as f64 / 1e9))),
+                na(d.idle_ns.map(|b| format!("{:.3}", b as f64 / 1e9))),
+                na(d.avg_qd.map(|q| format!("{q:.3}"))),
+                na(d.qd1_pct.map(|p| format!("{p:.1}"))),
+            );
+        }
+        if by_ios.len() > SHOWN {
+            let _ = writeln!(s, "{} more devices (all in --json)", by_ios.len() - SHOWN);
+        }
     }
 
     /// The table's rows of counts, bytes, sizes and sequential I/O.
@@ -657,8 +827,8 @@ impl Characterization {
     }
 
     /// The table's footprint rows: in all, then the largest devices' when there are
-    /// several.
-    fn table_footprint(&self, s: &mut String) {
+    /// several (unless the per-device table shows them: `multi`).
+    fn table_footprint(&self, s: &mut String, multi: bool) {
         let fp = format!(
             "{:.3} GB ({} bytes)",
             self.footprint_bytes as f64 / 1e9,
@@ -666,17 +836,14 @@ impl Characterization {
         );
         row(
             s,
-            "footprint",
-            if self.footprint_granularity_bytes == 1 {
-                fp
+            if multi {
+                "footprint (all devices)"
             } else {
-                format!(
-                    "{fp}, rounded to {} B blocks",
-                    self.footprint_granularity_bytes
-                )
+                "footprint"
             },
+            fp,
         );
-        if self.footprint_per_device.len() <= 1 {
+        if multi || self.footprint_per_device.len() <= 1 {
             return;
         }
         const SHOWN: usize = 16;
@@ -707,15 +874,20 @@ fn row(s: &mut String, k: &str, v: String) {
     let _ = writeln!(s, "{k:<28} {v}");
 }
 
-/// The table's queue-depth rows.
-fn table_qd(s: &mut String, q: &QdStats) {
-    row(s, "average QD (busy time)", format!("{:.3}", q.avg_qd));
-    row(s, "max QD", q.max_qd.to_string());
-    row(
-        s,
-        "I/Os issued at QD1",
-        format!("{:.1}% ({})", q.qd1_pct, q.ios_at_qd1),
-    );
+/// The table's queue-depth rows (`multi`: several devices, counted together).
+fn table_qd(s: &mut String, q: &QdStats, multi: bool) {
+    let (avg, max, qd1) = if multi {
+        (
+            "average QD (all devices)",
+            "max QD (all devices)",
+            "I/Os at QD1 (none on any device)",
+        )
+    } else {
+        ("average QD (busy time)", "max QD", "I/Os issued at QD1")
+    };
+    row(s, avg, format!("{:.3}", q.avg_qd));
+    row(s, max, q.max_qd.to_string());
+    row(s, qd1, format!("{:.1}% ({})", q.qd1_pct, q.ios_at_qd1));
     for b in &q.histogram {
         let label = match b.qd_max {
             Some(m) if m == b.qd_min => format!("QD {}", b.qd_min),

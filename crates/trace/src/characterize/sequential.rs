@@ -22,6 +22,8 @@ pub(super) struct Sequential {
     prev_end: Vec<[Option<u64>; 2]>,
     /// Sequential reads, writes.
     pub(super) seq: [u64; 2],
+    /// Sequential reads and writes per device slot.
+    pub(super) seq_per_slot: Vec<u64>,
 }
 
 impl Sequential {
@@ -29,6 +31,7 @@ impl Sequential {
         Sequential {
             prev_end: vec![[None; 2]],
             seq: [0; 2],
+            seq_per_slot: vec![0],
         }
     }
 
@@ -36,6 +39,7 @@ impl Sequential {
         let slot = slot as usize;
         if slot >= self.prev_end.len() {
             self.prev_end.resize(slot + 1, [None; 2]);
+            self.seq_per_slot.resize(slot + 1, 0);
         }
         &mut self.prev_end[slot]
     }
@@ -52,14 +56,18 @@ impl Sequential {
         len: &[u64],
     ) {
         let mut prev = start;
+        let mut n = 0;
         for ((&op, &off), &l) in ops.iter().zip(offset).zip(len) {
             if op.is_data() {
                 let p = &mut prev[op.index()];
-                self.seq[op.index()] += u64::from(*p == Some(off));
+                let seq = u64::from(*p == Some(off));
+                self.seq[op.index()] += seq;
+                n += seq;
                 *p = Some(off.saturating_add(l));
             }
         }
         *self.slot(slot) = prev;
+        self.seq_per_slot[slot as usize] += n;
     }
 
     pub(super) fn push(&mut self, ops: &[Op], offset: &[u64], len: &[u64], devices: Devices) {
@@ -110,6 +118,7 @@ impl Sequential {
                 *self.slot(slot) = [end(r, Op::Read, start[0]), end(w, Op::Write, start[1])];
                 self.seq[0] += seq_r;
                 self.seq[1] += seq_w;
+                self.seq_per_slot[slot as usize] += seq_r + seq_w;
             }
             Devices::PerRow(slots) => {
                 if let Some(&max) = slots.iter().max() {
@@ -121,9 +130,12 @@ impl Sequential {
                         continue;
                     }
                     let dir = op.index();
-                    let prev = &mut self.prev_end[slots[i] as usize][dir];
+                    let slot = slots[i] as usize;
+                    let prev = &mut self.prev_end[slot][dir];
                     let off = offset[i];
-                    self.seq[dir] += u64::from(*prev == Some(off));
+                    let seq = u64::from(*prev == Some(off));
+                    self.seq[dir] += seq;
+                    self.seq_per_slot[slot] += seq;
                     *prev = Some(off.saturating_add(len[i]));
                 }
             }

@@ -245,7 +245,7 @@ fn out_of_order_issue_is_counted_and_clamped() {
 fn json_round_trip_has_schema_version() {
     let c = run(&[io(Op::Read, 0, 4096, 0, Some(10))]);
     let j = serde_json::to_string(&c).unwrap();
-    assert!(j.contains("\"schema_version\":2"));
+    assert!(j.contains("\"schema_version\":3"));
     let back: Characterization = serde_json::from_str(&j).unwrap();
     assert_eq!(back, c);
     assert!(c.to_table().contains("average QD"));
@@ -279,6 +279,9 @@ struct Model {
     footprint: std::collections::BTreeMap<usize, Footprint>,
     /// Device names by id (None: shown as `device ID`).
     names: Option<Vec<String>>,
+    /// The trace-wide model's per-device models, each fed that device's records with
+    /// the trace-wide effective times (None in a per-device model).
+    per_device: Option<std::collections::BTreeMap<usize, Model>>,
 }
 
 fn model_qd_bucket(qd: u32) -> usize {
@@ -311,6 +314,7 @@ impl Model {
             at_qd1: 0,
             footprint: Default::default(),
             names: None,
+            per_device: Some(Default::default()),
         }
     }
 
@@ -336,6 +340,20 @@ impl Model {
         }
         self.last_issue_ns = issue;
         self.last_event_ns = self.last_event_ns.max(issue);
+        if let Some(per) = &mut self.per_device {
+            let dev = r.device.map_or(0, |d| d.0 as usize + 1);
+            let mut rec = *r;
+            rec.issue_ns = issue;
+            rec.complete_ns = r
+                .complete_ns
+                .map(|c| issue.saturating_add(c.saturating_sub(r.issue_ns)));
+            per.entry(dev)
+                .or_insert_with(|| Model {
+                    per_device: None,
+                    ..Model::new()
+                })
+                .push(&rec);
+        }
         let o = r.op.index();
         self.counts[o] += 1;
         self.bytes[o] += r.len_bytes;
@@ -506,7 +524,41 @@ impl Model {
             footprint_granularity_bytes,
             inter_arrival_us: self.inter_arrival.percentiles(1000.0),
             issue_order_violations: self.order_violations,
+            per_device: self.per_device_stats(),
         }
+    }
+
+    /// The per-device models' figures, as [`DeviceStats`].
+    fn per_device_stats(&mut self) -> Vec<DeviceStats> {
+        let names = self.names.clone();
+        let mut out: Vec<DeviceStats> = self
+            .per_device
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(slot, m)| {
+                let c = m.finish();
+                DeviceStats {
+                    device: slot.checked_sub(1).map(|id| match &names {
+                        Some(n) => n[id].clone(),
+                        None => format!("device {id}"),
+                    }),
+                    ios: c.ios_total,
+                    reads: c.reads,
+                    writes: c.writes,
+                    sequential_pct: c.sequential_pct,
+                    footprint_bytes: c.footprint_bytes,
+                    duration_ns: c.duration_ns,
+                    ios_with_completion: c.ios_with_completion,
+                    busy_ns: c.busy_ns,
+                    idle_ns: c.idle_ns,
+                    avg_qd: c.qd.as_ref().map(|q| q.avg_qd),
+                    qd1_pct: c.qd.as_ref().map(|q| q.qd1_pct),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.device.cmp(&b.device));
+        out
     }
 }
 
@@ -600,10 +652,27 @@ fn parquet_path_matches_the_per_record_model() {
         }
         recs.iter().for_each(|r| w.write(r).unwrap());
         w.finish().unwrap();
+        // A file out of issue order is sorted (stably) before it is measured.
+        let mut in_order = recs.clone();
+        in_order.sort_by_key(|r| r.issue_ns);
+        let mut max = 0;
+        let out_of_order = recs
+            .iter()
+            .filter(|r| {
+                let before = r.issue_ns < max;
+                max = max.max(r.issue_ns);
+                before
+            })
+            .count() as u64;
+        assert_eq!(out_of_order > 0, seed == 7);
         let mut m = Model::new();
         m.names = Some((0..3).map(|d| format!("8,{d}")).collect());
-        recs.iter().for_each(|r| m.push(r));
-        assert_eq!(characterize_file(&path).unwrap(), m.finish(), "seed {seed}");
+        in_order.iter().for_each(|r| m.push(r));
+        let want = Characterization {
+            issue_order_violations: out_of_order,
+            ..m.finish()
+        };
+        assert_eq!(characterize_file(&path).unwrap(), want, "seed {seed}");
     }
 }
 

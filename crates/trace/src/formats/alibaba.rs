@@ -7,6 +7,20 @@ use super::lines::{show, CsvLine, LineReader};
 use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::Op;
+use super::detect::is_int;
+use super::{EachPart, FormatSpec};
+
+/// Alibaba block traces.
+pub const ALIBABA: FormatSpec = FormatSpec {
+    name: "alibaba",
+    headers: &["device_id,opcode,offset,length,timestamp"],
+    detect: |s| {
+        let f = &s.csv;
+        f.len() == 5 && is_int(f[0]) && (f[1] == "R" || f[1] == "W") && is_int(f[2]) && is_int(f[4])
+    },
+    keep_times: false,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 pub fn parse_line(line: &[u8]) -> Result<DevRow, (&'static str, String)> {
     let mut f = CsvLine::new(line);

@@ -7,31 +7,49 @@
 //!   8,16   5      324     3.832956675     0  C  WS 1950885322 [0]
 //! ```
 //! `maj,min cpu seq secs.nsecs pid action RWBS ...`, what follows depending on the
-//! action (blkparse's `process_default`). Every action blkparse prints is used or
-//! skipped by rule:
+//! action. The actions are blkparse's own (`dump_trace_fs`, `dump_trace_pc` and
+//! `handle_notify` in blkparse.c print them; `process_default` in blkparse_fmt.c what
+//! follows): one or two letters, each used or skipped by rule:
 //!
-//! | action | what | rule |
-//! |---|---|---|
-//! | D | issued to the driver: `sector + n [comm]`, `[comm]` when it has no sectors (a flush), `(elapsed)` after the sectors with `-t` | the record's issue |
-//! | C | completed: `sector + n [error]`, `sector [error]` when no sectors are left (the flush tail of a FUA/preflush write), `(elapsed)` with `-t` | the record's completion; zero-length ones pair with a flush or are counted as the end of a flush sequence |
-//! | Q G I B | queued, request allocated, inserted, bounced (before issue) | skipped: D is the issue |
-//! | M F | back / front merge into a queued request | skipped: the merged request is issued as one D |
-//! | S | sleep waiting for a request | skipped |
-//! | P U T | plug, unplug, unplug by timer | skipped |
-//! | X | split (`sector / new sector`) | skipped: the parts are issued as D each |
-//! | A | remap from another device (`<- (maj,min) sector`) | skipped: the I/O is traced on the device it is issued to |
-//! | R | requeue | skipped: the request is issued again (the later D is kept) |
-//! | m | message (`m N text`) | skipped |
+//! | action | what | printed after RWBS | rule |
+//! |---|---|---|---|
+//! | D | issued to the driver | `sector + n [comm]`; `[comm]` without sectors (a flush); `(elapsed)` before `[comm]` with `-t` | the record's issue |
+//! | C | completed | `sector + n [error]`; `sector [error]` when no sectors are left (the flush tail of a FUA/preflush write); `(elapsed)` with `-t` | the record's completion; zero-length ones pair with a flush or are counted as the end of a flush sequence |
+//! | R | requeued: the driver gave the request back, it is issued again | `sector + n [error]` | the pending issue it names is dropped (its later D is the record) |
+//! | Q G I B | queued, request allocated, inserted, bounced (before issue) | `sector + n [comm]` | skipped: D is the issue |
+//! | M F | back / front merge into a queued request | `sector + n [comm]` | skipped: the merged request is issued as one D |
+//! | S | sleep waiting for a request | `sector + n [comm]` | skipped |
+//! | P | plug | `[comm]` | skipped |
+//! | U, UT | unplug by I/O, unplug by the timer (`log_unplug(pci, t, "UT")`) | `[comm] N` | skipped |
+//! | X | split | `sector / new sector [comm]` | skipped: the parts are issued as D each |
+//! | A | remap from another device | `sector + n <- (maj,min) sector` | skipped: the I/O is traced on the device it is issued to |
+//! | m | message (`handle_notify`) | `text` (RWBS `N`, sequence 0) | skipped |
+//! | ZP, ZU, ZM | zone write plug, zone unplug, zone management (blktrace's zoned-device patches, 2025) | `[comm]`, `[comm] N` | skipped |
 //!
-//! SCSI/NVMe passthrough requests (`D` with a byte count and a command dump, `C` with
-//! only a command dump) have no sector and are skipped. Any other action letter is a
-//! malformed line. The per-CPU and total statistics blkparse prints at the end are
-//! skipped.
+//! SCSI/NVMe passthrough requests (`D` with a byte count and a command dump, `C` and `R`
+//! with only a command dump) have no sector and are skipped. Any other action is a
+//! malformed line (blkparse prints no other; `T` appears in blkparse's man page for
+//! timer unplugs but has been printed as `UT` since 2005). The per-CPU and total
+//! statistics blkparse prints at the end are skipped.
 
-use super::block::{parse_dev, BlockEvent, BlockImporter};
+use super::block::{parse_dev, BlockEvent, BlockImporter, EventKind};
 use super::lines::{fields_ws, parse_secs_ns, parse_u64, show, FieldsWs, LineReader};
 use super::{rwbs, Ctx, Sink};
 use crate::error::TraceError;
+use super::FormatSpec;
+
+/// blkparse's default text.
+pub const BLKPARSE: FormatSpec = FormatSpec {
+    name: "blkparse",
+    headers: &[],
+    detect: |s| s.any(looks_like),
+    keep_times: false,
+    importer: |o| {
+        Box::new(Importer {
+            block: BlockImporter::new(o),
+        })
+    },
+};
 
 #[derive(Debug, PartialEq)]
 pub enum Line<'a> {
@@ -67,14 +85,19 @@ fn skipped(action: &[u8]) -> Option<&'static str> {
         b"S" => "S (sleep) events",
         b"P" => "P (plug) events",
         b"U" => "U (unplug) events",
-        b"T" => "T (unplug by timer) events",
+        b"UT" => "UT (unplug by timer) events",
         b"X" => "X (split) events: the parts are issued as D each",
         b"A" => "A (remap) events: traced again on the device issued to",
-        b"R" => "R (requeue) events: the request is issued again",
         b"m" => "m (message) lines",
+        b"ZP" => "ZP (zone write plug) events",
+        b"ZU" => "ZU (zone write unplug) events",
+        b"ZM" => "ZM (zone management) events",
         _ => return None,
     })
 }
+
+/// Every action blkparse prints, for the error about any other.
+const ACTIONS: &str = "Q G I B M F S P U UT X A D C R m ZP ZU ZM";
 
 const PASSTHROUGH: &str = "SCSI/NVMe passthrough requests (no sector: a command, not a block I/O)";
 
@@ -114,11 +137,14 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     let ts_ns = parse_secs_ns(ts).ok_or_else(|| ("time", format!("not seconds: {}", show(ts))))?;
     let _pid = f.next().ok_or_else(|| ("pid", "missing".to_owned()))?;
     let action = f.next().ok_or_else(|| ("action", "missing".to_owned()))?;
-    let complete = match action {
-        b"D" => false,
-        b"C" => true,
+    let kind = match action {
+        b"D" => EventKind::Issue,
+        b"C" => EventKind::Complete,
+        b"R" => EventKind::Requeue,
         a => return other_action(a),
     };
+    // Completions and requeues print `sector + n [error]`, issues `... [comm]`.
+    let complete = kind != EventKind::Issue;
     let rwbs_tok = f.next().ok_or_else(|| ("rwbs", "missing".to_owned()))?;
     let rwbs = rwbs::parse(rwbs_tok)
         .ok_or_else(|| ("rwbs", format!("not RWBS letters: {}", show(rwbs_tok))))?;
@@ -168,7 +194,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         }
     }
     Ok(Line::Event(BlockEvent {
-        complete,
+        kind,
         major,
         minor,
         rwbs,
@@ -186,10 +212,7 @@ fn other_action(a: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         Some(reason) => Ok(Line::Skipped(reason)),
         None => Err((
             "action",
-            format!(
-                "not a blkparse action (Q G I D C M F P U T X B A S R m): {}",
-                show(a)
-            ),
+            format!("not a blkparse action ({ACTIONS}): {}", show(a)),
         )),
     }
 }
@@ -206,29 +229,40 @@ fn bracketed_tail(t: &[u8]) -> &[u8] {
     &[]
 }
 
-pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
-    let mut bi = BlockImporter::new();
-    let mut in_summary = false;
-    while let Some((n, line)) = lr.next_numbered()? {
-        if in_summary {
-            ctx.summary.note_ignore("blkparse closing statistics lines");
-            continue;
-        }
-        match parse_line(line) {
-            Ok(Line::Event(ev)) => bi.event(ctx, sink, &ev, n)?,
-            Ok(Line::Skipped(reason)) => ctx.summary.note_ignore(reason),
-            Ok(Line::Skip) => ctx.summary.note_ignore("comment and blank lines"),
-            Ok(Line::Summary) => {
-                in_summary = true;
+/// blkparse's text: the events of every part of an import, paired once the last is
+/// read ([`BlockImporter`]).
+pub struct Importer {
+    block: BlockImporter,
+}
+
+impl super::Importer for Importer {
+    fn part(&mut self, ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
+        let mut in_summary = false;
+        while let Some((n, line)) = lr.next_numbered()? {
+            if in_summary {
                 ctx.summary.note_ignore("blkparse closing statistics lines");
+                continue;
             }
-            Err((field, msg)) => {
-                let e = ctx.err(n, field, msg);
-                ctx.bad_line(e)?;
+            match parse_line(line) {
+                Ok(Line::Event(ev)) => self.block.event(ctx, sink, &ev, n)?,
+                Ok(Line::Skipped(reason)) => ctx.summary.note_ignore(reason),
+                Ok(Line::Skip) => ctx.summary.note_ignore("comment and blank lines"),
+                Ok(Line::Summary) => {
+                    in_summary = true;
+                    ctx.summary.note_ignore("blkparse closing statistics lines");
+                }
+                Err((field, msg)) => {
+                    let e = ctx.err(n, field, msg);
+                    ctx.bad_line(e)?;
+                }
             }
         }
+        Ok(())
     }
-    bi.finish(ctx, sink)
+
+    fn finish(&mut self, ctx: &mut Ctx, sink: &mut Sink) -> Result<(), TraceError> {
+        self.block.finish(ctx, sink)
+    }
 }
 
 #[cfg(test)]
@@ -245,8 +279,8 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            (e.major, e.minor, e.sector, e.nsectors, e.ts_ns, e.complete),
-            (8, 0, 3417048, 8, 9466, false)
+            (e.major, e.minor, e.sector, e.nsectors, e.ts_ns, e.kind),
+            (8, 0, 3417048, 8, 9466, EventKind::Issue)
         );
         assert_eq!(e.tail, b"kworker/3:1H");
         let Line::Event(e) =
@@ -255,7 +289,7 @@ mod tests {
         else {
             panic!()
         };
-        assert!(e.complete);
+        assert_eq!(e.kind, EventKind::Complete);
         let Line::Event(e) =
             parse_line(b"  8,0    3       10     0.000026000   697  D  FN [kworker/3:1H]").unwrap()
         else {

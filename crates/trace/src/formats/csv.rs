@@ -16,6 +16,16 @@ use crate::error::TraceError;
 use crate::model::{IoRecord, Op};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use super::{EachPart, FormatSpec};
+
+/// storbench's own CSV (what `export --format csv` writes): times kept as written.
+pub const CSV: FormatSpec = FormatSpec {
+    name: "csv",
+    headers: &[],
+    detect: |s| s.first.starts_with(HEADER),
+    keep_times: true,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 pub const HEADER: &str = "issue_ns,complete_ns,offset_bytes,len_bytes,op,stream,device";
 

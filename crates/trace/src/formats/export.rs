@@ -35,6 +35,9 @@ pub struct ExportOptions {
     /// Block size I/O is aligned to when folding (replay aligns to the target's
     /// logical block size).
     pub align_bytes: u64,
+    /// What the output may replace (`--overwrite`); the input trace is added to its
+    /// inputs.
+    pub output: crate::atomic::Rule,
 }
 
 impl Default for ExportOptions {
@@ -43,6 +46,7 @@ impl Default for ExportOptions {
             filename: None,
             span_bytes: None,
             align_bytes: 512,
+            output: crate::atomic::Rule::default(),
         }
     }
 }
@@ -100,8 +104,10 @@ pub fn export(
 ) -> Result<ExportSummary, TraceError> {
     check_span(output, opts)?;
     let mut reader = TraceReader::open(input)?;
+    let mut rule = opts.output.clone();
+    rule.inputs.push(reader.file_key());
     // Written whole or not at all (crate::atomic): a full disk leaves no torn export.
-    let mut out = crate::atomic::AtomicFile::create(output)
+    let mut out = crate::atomic::AtomicFile::create_with(output, &rule)
         .map_err(|e| TraceError::io(output, "create", e))?;
     let mut w = BufWriter::with_capacity(1 << 20, out.file());
     let mut sum = ExportSummary::default();

@@ -19,6 +19,25 @@ use super::lines::{parse_u64, show, LineReader};
 use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::{DeviceId, IoRecord, Op};
+use super::{EachPart, FormatSpec};
+
+/// fio iolog version 2 (`--read_iolog`'s old format: waits, no times).
+pub const FIO_IOLOG_V2: FormatSpec = FormatSpec {
+    name: "fio-iolog-v2",
+    headers: &[],
+    detect: |s| s.first.starts_with("fio version 2 iolog"),
+    keep_times: false,
+    importer: |_| Box::new(EachPart(|c, l, s| import(c, l, s, 2))),
+};
+
+/// fio iolog version 3 (µs times).
+pub const FIO_IOLOG_V3: FormatSpec = FormatSpec {
+    name: "fio-iolog-v3",
+    headers: &[],
+    detect: |s| s.first.starts_with("fio version 3 iolog"),
+    keep_times: false,
+    importer: |_| Box::new(EachPart(|c, l, s| import(c, l, s, 3))),
+};
 
 #[derive(Debug, PartialEq)]
 pub enum Line<'a> {

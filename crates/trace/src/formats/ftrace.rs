@@ -1,17 +1,37 @@
 //! Linux ftrace block events as text: tracefs `trace` / `trace_pipe` and `trace-cmd
-//! report` output. Only `block_rq_issue` and `block_rq_complete` are used:
+//! report` output. `block_rq_issue` and `block_rq_complete` make the records:
 //!
 //! ```text
 //! <task>-<pid> [cpu] <flags> <secs.frac>: block_rq_issue: MAJ,MIN RWBS BYTES (CMD) SECTOR + NSECTORS [IOPRIO] [COMM]
 //! <task>-<pid> [cpu] <flags> <secs.frac>: block_rq_complete: MAJ,MIN RWBS (CMD) SECTOR + NSECTORS [IOPRIO] [ERROR]
 //! ```
-//! Comment lines (`#`), trace-cmd headers (`cpus=N`, `version = ...`), `CPU:N [LOST ...]`
-//! markers and other events are ignored and counted. Pairing: [`super::pair`].
+//! `block_rq_requeue` (printed as a completion is) drops the pending issue it names: the
+//! request is issued again. Comment lines (`#`), trace-cmd headers (`cpus=N`,
+//! `version = ...`), `CPU:N [LOST ...]` markers and other events are ignored and
+//! counted. Events are ordered by time before pairing ([`super::block`]), so per-CPU
+//! files given one after another pair as the merged trace does.
 
-use super::block::{parse_dev, BlockEvent, BlockImporter};
+use super::block::{parse_dev, BlockEvent, BlockImporter, EventKind};
 use super::lines::{fields_ws, last_field_ws, parse_secs_ns, parse_u64, show, LineReader};
 use super::{rwbs, Ctx, Sink};
 use crate::error::TraceError;
+use super::FormatSpec;
+
+/// tracefs text and `trace-cmd report`.
+pub const FTRACE: FormatSpec = FormatSpec {
+    name: "ftrace",
+    headers: &[],
+    detect: |s| {
+        s.any(|l| l.contains("block_rq_issue:") || l.contains("block_rq_complete:"))
+            || s.any(|l| l.starts_with("# tracer:"))
+    },
+    keep_times: false,
+    importer: |o| {
+        Box::new(Importer {
+            block: BlockImporter::new(o),
+        })
+    },
+};
 
 const MARK: &[u8] = b": block_rq_";
 
@@ -53,13 +73,17 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         return Err(("line", format!("not an ftrace event line: {}", show(line))));
     };
     let after = &line[pos + MARK.len()..];
-    let (complete, rest) = if let Some(r) = after.strip_prefix(b"issue:") {
-        (false, r)
+    // block_rq_requeue prints what block_rq_complete does: `(CMD) SECTOR + N ... [0]`.
+    let (kind, rest) = if let Some(r) = after.strip_prefix(b"issue:") {
+        (EventKind::Issue, r)
     } else if let Some(r) = after.strip_prefix(b"complete:") {
-        (true, r)
+        (EventKind::Complete, r)
+    } else if let Some(r) = after.strip_prefix(b"requeue:") {
+        (EventKind::Requeue, r)
     } else {
         return Ok(Line::OtherEvent);
     };
+    let complete = kind != EventKind::Issue;
     let ts_tok = last_field_ws(&line[..pos]).ok_or_else(|| ("timestamp", "missing".to_owned()))?;
     let ts_ns = parse_secs_ns(ts_tok)
         .ok_or_else(|| ("timestamp", format!("not seconds: {}", show(ts_tok))))?;
@@ -113,7 +137,7 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
         }
     };
     Ok(Line::Event(BlockEvent {
-        complete,
+        kind,
         major,
         minor,
         rwbs,
@@ -124,23 +148,34 @@ pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     }))
 }
 
-pub fn import(ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
-    let mut bi = BlockImporter::new();
-    while let Some((n, line)) = lr.next_numbered()? {
-        match parse_line(line) {
-            Ok(Line::Event(ev)) => bi.event(ctx, sink, &ev, n)?,
-            Ok(Line::OtherEvent) => ctx.summary.note_ignore("other trace events"),
-            Ok(Line::Skip) => ctx.summary.note_ignore("comment and header lines"),
-            Ok(Line::Lost) => ctx
-                .summary
-                .note_drop("lines reporting events LOST by the kernel (records may be missing)"),
-            Err((field, msg)) => {
-                let e = ctx.err(n, field, msg);
-                ctx.bad_line(e)?;
+/// tracefs text: the events of every part of an import (per-CPU files given one after
+/// another, say), paired once the last is read ([`BlockImporter`]).
+pub struct Importer {
+    block: BlockImporter,
+}
+
+impl super::Importer for Importer {
+    fn part(&mut self, ctx: &mut Ctx, lr: &mut LineReader, sink: &mut Sink) -> Result<(), TraceError> {
+        while let Some((n, line)) = lr.next_numbered()? {
+            match parse_line(line) {
+                Ok(Line::Event(ev)) => self.block.event(ctx, sink, &ev, n)?,
+                Ok(Line::OtherEvent) => ctx.summary.note_ignore("other trace events"),
+                Ok(Line::Skip) => ctx.summary.note_ignore("comment and header lines"),
+                Ok(Line::Lost) => ctx.summary.note_drop(
+                    "lines reporting events LOST by the kernel (records may be missing)",
+                ),
+                Err((field, msg)) => {
+                    let e = ctx.err(n, field, msg);
+                    ctx.bad_line(e)?;
+                }
             }
         }
+        Ok(())
     }
-    bi.finish(ctx, sink)
+
+    fn finish(&mut self, ctx: &mut Ctx, sink: &mut Sink) -> Result<(), TraceError> {
+        self.block.finish(ctx, sink)
+    }
 }
 
 #[cfg(test)]
@@ -155,8 +190,8 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            (e.major, e.minor, e.sector, e.nsectors, e.complete),
-            (7, 0, 2048, 8, false)
+            (e.major, e.minor, e.sector, e.nsectors, e.kind),
+            (7, 0, 2048, 8, EventKind::Issue)
         );
         assert_eq!(e.rwbs.op, Some(Op::Write));
         assert_eq!(e.tail, b"kworker/0:1H");
@@ -165,7 +200,7 @@ mod tests {
         let Line::Event(e) = parse_line(l).unwrap() else {
             panic!()
         };
-        assert!(e.complete);
+        assert_eq!(e.kind, EventKind::Complete);
         assert_eq!(e.tail, b"0");
         let l = b"             fio-4321  [001]  5.000000001: block_rq_issue:       259,0 R 131072 () 0 + 256 [fio]";
         let Line::Event(e) = parse_line(l).unwrap() else {

@@ -59,22 +59,58 @@ impl Codec {
     }
 }
 
-/// Binary formats that are not trace text, with what to do instead.
-fn known_binary(head: &[u8]) -> Option<&'static str> {
-    const KNOWN: [(&[u8], &str); 7] = [
-        (b"PK\x03\x04", "a zip archive: extract it first (`unzip -p FILE MEMBER | storbench import -`)"),
-        (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive: extract it first (`7z x -so FILE | storbench import -`)"),
-        (b"\x04\x22\x4d\x18", "lz4 data: decompress it first (`lz4 -dc FILE | storbench import -`)"),
-        (b"Rar!\x1a\x07", "a RAR archive: extract it first"),
-        (b"\x5d\x00\x00", "legacy .lzma data: decompress it first (`xz -dc --format=lzma FILE | storbench import -`)"),
-        (b"PAR1", "a Parquet file: it is already a trace (storbench characterize, replay and export read it)"),
-        (b"\x89PNG", "a PNG image, not a trace"),
+/// Binary formats that are not trace text: (what it is, what to do instead).
+fn known_binary(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const KNOWN: [(&[u8], &str, &str); 7] = [
+        (b"PK\x03\x04", "a zip archive", "extract the trace first: `unzip -l FILE` lists the members, `unzip -p FILE MEMBER | storbench import - -o OUT.parquet` imports one"),
+        (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "extract the trace first: `7z x -so FILE | storbench import - -o OUT.parquet`"),
+        (b"\x04\x22\x4d\x18", "lz4 data", "decompress it first: `lz4 -dc FILE | storbench import - -o OUT.parquet`"),
+        (b"Rar!\x1a\x07", "a RAR archive", "extract the trace first: `unrar p -inul FILE MEMBER | storbench import - -o OUT.parquet`"),
+        (b"\x5d\x00\x00", "legacy .lzma data", "decompress it first: `xz -dc --format=lzma FILE | storbench import - -o OUT.parquet`"),
+        (b"PAR1", "a Parquet file", "a Parquet trace needs no import: `storbench characterize`, `replay` and `export` read it as it is"),
+        (b"\x89PNG", "a PNG image, not a trace", "give the trace file itself"),
     ];
     KNOWN
         .iter()
-        .find(|(magic, _)| head.starts_with(magic))
-        .map(|(_, what)| *what)
+        .find(|(magic, _, _)| head.starts_with(magic))
+        .map(|&(_, what, hint)| (what, hint))
 }
+
+/// A decompressor's read error (truncated or corrupt compressed data), carried inside an
+/// `io::Error` to [`TraceError::read`], which makes it an input error with its hint.
+#[derive(Debug)]
+pub struct Corrupt {
+    codec: Codec,
+    error: io::Error,
+}
+
+impl Corrupt {
+    pub(crate) fn hint(&self) -> String {
+        let test = match self.codec {
+            Codec::Gzip => "gzip -t",
+            Codec::Zstd => "zstd -t",
+            Codec::Xz => "xz -t",
+            Codec::Bzip2 => "bzip2 -t",
+        };
+        format!(
+            "the {} data is cut short or damaged (`{test} FILE` checks it): download the file again",
+            self.codec.name()
+        )
+    }
+}
+
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} data: {} (truncated or corrupt download?)",
+            self.codec.name(),
+            self.error
+        )
+    }
+}
+
+impl std::error::Error for Corrupt {}
 
 /// Bytes looked at to recognise a codec, a tar header or binary data.
 const SNIFF_BYTES: usize = 8192;
@@ -93,7 +129,7 @@ fn peek<'r>(
             Ok(0) => break,
             Ok(k) => got += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(TraceError::io(name, "read", e)),
+            Err(e) => return Err(TraceError::read(name, e)),
         }
     }
     head.truncate(got);
@@ -112,10 +148,10 @@ impl<R: Read> Read for Named<R> {
         self.inner.read(buf).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!(
-                    "{} data: {e} (truncated or corrupt download?)",
-                    self.codec.name()
-                ),
+                Corrupt {
+                    codec: self.codec,
+                    error: e,
+                },
             )
         })
     }
@@ -157,24 +193,32 @@ fn is_tar(head: &[u8]) -> bool {
 
 /// Refuses binary data (NUL bytes, known binary formats) with a clear error.
 fn check_text(name: &Path, head: &[u8], codec: Option<Codec>) -> Result<(), TraceError> {
-    let what = known_binary(head).map(str::to_owned).or_else(|| {
-        memchr::memchr(0, head).map(|_| {
-            let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-            format!(
-                "binary data (starts with bytes {}), not a text trace, and not gzip, zstd, xz, \
-                 bzip2 or tar either",
-                shown.join(" ")
-            )
-        })
-    });
+    let what = known_binary(head)
+        .map(|(what, hint)| (what.to_owned(), hint.to_owned()))
+        .or_else(|| {
+            memchr::memchr(0, head).map(|_| {
+                let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                (
+                    format!(
+                        "binary data (starts with bytes {}), not a text trace, and not gzip, \
+                         zstd, xz, bzip2 or tar either",
+                        shown.join(" ")
+                    ),
+                    "`file FILE` says what it is; storbench imports text traces, plain, \
+                     compressed or in a tar archive"
+                        .to_owned(),
+                )
+            })
+        });
     match what {
         None => Ok(()),
-        Some(what) => Err(TraceError::Format {
+        Some((what, hint)) => Err(TraceError::Input {
             path: name.to_path_buf(),
             message: match codec {
                 Some(c) => format!("{} decompressed to {what}", c.name()),
                 None => format!("is {what}"),
             },
+            hint,
         }),
     }
 }
@@ -214,25 +258,24 @@ pub fn for_each_part<'r>(
     opened.note(codec);
     if !is_tar(&head) {
         if let Some(m) = member {
-            return Err(TraceError::Format {
+            return Err(TraceError::Input {
                 path: name.to_path_buf(),
                 message: format!("--member {m:?} given, but this is not a tar archive"),
+                hint: "drop --member: it picks one member of a tar archive".to_owned(),
             });
         }
         check_text(name, &head, codec)?;
         return f(name, reader);
     }
     let mut archive = tar::Archive::new(reader);
-    let entries = archive
-        .entries()
-        .map_err(|e| TraceError::io(name, "read tar", e))?;
+    let entries = archive.entries().map_err(|e| TraceError::read(name, e))?;
     let mut seen: Vec<String> = Vec::new();
     let mut matched = false;
     for entry in entries {
-        let entry = entry.map_err(|e| TraceError::io(name, "read tar", e))?;
+        let entry = entry.map_err(|e| TraceError::read(name, e))?;
         let path = entry
             .path()
-            .map_err(|e| TraceError::io(name, "read tar", e))?
+            .map_err(|e| TraceError::read(name, e))?
             .into_owned();
         let kind = entry.header().entry_type();
         if !(kind.is_file() || kind == tar::EntryType::Continuous) || entry.size() == 0 {
@@ -260,17 +303,27 @@ pub fn for_each_part<'r>(
         f(&part_name, reader)?;
     }
     if !matched {
-        let message = match member {
-            Some(m) => format!(
-                "no member {m:?} in this tar archive (members: {}{})",
-                seen.join(", "),
-                if seen.len() == 8 { ", ..." } else { "" }
+        let (message, hint) = match member {
+            Some(m) => (
+                format!(
+                    "no member {m:?} in this tar archive (members: {}{})",
+                    seen.join(", "),
+                    if seen.len() == 8 { ", ..." } else { "" }
+                ),
+                "give --member one of the members listed (its path in the archive or its \
+                 file name; `tar tf FILE` lists them all), or drop --member to import every \
+                 member"
+                    .to_owned(),
             ),
-            None => "a tar archive without any non-empty regular file".to_owned(),
+            None => (
+                "a tar archive without any non-empty regular file".to_owned(),
+                "`tar tvf FILE` lists what it holds".to_owned(),
+            ),
         };
-        return Err(TraceError::Format {
+        return Err(TraceError::Input {
             path: name.to_path_buf(),
             message,
+            hint,
         });
     }
     Ok(())
@@ -310,7 +363,7 @@ mod tests {
             &mut |name, mut r| {
                 let mut s = String::new();
                 r.read_to_string(&mut s)
-                    .map_err(|e| TraceError::io(name, "read", e))?;
+                    .map_err(|e| TraceError::read(name, e))?;
                 out.push((name.display().to_string(), s));
                 Ok(())
             },
@@ -363,6 +416,9 @@ mod tests {
         );
         let e = parts(b"PK\x03\x04rest".to_vec(), None).unwrap_err();
         assert!(e.to_string().contains("zip archive"), "{e}");
+        assert!(e.hint().unwrap().contains("unzip -p FILE MEMBER"), "{e:?}");
+        let e = parts(b"PAR1\x15\x04".to_vec(), None).unwrap_err();
+        assert!(e.hint().unwrap().contains("needs no import"), "{e:?}");
         let e = parts(gzip(b"PAR1\x00\x00"), None).unwrap_err();
         assert!(
             e.to_string()
@@ -374,6 +430,10 @@ mod tests {
         cut.truncate(cut.len() / 2);
         let e = parts(cut, None).unwrap_err();
         assert!(e.to_string().contains("gzip data"), "{e}");
+        assert!(
+            e.hint().unwrap().contains("`gzip -t FILE` checks it"),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -403,6 +463,7 @@ mod tests {
         assert_eq!(got[0].1, "2,b\n");
         let e = parts(tar, Some("c.csv")).unwrap_err();
         assert!(e.to_string().contains("no member \"c.csv\""), "{e}");
+        assert!(e.hint().unwrap().contains("give --member one of"), "{e:?}");
         assert!(e.to_string().contains("vol/a.csv"), "{e}");
         let e = parts(b"1,2\n".to_vec(), Some("x")).unwrap_err();
         assert!(e.to_string().contains("not a tar archive"), "{e}");

@@ -81,7 +81,7 @@ impl<'r> LineReader<'r> {
         let avail = self
             .inner
             .fill_buf()
-            .map_err(|e| TraceError::io(&self.path, "read", e))?;
+            .map_err(|e| TraceError::read(&self.path, e))?;
         if avail.is_empty() {
             return Ok(None);
         }
@@ -97,7 +97,7 @@ impl<'r> LineReader<'r> {
         let n = (&mut self.inner)
             .take(MAX_LINE_BYTES as u64 + 1)
             .read_until(b'\n', &mut self.buf)
-            .map_err(|e| TraceError::io(&self.path, "read", e))?;
+            .map_err(|e| TraceError::read(&self.path, e))?;
         if n == 0 {
             return Ok(None);
         }
@@ -111,7 +111,7 @@ impl<'r> LineReader<'r> {
                 let avail = self
                     .inner
                     .fill_buf()
-                    .map_err(|e| TraceError::io(&self.path, "read", e))?;
+                    .map_err(|e| TraceError::read(&self.path, e))?;
                 if avail.is_empty() {
                     break;
                 }
@@ -147,7 +147,7 @@ impl LineReader<'_> {
         let avail = self
             .inner
             .fill_buf()
-            .map_err(|e| TraceError::io(&self.path, "read", e))?;
+            .map_err(|e| TraceError::read(&self.path, e))?;
         if avail.starts_with(BOM) {
             self.inner.consume(BOM.len());
         }

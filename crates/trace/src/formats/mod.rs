@@ -6,85 +6,159 @@
 //! smallest; the import returns an [`ImportSummary`] saying what was dropped or
 //! reclassified and why. Input may be compressed or a tar archive ([`input`]).
 //! Grammars: METHODOLOGY section 5.
+//!
+//! A format is one module with a [`FormatSpec`] (its name, its detection test, its
+//! importer) and one line in the [`importers!`] list below: that line declares the
+//! module and registers the spec, so `--format`, detection and the help text know it.
 
-pub mod alibaba;
-pub mod blkparse;
+/// Declares each format module and registers its specs, in this order (the order of
+/// `--format`'s list and of detection: the first format whose test accepts the sample
+/// wins); `Format::NAME` is each spec's constant.
+macro_rules! importers {
+    ($($module:ident: [$($spec:ident),+]),+ $(,)?) => {
+        $(pub mod $module;)+
+        /// Every format storbench imports, in the registry's order.
+        const REGISTRY: &[&FormatSpec] = &[$($(&$module::$spec),+),+];
+        #[allow(missing_docs)]
+        impl Format {
+            $($(pub const $spec: Format = Format(&$module::$spec);)+)+
+        }
+    };
+}
+
+importers! {
+    fio: [FIO_IOLOG_V2, FIO_IOLOG_V3],
+    ftrace: [FTRACE],
+    blkparse: [BLKPARSE],
+    msr: [MSR],
+    alibaba: [ALIBABA],
+    vscsi: [VSCSI],
+    tencent: [TENCENT],
+    spc: [SPC],
+    csv: [CSV],
+    mqsim: [MQSIM],
+}
+
 pub mod block;
-pub mod csv;
+pub mod detect;
 pub mod device_csv;
+pub mod events;
 pub mod export;
-pub mod fio;
-pub mod ftrace;
 pub mod header;
 pub mod input;
 pub mod lines;
-pub mod msr;
 pub mod pair;
 pub mod rwbs;
-pub mod spc;
+pub mod sink;
 pub mod spill;
-pub mod tencent;
+
+pub use detect::{detect, detect_lines, detect_reader};
+pub use sink::{Sink, SinkDone, REORDER_WINDOW};
 
 use crate::error::TraceError;
-use crate::model::{IoRecord, TraceMeta};
+use crate::model::TraceMeta;
 use crate::store::TraceWriter;
 use lines::LineReader;
 use serde::{Deserialize, Serialize};
-use spill::{SortLimits, Spill};
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use spill::SortLimits;
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A text format storbench imports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Format {
-    FioIologV2,
-    FioIologV3,
-    Ftrace,
-    Blkparse,
-    Msr,
-    Alibaba,
-    Tencent,
-    Spc,
-    /// storbench's own CSV (what `export --format csv` writes).
-    Csv,
+/// What a format is to storbench: one entry of the registry ([`importers!`]).
+pub struct FormatSpec {
+    /// The name used on the command line and in `storbench.source_format`.
+    pub name: &'static str,
+    /// Known header lines (lower case, fields joined by `,`): a file of only a header
+    /// still names its format.
+    pub headers: &'static [&'static str],
+    /// Whether the first lines are this format's ([`detect`]).
+    pub detect: fn(&detect::Sample) -> bool,
+    /// Keep the source's times as written instead of rebasing them to the smallest
+    /// (storbench CSV: a lossless round trip).
+    pub keep_times: bool,
+    /// The importer of one import (its state lives across the import's files).
+    pub importer: fn(&ImportOptions) -> Box<dyn Importer>,
 }
 
+/// Reads one format: the parts of an import (files, archive members) one after another
+/// into one sink, then `finish`.
+pub trait Importer {
+    /// Imports one file or archive member.
+    fn part(
+        &mut self,
+        ctx: &mut Ctx,
+        lr: &mut LineReader,
+        sink: &mut Sink,
+    ) -> Result<(), TraceError>;
+
+    /// After the last part: writes whatever the importer still holds.
+    fn finish(&mut self, _ctx: &mut Ctx, _sink: &mut Sink) -> Result<(), TraceError> {
+        Ok(())
+    }
+}
+
+/// An importer with no state between parts: one function per part.
+pub struct EachPart(pub fn(&mut Ctx, &mut LineReader, &mut Sink) -> Result<(), TraceError>);
+
+impl Importer for EachPart {
+    fn part(
+        &mut self,
+        ctx: &mut Ctx,
+        lr: &mut LineReader,
+        sink: &mut Sink,
+    ) -> Result<(), TraceError> {
+        (self.0)(ctx, lr, sink)
+    }
+}
+
+/// A text format storbench imports (an entry of the registry).
+#[derive(Clone, Copy)]
+pub struct Format(&'static FormatSpec);
+
 impl Format {
-    pub const ALL: [Format; 9] = [
-        Format::FioIologV2,
-        Format::FioIologV3,
-        Format::Ftrace,
-        Format::Blkparse,
-        Format::Msr,
-        Format::Alibaba,
-        Format::Tencent,
-        Format::Spc,
-        Format::Csv,
-    ];
+    /// Every format, in the registry's order.
+    pub fn all() -> impl Iterator<Item = Format> {
+        REGISTRY.iter().map(|s| Format(s))
+    }
 
     /// The name used on the command line and in `storbench.source_format`.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::FioIologV2 => "fio-iolog-v2",
-            Format::FioIologV3 => "fio-iolog-v3",
-            Format::Ftrace => "ftrace",
-            Format::Blkparse => "blkparse",
-            Format::Msr => "msr",
-            Format::Alibaba => "alibaba",
-            Format::Tencent => "tencent",
-            Format::Spc => "spc",
-            Format::Csv => "csv",
-        }
+        self.0.name
+    }
+
+    pub fn spec(self) -> &'static FormatSpec {
+        self.0
     }
 
     pub fn parse(s: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == s)
+        Format::all().find(|f| f.name() == s)
     }
 
     /// Names of every format, for help and error hints.
     pub fn names() -> String {
-        Format::ALL.map(|f| f.name()).join(", ")
+        Format::all()
+            .map(Format::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Formats are told apart by name (a `const` spec may live at several addresses).
+impl PartialEq for Format {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.name == o.0.name
+    }
+}
+impl Eq for Format {}
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.name.hash(h)
+    }
+}
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Format({})", self.0.name)
     }
 }
 
@@ -116,6 +190,9 @@ pub struct ImportOptions {
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Bounds of the sort of out-of-order input (tests lower them).
     pub sort_limits: SortLimits,
+    /// What the output may replace (`--overwrite`, and inputs the caller opened, such
+    /// as stdin); the files [`import_files`] opens are added to its inputs.
+    pub output: crate::atomic::Rule,
 }
 
 /// What an import did, beyond the records it wrote.
@@ -165,6 +242,12 @@ impl ImportSummary {
     }
     pub fn note_ignore(&mut self, reason: &str) {
         bump(&mut self.ignored, reason);
+    }
+    /// Counts `n` more records kept but changed for `reason` (nothing when `n` is 0).
+    pub fn note_reclassify_n(&mut self, reason: &str, n: u64) {
+        if n > 0 {
+            *self.reclassified.entry(reason.to_owned()).or_default() += n;
+        }
     }
 
     /// Human summary, one fact per line.
@@ -259,284 +342,212 @@ fn bump(m: &mut BTreeMap<String, u64>, reason: &str) {
     }
 }
 
-/// Bound on records held to restore issue order (completions arrive out of issue order).
-pub const REORDER_WINDOW: usize = 1 << 18;
-
-/// The sink every importer writes to: writes records in exact issue order, with times
-/// rebased so the smallest issue time is 0 (unless told to keep them: storbench CSV),
-/// and counts them.
-///
-/// Records mostly arrive in issue order or a few places off it (completions of a queue
-/// of requests): those are written straight out, or restored to order within
-/// [`REORDER_WINDOW`] records. Held records are kept in a sorted run, appended at the
-/// back or inserted a few places before it, and the rest in a heap; writing out takes
-/// the smaller head of the two: the order a single heap of (issue_ns, arrival) gives,
-/// without a heap's log-time sift of every record.
-///
-/// A record issued before one already written (shuffled lines, concatenated per-volume
-/// files) cannot be put in order there: the sink then finishes what it wrote as a
-/// sorted prefix and sorts the rest externally ([`spill`]), merging everything into the
-/// output at the end. Ties keep input order throughout.
-pub struct Sink {
-    pub writer: TraceWriter,
-    output: PathBuf,
-    limits: SortLimits,
-    /// Subtract the smallest issue time from every time.
-    rebase: bool,
-    /// The issue time of the first record written straight out: the smallest so far.
-    base_ns: Option<u64>,
-    /// Sorted by (issue_ns, seq).
-    run: VecDeque<Held>,
-    heap: BinaryHeap<std::cmp::Reverse<Held>>,
-    seq: u64,
-    /// Issue time of the last record written straight out (u64::MAX once sorting
-    /// externally, so every record takes the slow path).
-    last_out_ns: u64,
-    /// Records written straight out.
-    pub written: u64,
-    spill: Option<Spill>,
+/// Imports `input` (plain, compressed or a tar archive) into a new Parquet trace at
+/// `output`.
+pub fn import(
+    input: &Path,
+    output: &Path,
+    opts: &ImportOptions,
+) -> Result<ImportSummary, TraceError> {
+    import_files(&[input.to_path_buf()], output, opts)
 }
 
-/// A record held for ordering: sorted by (issue_ns, seq) only (seq is unique).
-#[derive(Clone, Copy, Debug)]
-struct Held {
-    issue_ns: u64,
-    seq: u64,
-    rec: IoRecord,
-}
-impl Held {
-    #[inline]
-    fn key(&self) -> (u64, u64) {
-        (self.issue_ns, self.seq)
+/// Imports several inputs (per-volume files, or the members of archives) into one
+/// trace, in the order given; their records are merged into issue order.
+pub fn import_files(
+    inputs: &[PathBuf],
+    output: &Path,
+    opts: &ImportOptions,
+) -> Result<ImportSummary, TraceError> {
+    let source = inputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Every input opened before the output is made: the output must be none of them.
+    let mut files = Vec::with_capacity(inputs.len());
+    let mut opts = opts.clone();
+    for p in inputs {
+        let f = std::fs::File::open(p).map_err(|e| TraceError::io(p, "open", e))?;
+        opts.output = opts
+            .output
+            .input(&f)
+            .map_err(|e| TraceError::io(p, "stat", e))?;
+        files.push((p, f));
     }
-}
-impl PartialEq for Held {
-    fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
-    }
-}
-impl Eq for Held {}
-impl PartialOrd for Held {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Held {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key().cmp(&o.key())
-    }
-}
-
-/// How far before the back of the sorted run a record is inserted; further out of
-/// order, it goes to the heap (bounds the shifting per record).
-const RUN_INSERT_REACH: usize = 64;
-
-/// What [`Sink::finish`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SinkDone {
-    pub records: u64,
-    /// The output went through the external sort.
-    pub sorted: bool,
-    /// Sorted runs written to disk.
-    pub runs: u64,
-}
-
-impl Sink {
-    /// A sink writing to `writer`, which writes `output` (the sort's temporary directory
-    /// goes next to it).
-    pub fn new(writer: TraceWriter, output: &Path, rebase: bool, limits: SortLimits) -> Self {
-        Sink {
-            writer,
-            output: output.to_path_buf(),
-            limits,
-            rebase,
-            base_ns: None,
-            run: VecDeque::new(),
-            heap: BinaryHeap::new(),
-            seq: 0,
-            last_out_ns: 0,
-            written: 0,
-            spill: None,
+    let mut files = files.into_iter();
+    run_import(&source, output, &opts, opts.format, &mut |each| {
+        for (p, f) in files.by_ref() {
+            each(p, Box::new(f))?;
         }
-    }
-
-    /// Records accepted so far (written, held, or in the external sort).
-    pub fn records(&self) -> u64 {
-        match &self.spill {
-            Some(s) => s.records(),
-            None => self.written + self.held() as u64,
-        }
-    }
-
-    /// Records held (both structures); at most [`REORDER_WINDOW`] between calls.
-    #[inline]
-    fn held(&self) -> usize {
-        self.run.len() + self.heap.len()
-    }
-
-    /// Accepts one record (any order).
-    pub fn push(&mut self, rec: IoRecord) -> Result<(), TraceError> {
-        if rec.issue_ns < self.last_out_ns {
-            // Before what was written already (or sorting externally).
-            return self.spill_out(rec);
-        }
-        let h = Held {
-            issue_ns: rec.issue_ns,
-            seq: self.seq,
-            rec,
-        };
-        self.seq += 1;
-        // seq is the largest yet: h goes after every held record issued at or before it.
-        let n = self.run.len();
-        let mut at = n;
-        while at > 0 && n - at < RUN_INSERT_REACH && self.run[at - 1].issue_ns > h.issue_ns {
-            at -= 1;
-        }
-        if at == 0 || self.run[at - 1].issue_ns <= h.issue_ns {
-            self.run.insert(at, h);
-        } else {
-            self.heap.push(std::cmp::Reverse(h));
-        }
-        if self.held() > REORDER_WINDOW {
-            self.pop_one()?;
-        }
-        debug_assert!(self.held() <= REORDER_WINDOW);
         Ok(())
-    }
+    })
+}
 
-    /// Writes directly when the caller guarantees order (fast path for sorted formats);
-    /// falls back to the window, or the external sort, when the record is out of order.
-    #[inline]
-    pub fn push_ordered(&mut self, rec: IoRecord) -> Result<(), TraceError> {
-        if self.held() == 0 && rec.issue_ns >= self.last_out_ns {
-            return self.write_out(rec);
+/// Imports from any reader (`name` is used in errors and metadata) in a known format;
+/// compressed and tar input is decoded as from a file.
+pub fn import_reader(
+    name: &Path,
+    reader: Box<dyn Read>,
+    output: &Path,
+    opts: &ImportOptions,
+    format: Format,
+) -> Result<ImportSummary, TraceError> {
+    let mut reader = Some(reader);
+    run_import(
+        &name.display().to_string(),
+        output,
+        opts,
+        Some(format),
+        &mut |each| each(name, reader.take().expect("one reader")),
+    )
+}
+
+/// Imports from a stream such as stdin (`name` is used in errors and metadata); the
+/// format is `opts.format`, or detected from the first lines.
+pub fn import_stream(
+    name: &Path,
+    reader: Box<dyn Read>,
+    output: &Path,
+    opts: &ImportOptions,
+) -> Result<ImportSummary, TraceError> {
+    let mut reader = Some(reader);
+    run_import(
+        &name.display().to_string(),
+        output,
+        opts,
+        opts.format,
+        &mut |each| each(name, reader.take().expect("one reader")),
+    )
+}
+
+/// Calls the given function with each input's name and reader.
+type Inputs<'f> = dyn FnMut(&mut dyn FnMut(&Path, Box<dyn Read>) -> Result<(), TraceError>) -> Result<(), TraceError>
+    + 'f;
+
+/// Runs one import. The output appears only when the import succeeds
+/// (`crate::atomic`): a failed one leaves what was at its path as it was, and its
+/// temporary file is removed when the writer is dropped.
+fn run_import(
+    source: &str,
+    output: &Path,
+    opts: &ImportOptions,
+    format: Option<Format>,
+    inputs: &mut Inputs,
+) -> Result<ImportSummary, TraceError> {
+    let mut state = Import {
+        opts,
+        output,
+        source,
+        format,
+        importer: None,
+        sink: None,
+        ctx: Ctx {
+            path: PathBuf::new(),
+            opts,
+            summary: ImportSummary::default(),
+            time: TimeBase::default(),
+        },
+        opened: input::Opened::default(),
+    };
+    state.run(inputs)
+}
+
+/// One import in progress: the format once known, the sink once the output exists.
+struct Import<'a> {
+    opts: &'a ImportOptions,
+    output: &'a Path,
+    source: &'a str,
+    format: Option<Format>,
+    importer: Option<Box<dyn Importer>>,
+    sink: Option<Sink>,
+    ctx: Ctx<'a>,
+    opened: input::Opened,
+}
+
+impl Import<'_> {
+    fn run(&mut self, inputs: &mut Inputs) -> Result<ImportSummary, TraceError> {
+        inputs(&mut |name, raw| {
+            let raw = Box::new(input::Counting {
+                inner: raw,
+                counter: self.opts.progress.clone(),
+            });
+            let member = self.opts.member.as_deref();
+            let mut opened = std::mem::take(&mut self.opened);
+            let r = input::for_each_part(name, raw, member, &mut opened, &mut |part, r| {
+                self.part(part, r)
+            });
+            self.opened = opened;
+            r
+        })?;
+        if let (Some(imp), Some(sink)) = (self.importer.as_mut(), self.sink.as_mut()) {
+            imp.finish(&mut self.ctx, sink)?;
         }
-        self.push(rec)
+        let Some(sink) = self.sink.take() else {
+            // No part at all (an empty file list).
+            return Err(TraceError::Format {
+                path: self.output.to_path_buf(),
+                message: "no input to import".into(),
+            });
+        };
+        let format = self.format.expect("known once a part was read");
+        let mut summary = std::mem::take(&mut self.ctx.summary);
+        summary.format = format.name().to_owned();
+        summary.out_of_order = self.ctx.time.out_of_order;
+        summary.decompressed = self
+            .opened
+            .codecs
+            .iter()
+            .map(|c| c.name().to_owned())
+            .collect();
+        summary.members_skipped = self.opened.members_skipped;
+        summary.records = sink.records();
+        summary.sorted = sink.sorting();
+        let mut meta = sink.writer.meta().clone();
+        summary.to_extra(&mut meta.extra);
+        let done = sink.finish(meta)?;
+        summary.records = done.records;
+        summary.sorted = done.sorted;
+        summary.sort_runs = done.runs;
+        Ok(summary)
     }
 
-    /// Writes one record straight to the output, rebased.
-    #[inline(always)]
-    fn write_out(&mut self, mut rec: IoRecord) -> Result<(), TraceError> {
-        debug_assert!(rec.issue_ns >= self.last_out_ns && self.spill.is_none());
-        self.last_out_ns = rec.issue_ns;
-        if self.rebase {
-            let b = *self.base_ns.get_or_insert(rec.issue_ns);
-            rec.issue_ns -= b;
-            rec.complete_ns = rec.complete_ns.map(|c| c.saturating_sub(b));
-        }
-        self.written += 1;
-        self.writer.write(&rec)
-    }
-
-    /// The earliest held record's issue time.
-    #[inline]
-    fn first_issue_ns(&self) -> Option<u64> {
-        match (self.run.front(), self.heap.peek()) {
-            (Some(a), Some(std::cmp::Reverse(b))) => Some(a.issue_ns.min(b.issue_ns)),
-            (Some(a), None) => Some(a.issue_ns),
-            (None, Some(std::cmp::Reverse(b))) => Some(b.issue_ns),
-            (None, None) => None,
-        }
-    }
-
-    /// Writes out every held record issued at or before `t_ns` (the caller knows no
-    /// later record will be issued before it): keeps the held records few.
-    pub fn release_upto(&mut self, t_ns: u64) -> Result<(), TraceError> {
-        while let Some(t) = self.first_issue_ns() {
-            if t > t_ns {
-                break;
+    /// Imports one file or archive member.
+    fn part(&mut self, name: &Path, reader: Box<dyn Read + '_>) -> Result<(), TraceError> {
+        let (format, reader) = match self.format {
+            Some(f) => (f, reader),
+            None => {
+                let (f, r) = detect_reader(name, reader)?;
+                self.format = Some(f);
+                (f, r)
             }
-            self.pop_one()?;
-        }
-        Ok(())
-    }
-
-    /// Removes and returns the held record with the smallest (issue_ns, seq).
-    fn take_first(&mut self) -> Option<Held> {
-        let from_run = match (self.run.front(), self.heap.peek()) {
-            (Some(a), Some(std::cmp::Reverse(b))) => a.key() < b.key(),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return None,
         };
-        if from_run {
-            self.run.pop_front()
-        } else {
-            self.heap.pop().map(|r| r.0)
+        if self.sink.is_none() {
+            let meta = TraceMeta {
+                source_format: Some(format.name().to_owned()),
+                source_file: Some(self.source.to_owned()),
+                tool_version: Some(format!("storbench {}", env!("CARGO_PKG_VERSION"))),
+                ..Default::default()
+            };
+            let writer = TraceWriter::create_with(self.output, &meta, &self.opts.output)?;
+            self.sink = Some(Sink::new(
+                writer,
+                self.output,
+                !format.spec().keep_times,
+                self.opts.sort_limits,
+            ));
+            self.importer = Some((format.spec().importer)(self.opts));
         }
-    }
-
-    fn pop_one(&mut self) -> Result<(), TraceError> {
-        match self.take_first() {
-            // Every held record was at or after the last one written when it came.
-            Some(h) => self.write_out(h.rec),
-            None => Ok(()),
-        }
-    }
-
-    /// Hands `rec` to the external sort, starting it first if needed: what was written
-    /// so far becomes the sorted prefix, held records and `rec` the first run's start.
-    #[cold]
-    fn spill_out(&mut self, rec: IoRecord) -> Result<(), TraceError> {
-        if let Some(s) = &mut self.spill {
-            return s.push(rec);
-        }
-        let mut spill = Spill::new(&self.output, self.limits)?;
-        // The output continues in the temporary directory; names keep their ids.
-        let mut next = TraceWriter::create(&spill.output_tmp(), self.writer.meta())?;
-        for name in self.writer.devices().iter() {
-            next.intern_device(name);
-        }
-        for name in self.writer.streams().iter() {
-            next.intern_stream(name);
-        }
-        let prefix = std::mem::replace(&mut self.writer, next);
-        let rows = prefix.finish()?;
-        spill.take_prefix(&self.output, self.base_ns.unwrap_or(0), rows)?;
-        // Held records, then `rec`: in arrival order for equal times (held ones are in
-        // (issue, arrival) order, and `rec` came after all of them).
-        while let Some(h) = self.take_first() {
-            spill.push(h.rec)?;
-        }
-        self.run = VecDeque::new();
-        self.heap = BinaryHeap::new();
-        self.last_out_ns = u64::MAX;
-        spill.push(rec)?;
-        self.spill = Some(spill);
-        Ok(())
-    }
-
-    /// Writes everything still held, sets `meta` and finishes the output.
-    pub fn finish(mut self, meta: TraceMeta) -> Result<SinkDone, TraceError> {
-        while self.held() > 0 {
-            self.pop_one()?;
-        }
-        let mut done = SinkDone {
-            records: self.written,
-            ..Default::default()
-        };
-        let spill = self.spill.take();
-        if let Some(spill) = &spill {
-            done.sorted = true;
-            done.runs = spill.runs_written;
-        }
-        let tmp = spill.as_ref().map(|s| s.output_tmp());
-        let mut dir = None;
-        if let Some(spill) = spill {
-            let (records, d) = spill.finish(&mut self.writer, self.rebase)?;
-            done.records = records;
-            dir = Some(d);
-        }
-        self.writer.set_meta(meta);
-        let output = std::mem::take(&mut self.output);
-        let rows = self.writer.finish()?;
-        assert_eq!(rows, done.records);
-        if let Some(tmp) = tmp {
-            std::fs::rename(&tmp, &output)
-                .map_err(|e| TraceError::io(&output, "move the sorted trace to", e))?;
-        }
-        drop(dir);
-        Ok(done)
+        let sink = self.sink.as_mut().expect("created above");
+        let ctx = &mut self.ctx;
+        ctx.path = name.to_path_buf();
+        ctx.time.start_part();
+        ctx.summary.parts += 1;
+        let mut lr = LineReader::from_reader(name, reader);
+        let importer = self.importer.as_mut().expect("created with the sink");
+        let r = importer.part(ctx, &mut lr, sink);
+        ctx.summary.lines += lr.line_no();
+        r
     }
 }
 
@@ -587,389 +598,6 @@ impl Ctx<'_> {
             field,
             message: message.into(),
         }
-    }
-}
-
-/// Lines looked at to detect a format, and the most bytes read for them.
-const DETECT_LINES: usize = 64;
-const DETECT_BYTES: usize = 1 << 20;
-
-fn undetected(path: &Path) -> TraceError {
-    TraceError::Format {
-        path: path.to_path_buf(),
-        message: format!(
-            "cannot tell the trace format from its first lines; give --format (one of {})",
-            Format::names()
-        ),
-    }
-}
-
-/// Detects the format of a file (decompressed, or its first tar member) from its first
-/// lines.
-pub fn detect(path: &Path) -> Result<Format, TraceError> {
-    let f = std::fs::File::open(path).map_err(|e| TraceError::io(path, "open", e))?;
-    let mut found = None;
-    let mut opened = input::Opened::default();
-    let r = input::for_each_part(path, Box::new(f), None, &mut opened, &mut |name, r| {
-        let (format, _) = detect_reader(name, r)?;
-        found = Some(format);
-        // Only the first part: stop here (the error is never shown).
-        Err(undetected(name))
-    });
-    match found {
-        Some(f) => Ok(f),
-        None => Err(r.expect_err("no part was detected")),
-    }
-}
-
-/// Detects the format of a stream from its first lines; returns it with a reader that
-/// yields the whole input again (the sample read, then the rest).
-pub fn detect_reader<'r>(
-    name: &Path,
-    mut reader: Box<dyn Read + 'r>,
-) -> Result<(Format, Box<dyn Read + 'r>), TraceError> {
-    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
-    let mut chunk = vec![0u8; 64 << 10];
-    let mut eof = false;
-    // Read until enough non-empty lines, the byte bound, or the end.
-    loop {
-        let complete = match memchr::memrchr(b'\n', &buf) {
-            Some(i) => &buf[..i],
-            None => &[][..],
-        };
-        let lines = complete
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.trim_ascii().is_empty())
-            .count();
-        if lines >= DETECT_LINES || buf.len() >= DETECT_BYTES || eof {
-            break;
-        }
-        let n = match reader.read(&mut chunk) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(TraceError::io(name, "read", e)),
-        };
-        eof = n == 0;
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    // The last line counts only when the input ended (it may be cut otherwise).
-    let upto = if eof {
-        buf.len()
-    } else {
-        memchr::memrchr(b'\n', &buf).unwrap_or(0)
-    };
-    let sample: Vec<String> = buf[..upto]
-        .split(|&b| b == b'\n')
-        .map(|l| {
-            String::from_utf8_lossy(lines::strip_bom(l))
-                .trim()
-                .to_owned()
-        })
-        .filter(|l| !l.is_empty())
-        .take(DETECT_LINES)
-        .collect();
-    let format = detect_lines(&sample).ok_or_else(|| undetected(name))?;
-    Ok((format, Box::new(std::io::Cursor::new(buf).chain(reader))))
-}
-
-/// Known header lines of the CSV formats (compared case-insensitively), so a file of
-/// only a header, or whose first data lines are ambiguous, still names its format.
-const KNOWN_HEADERS: [(&str, Format); 6] = [
-    (
-        "timestamp,hostname,disknumber,type,offset,size,responsetime",
-        Format::Msr,
-    ),
-    ("device_id,opcode,offset,length,timestamp", Format::Alibaba),
-    ("timestamp,offset,size,iotype,volumeid", Format::Tencent),
-    ("timestamp,offset,size,iotype,volume_id", Format::Tencent),
-    ("asu,lba,size,opcode,timestamp", Format::Spc),
-    ("asu,lba,size,opcode,timestamp,ignored", Format::Spc),
-];
-
-/// Format detection on sample lines (trimmed, non-empty; a byte order mark is skipped).
-pub fn detect_lines(lines: &[String]) -> Option<Format> {
-    let first = lines.first()?;
-    let first = first.strip_prefix('\u{feff}').unwrap_or(first).trim();
-    if first.starts_with("fio version 2 iolog") {
-        return Some(Format::FioIologV2);
-    }
-    if first.starts_with("fio version 3 iolog") {
-        return Some(Format::FioIologV3);
-    }
-    if first.starts_with(csv::HEADER) {
-        return Some(Format::Csv);
-    }
-    if lines
-        .iter()
-        .any(|l| l.contains("block_rq_issue:") || l.contains("block_rq_complete:"))
-        || lines.iter().any(|l| l.starts_with("# tracer:"))
-    {
-        return Some(Format::Ftrace);
-    }
-    if lines.iter().any(|l| blkparse::looks_like(l)) {
-        return Some(Format::Blkparse);
-    }
-    // CSV formats: decide on the first data line, after any header lines.
-    let strip = |l: &str| l.strip_prefix('\u{feff}').unwrap_or(l).trim().to_owned();
-    let data = lines
-        .iter()
-        .map(|l| strip(l))
-        .find(|l| !l.starts_with('#') && !header::looks_like_header(l.as_bytes()));
-    let Some(data) = data else {
-        // Headers only: a known one names the format.
-        let norm = |l: &str| -> String {
-            l.split(',')
-                .map(|f| f.trim().trim_matches('"').to_ascii_lowercase())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        return lines.iter().find_map(|l| {
-            let n = norm(&strip(l));
-            KNOWN_HEADERS.iter().find(|(h, _)| *h == n).map(|(_, f)| *f)
-        });
-    };
-    let f: Vec<&str> = data.split(',').map(str::trim).collect();
-    let is_int = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let is_num = |s: &str| !s.is_empty() && s.parse::<f64>().is_ok();
-    match f.len() {
-        7 if is_int(f[0])
-            && (f[3].eq_ignore_ascii_case("read") || f[3].eq_ignore_ascii_case("write")) =>
-        {
-            Some(Format::Msr)
-        }
-        5 if is_int(f[0]) && (f[1] == "R" || f[1] == "W") && is_int(f[2]) && is_int(f[4]) => {
-            Some(Format::Alibaba)
-        }
-        5 if is_int(f[0])
-            && is_int(f[1])
-            && is_int(f[2])
-            && (f[3] == "0" || f[3] == "1")
-            && is_int(f[4]) =>
-        {
-            Some(Format::Tencent)
-        }
-        n if n >= 5
-            && is_int(f[0])
-            && is_int(f[1])
-            && is_int(f[2])
-            && (f[3].eq_ignore_ascii_case("r") || f[3].eq_ignore_ascii_case("w"))
-            && is_num(f[4]) =>
-        {
-            Some(Format::Spc)
-        }
-        _ => None,
-    }
-}
-
-/// Imports `input` (plain, compressed or a tar archive) into a new Parquet trace at
-/// `output`.
-pub fn import(
-    input: &Path,
-    output: &Path,
-    opts: &ImportOptions,
-) -> Result<ImportSummary, TraceError> {
-    import_files(&[input.to_path_buf()], output, opts)
-}
-
-/// Imports several inputs (per-volume files, or the members of archives) into one
-/// trace, in the order given; their records are merged into issue order.
-pub fn import_files(
-    inputs: &[PathBuf],
-    output: &Path,
-    opts: &ImportOptions,
-) -> Result<ImportSummary, TraceError> {
-    let source = inputs
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" ");
-    run_import(&source, output, opts, opts.format, &mut |each| {
-        for p in inputs {
-            let f = std::fs::File::open(p).map_err(|e| TraceError::io(p, "open", e))?;
-            each(p, Box::new(f))?;
-        }
-        Ok(())
-    })
-}
-
-/// Imports from any reader (`name` is used in errors and metadata) in a known format;
-/// compressed and tar input is decoded as from a file.
-pub fn import_reader(
-    name: &Path,
-    reader: Box<dyn Read>,
-    output: &Path,
-    opts: &ImportOptions,
-    format: Format,
-) -> Result<ImportSummary, TraceError> {
-    let mut reader = Some(reader);
-    run_import(
-        &name.display().to_string(),
-        output,
-        opts,
-        Some(format),
-        &mut |each| each(name, reader.take().expect("one reader")),
-    )
-}
-
-/// Imports from a stream such as stdin (`name` is used in errors and metadata); the
-/// format is `opts.format`, or detected from the first lines.
-pub fn import_stream(
-    name: &Path,
-    reader: Box<dyn Read>,
-    output: &Path,
-    opts: &ImportOptions,
-) -> Result<ImportSummary, TraceError> {
-    let mut reader = Some(reader);
-    run_import(
-        &name.display().to_string(),
-        output,
-        opts,
-        opts.format,
-        &mut |each| each(name, reader.take().expect("one reader")),
-    )
-}
-
-/// Calls the given function with each input's name and reader.
-type Inputs<'f> = dyn FnMut(&mut dyn FnMut(&Path, Box<dyn Read>) -> Result<(), TraceError>) -> Result<(), TraceError>
-    + 'f;
-
-/// Runs one import; on failure removes the half-written output (it has no Parquet
-/// footer, so nothing could read it) before returning the error.
-fn run_import(
-    source: &str,
-    output: &Path,
-    opts: &ImportOptions,
-    format: Option<Format>,
-    inputs: &mut Inputs,
-) -> Result<ImportSummary, TraceError> {
-    let mut state = Import {
-        opts,
-        output,
-        source,
-        format,
-        sink: None,
-        created: false,
-        ctx: Ctx {
-            path: PathBuf::new(),
-            opts,
-            summary: ImportSummary::default(),
-            time: TimeBase::default(),
-        },
-        opened: input::Opened::default(),
-    };
-    let r = state.run(inputs);
-    // Only a file this import created is removed (never one it failed to open).
-    if r.is_err() && state.created {
-        drop(state.sink.take());
-        let _ = std::fs::remove_file(output);
-    }
-    r
-}
-
-/// One import in progress: the format once known, the sink once the output exists.
-struct Import<'a> {
-    opts: &'a ImportOptions,
-    output: &'a Path,
-    source: &'a str,
-    format: Option<Format>,
-    sink: Option<Sink>,
-    /// The output was created (and is removed if the import fails).
-    created: bool,
-    ctx: Ctx<'a>,
-    opened: input::Opened,
-}
-
-impl Import<'_> {
-    fn run(&mut self, inputs: &mut Inputs) -> Result<ImportSummary, TraceError> {
-        inputs(&mut |name, raw| {
-            let raw = Box::new(input::Counting {
-                inner: raw,
-                counter: self.opts.progress.clone(),
-            });
-            let member = self.opts.member.as_deref();
-            let mut opened = std::mem::take(&mut self.opened);
-            let r = input::for_each_part(name, raw, member, &mut opened, &mut |part, r| {
-                self.part(part, r)
-            });
-            self.opened = opened;
-            r
-        })?;
-        let Some(sink) = self.sink.take() else {
-            // No part at all (an empty file list).
-            return Err(TraceError::Format {
-                path: self.output.to_path_buf(),
-                message: "no input to import".into(),
-            });
-        };
-        let format = self.format.expect("known once a part was read");
-        let mut summary = std::mem::take(&mut self.ctx.summary);
-        summary.format = format.name().to_owned();
-        summary.out_of_order = self.ctx.time.out_of_order;
-        summary.decompressed = self
-            .opened
-            .codecs
-            .iter()
-            .map(|c| c.name().to_owned())
-            .collect();
-        summary.members_skipped = self.opened.members_skipped;
-        summary.records = sink.records();
-        summary.sorted = sink.spill.is_some();
-        let mut meta = sink.writer.meta().clone();
-        summary.to_extra(&mut meta.extra);
-        let done = sink.finish(meta)?;
-        summary.records = done.records;
-        summary.sorted = done.sorted;
-        summary.sort_runs = done.runs;
-        Ok(summary)
-    }
-
-    /// Imports one file or archive member.
-    fn part(&mut self, name: &Path, reader: Box<dyn Read + '_>) -> Result<(), TraceError> {
-        let (format, reader) = match self.format {
-            Some(f) => (f, reader),
-            None => {
-                let (f, r) = detect_reader(name, reader)?;
-                self.format = Some(f);
-                (f, r)
-            }
-        };
-        if self.sink.is_none() {
-            let meta = TraceMeta {
-                source_format: Some(format.name().to_owned()),
-                source_file: Some(self.source.to_owned()),
-                tool_version: Some(format!("storbench {}", env!("CARGO_PKG_VERSION"))),
-                ..Default::default()
-            };
-            let writer = TraceWriter::create(self.output, &meta)?;
-            self.created = true;
-            // storbench CSV keeps its times as written (a lossless round trip).
-            let rebase = format != Format::Csv;
-            self.sink = Some(Sink::new(
-                writer,
-                self.output,
-                rebase,
-                self.opts.sort_limits,
-            ));
-        }
-        let sink = self.sink.as_mut().expect("created above");
-        let ctx = &mut self.ctx;
-        ctx.path = name.to_path_buf();
-        ctx.time.start_part();
-        ctx.summary.parts += 1;
-        let mut lr = LineReader::from_reader(name, reader);
-        let r = match format {
-            Format::FioIologV2 => fio::import(ctx, &mut lr, sink, 2),
-            Format::FioIologV3 => fio::import(ctx, &mut lr, sink, 3),
-            Format::Ftrace => ftrace::import(ctx, &mut lr, sink),
-            Format::Blkparse => blkparse::import(ctx, &mut lr, sink),
-            Format::Msr => msr::import(ctx, &mut lr, sink),
-            Format::Alibaba => alibaba::import(ctx, &mut lr, sink),
-            Format::Tencent => tencent::import(ctx, &mut lr, sink),
-            Format::Spc => spc::import(ctx, &mut lr, sink),
-            Format::Csv => csv::import(ctx, &mut lr, sink),
-        };
-        ctx.summary.lines += lr.line_no();
-        r
     }
 }
 
@@ -1036,106 +664,5 @@ pub fn check_range(
             field,
             format!("offset {offset} + length {len} is beyond 2^63 bytes"),
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::Op;
-
-    /// Pushes `n` records with the mix of order the importers give (mostly in order,
-    /// some a few places off, some far off, equal times), releasing now and then as
-    /// the block importers do; returns what was written and the records in arrival
-    /// order.
-    fn run_sink(
-        n: u64,
-        limits: SortLimits,
-        rebase: bool,
-    ) -> (Vec<IoRecord>, Vec<IoRecord>, SinkDone) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        let w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
-        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
-        let mut rand = move |n: u64| rng.below(n);
-        let mut sent = Vec::new();
-        let mut sink = Sink::new(w, &path, rebase, limits);
-        let mut t = 1_000_000u64;
-        for i in 0..n {
-            t += rand(50);
-            let issue = match rand(10) {
-                0..=5 => t,
-                6 | 7 => t.saturating_sub(rand(200)),
-                8 => t.saturating_sub(rand(100_000)),
-                _ => t - t % 64,
-            };
-            // The offset identifies the record.
-            let mut rec = IoRecord::new(Op::Read, i * 4096, 4096, issue);
-            rec.complete_ns = Some(issue + 7);
-            sink.push(rec).unwrap();
-            sent.push(rec);
-            if rand(100) == 0 {
-                sink.release_upto(t.saturating_sub(rand(5_000))).unwrap();
-            }
-        }
-        assert_eq!(sink.records(), n);
-        let done = sink.finish(TraceMeta::default()).unwrap();
-        let (_, got, _, _) = crate::store::read_all(&path).unwrap();
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(leftovers.len(), 1, "the sort's temporary files are gone");
-        (got, sent, done)
-    }
-
-    #[test]
-    fn sink_writes_exact_issue_order_keeping_input_order_of_ties() {
-        for limits in [
-            SortLimits::default(),
-            // Small runs: many spilled, merged in several passes.
-            SortLimits {
-                run_records: 1000,
-                fan_in: 4,
-            },
-        ] {
-            let (got, mut want, done) = run_sink(200_000, limits, false);
-            assert!(done.sorted && done.runs > 0 || limits == SortLimits::default());
-            want.sort_by_key(|r| r.issue_ns);
-            assert_eq!(got.len(), want.len());
-            assert!(got == want, "records written in another order ({limits:?})");
-        }
-        // Rebased: the smallest issue time is 0, service times kept.
-        let (got, mut want, _) = run_sink(20_000, SortLimits::default(), true);
-        want.sort_by_key(|r| r.issue_ns);
-        let base = want[0].issue_ns;
-        assert_eq!(got[0].issue_ns, 0);
-        for (g, w) in got.iter().zip(&want) {
-            assert_eq!(
-                (g.issue_ns + base, g.complete_ns.map(|c| c + base)),
-                (w.issue_ns, w.complete_ns)
-            );
-            assert_eq!(g.offset_bytes, w.offset_bytes);
-        }
-    }
-
-    #[test]
-    fn sink_in_order_input_is_written_straight_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        let w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
-        let mut sink = Sink::new(w, &path, true, SortLimits::default());
-        for i in 0..1000u64 {
-            sink.push_ordered(IoRecord::new(Op::Write, 0, 512, 5_000 + i))
-                .unwrap();
-        }
-        let done = sink.finish(TraceMeta::default()).unwrap();
-        assert_eq!(
-            done,
-            SinkDone {
-                records: 1000,
-                sorted: false,
-                runs: 0
-            }
-        );
-        let (_, got, _, _) = crate::store::read_all(&path).unwrap();
-        assert_eq!((got[0].issue_ns, got[999].issue_ns), (0, 999));
     }
 }

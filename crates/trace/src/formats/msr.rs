@@ -10,6 +10,22 @@ use super::lines::{show, CsvLine, LineReader};
 use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::{DeviceId, IoRecord, Op};
+use super::detect::is_int;
+use super::{EachPart, FormatSpec};
+
+/// MSR Cambridge CSV.
+pub const MSR: FormatSpec = FormatSpec {
+    name: "msr",
+    headers: &["timestamp,hostname,disknumber,type,offset,size,responsetime"],
+    detect: |s| {
+        let f = &s.csv;
+        f.len() == 7
+            && is_int(f[0])
+            && (f[3].eq_ignore_ascii_case("read") || f[3].eq_ignore_ascii_case("write"))
+    },
+    keep_times: false,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 pub struct Row<'a> {
     pub ticks: u64,

@@ -9,7 +9,11 @@
 //! - a partial completion (the kernel completes a request in parts: the completion
 //!   covers the first sectors of a pending request) moves the pending request's key to
 //!   the remaining part; the last part completes the record (original offset and length);
-//! - the same request issued again before completing (requeue) keeps the latest issue;
+//! - a request requeued (blkparse `R`, ftrace `block_rq_requeue`) is no longer pending:
+//!   the driver issues it again, and that issue is the record ([`Pairer::requeue`]);
+//! - the same range issued again while an earlier issue of it is pending is another
+//!   request (a re-read, or a capture with no completions at all): both are pending,
+//!   and completions take them oldest first;
 //! - a completion stamped before its issue (per-CPU clock skew) gets service time 0;
 //! - merges happen before issue, so issued requests already are the merged ones.
 
@@ -60,14 +64,6 @@ impl PendList {
     fn as_slice(&self) -> &[Pending] {
         match self {
             PendList::One(p) => std::slice::from_ref(p),
-            PendList::Many(v) => v,
-        }
-    }
-
-    #[inline]
-    fn as_mut_slice(&mut self) -> &mut [Pending] {
-        match self {
-            PendList::One(p) => std::slice::from_mut(p),
             PendList::Many(v) => v,
         }
     }
@@ -169,14 +165,8 @@ impl Pairer {
         self.count == 0
     }
 
-    /// Registers an issue. Returns (replaced earlier issue?, records evicted to bound memory).
-    pub fn issue(
-        &mut self,
-        dev: u64,
-        sector: u64,
-        nsectors: u64,
-        rec: IoRecord,
-    ) -> (bool, Vec<IoRecord>) {
+    /// Registers an issue. Returns the records evicted to bound memory (oldest first).
+    pub fn issue(&mut self, dev: u64, sector: u64, nsectors: u64, rec: IoRecord) -> Vec<IoRecord> {
         let seq = self.seq;
         self.seq += 1;
         if self.order.is_empty() {
@@ -187,39 +177,39 @@ impl Pairer {
             self.order.pop_front();
             self.order_base += 1;
         }
-        let mut replaced = false;
-        let mut dead = None;
         let new = Pending { nsectors, seq, rec };
         match self.pending.entry((dev, sector)) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(PendList::One(new));
-                self.count += 1;
             }
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                let list = e.get_mut();
-                if let Some(p) = list
-                    .as_mut_slice()
-                    .iter_mut()
-                    .find(|p| p.nsectors == nsectors && nsectors > 0)
-                {
-                    dead = Some(p.seq & !PARTIAL_BIT);
-                    *p = new;
-                    replaced = true;
-                } else {
-                    list.push(new);
-                    self.count += 1;
-                }
-            }
+            std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().push(new),
         }
-        if let Some(d) = dead {
-            self.retire(d);
-        }
-        let evicted = if self.count > self.max_pending {
+        self.count += 1;
+        if self.count > self.max_pending {
             self.evict_oldest_half()
         } else {
             Vec::new()
-        };
-        (replaced, evicted)
+        }
+    }
+
+    /// A requeue of the request at (dev, sector, nsectors): its oldest pending issue is
+    /// no longer pending (the request will be issued again). Returns that issue's
+    /// record, or None when no such request is pending.
+    pub fn requeue(&mut self, dev: u64, sector: u64, nsectors: u64) -> Option<IoRecord> {
+        let key = (dev, sector);
+        let i = self
+            .pending
+            .get(&key)?
+            .as_slice()
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.nsectors == nsectors)
+            .min_by_key(|(_, p)| p.seq)
+            .map(|(i, _)| i)?;
+        let p = self.take(key, i);
+        self.count -= 1;
+        self.retire(p.seq & !PARTIAL_BIT);
+        Some(p.rec)
     }
 
     /// Marks issue `seq` no longer pending and drops retired entries at the front.
@@ -393,6 +383,7 @@ mod tests {
         assert!(matches!(p.complete(1, 0, 8, 41), Completed::Done(..)));
         assert_eq!(p.oldest_pending_issue_ns(), Some(30));
         // A requeue of the pending request: the earlier issue no longer holds it back.
+        assert!(p.requeue(1, 16, 8).is_some());
         p.issue(1, 16, 8, r(50));
         assert_eq!(p.oldest_pending_issue_ns(), Some(50));
         // A partial completion keeps the request pending.
@@ -435,7 +426,7 @@ mod tests {
         let mut p = Pairer::with_max_pending(4);
         let mut evicted = Vec::new();
         for i in 0..10u64 {
-            let (_, ev) = p.issue(1, i * 8, 8, IoRecord::new(Op::Read, i * 4096, 4096, i));
+            let ev = p.issue(1, i * 8, 8, IoRecord::new(Op::Read, i * 4096, 4096, i));
             evicted.extend(ev);
             assert!(p.len() <= 4);
         }
@@ -448,8 +439,10 @@ mod tests {
         assert_eq!(t.len(), 10);
     }
 
+    /// Issue 34: a range issued again while pending is another request (an issue-only
+    /// capture's re-reads), never taken for a requeue; only a requeue event drops one.
     #[test]
-    fn flushes_pair_fifo_and_requeue_replaces() {
+    fn repeated_issues_pair_fifo_and_only_a_requeue_drops_one() {
         let mut p = Pairer::new();
         p.issue(1, 0, 0, IoRecord::new(Op::Flush, 0, 0, 1));
         p.issue(1, 0, 0, IoRecord::new(Op::Flush, 0, 0, 2));
@@ -457,10 +450,15 @@ mod tests {
             panic!()
         };
         assert_eq!(r.issue_ns, 1);
-        let (replaced, _) = p.issue(1, 8, 8, IoRecord::new(Op::Read, 4096, 4096, 4));
-        assert!(!replaced);
-        let (replaced, _) = p.issue(1, 8, 8, IoRecord::new(Op::Read, 4096, 4096, 6));
-        assert!(replaced);
-        assert_eq!(p.len(), 2);
+        p.issue(1, 8, 8, IoRecord::new(Op::Read, 4096, 4096, 4));
+        p.issue(1, 8, 8, IoRecord::new(Op::Read, 4096, 4096, 6));
+        assert_eq!(p.len(), 3, "both reads pending");
+        let Completed::Done(r, _) = p.complete(1, 8, 8, 7) else {
+            panic!()
+        };
+        assert_eq!(r.issue_ns, 4, "the oldest completes first");
+        assert_eq!(p.requeue(1, 8, 8).map(|r| r.issue_ns), Some(6));
+        assert_eq!(p.requeue(1, 8, 8), None, "nothing left to requeue");
+        assert_eq!(p.len(), 1);
     }
 }

@@ -7,6 +7,28 @@ use super::lines::{parse_secs_ns, show, CsvLine, LineReader};
 use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::Op;
+use super::detect::{is_int, is_num};
+use super::{EachPart, FormatSpec};
+
+/// SPC (UMass) traces.
+pub const SPC: FormatSpec = FormatSpec {
+    name: "spc",
+    headers: &[
+        "asu,lba,size,opcode,timestamp",
+        "asu,lba,size,opcode,timestamp,ignored",
+    ],
+    detect: |s| {
+        let f = &s.csv;
+        f.len() >= 5
+            && is_int(f[0])
+            && is_int(f[1])
+            && is_int(f[2])
+            && (f[3].eq_ignore_ascii_case("r") || f[3].eq_ignore_ascii_case("w"))
+            && is_num(f[4])
+    },
+    keep_times: false,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 pub fn parse_line(line: &[u8]) -> Result<DevRow, (&'static str, String)> {
     let mut f = CsvLine::new(line);

@@ -268,23 +268,17 @@ impl Spill {
         })
     }
 
-    /// Takes the trace finished at `output` (`rows` records in order, issue times
-    /// relative to `base_ns`) as the sorted prefix.
-    pub fn take_prefix(
-        &mut self,
-        output: &Path,
-        base_ns: u64,
-        rows: u64,
-    ) -> Result<(), TraceError> {
-        std::fs::rename(output, &self.prefix).map_err(|e| TraceError::io(output, "move", e))?;
-        self.prefix_base_ns = base_ns;
-        self.prefix_rows = rows;
-        Ok(())
+    /// Where the sink finishes the records it wrote in order before sorting began,
+    /// as a trace (the sorted prefix).
+    pub fn prefix_path(&self) -> &Path {
+        &self.prefix
     }
 
-    /// Where the sorted output is written before it is moved to the output path.
-    pub fn output_tmp(&self) -> PathBuf {
-        self.dir.path().join("sorted.parquet")
+    /// The prefix is written at [`Spill::prefix_path`]: `rows` records in order, issue
+    /// times relative to `base_ns`.
+    pub fn take_prefix(&mut self, base_ns: u64, rows: u64) {
+        self.prefix_base_ns = base_ns;
+        self.prefix_rows = rows;
     }
 
     #[inline]
@@ -344,7 +338,7 @@ impl Spill {
 
     /// Merges everything into `writer` in issue order, times less the smallest issue
     /// time when `rebase`; returns the number of records written and the temporary
-    /// directory, now holding only [`Spill::output_tmp`] (removed when dropped).
+    /// directory (removed when dropped).
     pub fn finish(
         mut self,
         writer: &mut TraceWriter,

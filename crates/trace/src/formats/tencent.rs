@@ -7,6 +7,28 @@ use super::lines::{show, CsvLine, LineReader};
 use super::{Ctx, Sink};
 use crate::error::TraceError;
 use crate::model::Op;
+use super::detect::is_int;
+use super::{EachPart, FormatSpec};
+
+/// Tencent CBS traces.
+pub const TENCENT: FormatSpec = FormatSpec {
+    name: "tencent",
+    headers: &[
+        "timestamp,offset,size,iotype,volumeid",
+        "timestamp,offset,size,iotype,volume_id",
+    ],
+    detect: |s| {
+        let f = &s.csv;
+        f.len() == 5
+            && is_int(f[0])
+            && is_int(f[1])
+            && is_int(f[2])
+            && (f[3] == "0" || f[3] == "1")
+            && is_int(f[4])
+    },
+    keep_times: false,
+    importer: |_| Box::new(EachPart(import)),
+};
 
 pub fn parse_line(line: &[u8]) -> Result<DevRow, (&'static str, String)> {
     let mut f = CsvLine::new(line);

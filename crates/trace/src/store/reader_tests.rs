@@ -479,3 +479,194 @@ fn corrupt_pages_are_errors_naming_the_file_never_panics() {
     }
     assert!(errors > 100, "{errors} errors, {oks} decoded");
 }
+
+/// Issue 34: what pandas, Polars and pyarrow write back from a trace they read: text
+/// columns as Dictionary(Int8|Int16|UInt32, Utf8|LargeUtf8|Utf8View), Utf8View or
+/// LargeUtf8, integer columns of any width and signedness, and an integer column with
+/// nulls as float64 (pandas). Every shape reads as the trace it holds.
+#[test]
+fn columns_of_other_arrow_types_read_as_the_values_they_hold() {
+    use arrow_array::types::{Int16Type, Int8Type, UInt32Type};
+    use arrow_array::{
+        Float64Array, Int32Array, LargeStringArray, PrimitiveArray, StringViewArray, UInt32Array,
+        UInt64Array,
+    };
+    let mut rng = XorShift(34);
+    let mut raw = raw_rows(&mut rng, 3000);
+    for (i, s) in raw.stream.iter_mut().enumerate() {
+        *s = s.as_ref().map(|_| format!("proc-{}", i % 40));
+    }
+    for v in raw.issue.iter_mut().chain(raw.offset.iter_mut()) {
+        *v = v.map(|x| x % (1 << 31));
+    }
+    for v in raw.complete.iter_mut() {
+        *v = v.map(|x| x % (1 << 31) + 2000);
+    }
+    for v in raw.len.iter_mut() {
+        *v = v.map(|x| x % (1 << 30));
+    }
+    raw.issue.sort();
+    // Dictionaries of any key type over any text type, keys of the entries as met.
+    fn dict<K: arrow_array::types::ArrowDictionaryKeyType>(
+        v: &[Option<String>],
+        values_of: fn(Vec<String>) -> ArrayRef,
+    ) -> ArrayRef
+    where
+        K::Native: TryFrom<usize>,
+    {
+        let mut entries: Vec<String> = Vec::new();
+        let keys: PrimitiveArray<K> = v
+            .iter()
+            .map(|s| {
+                s.as_ref().map(|s| {
+                    let k = match entries.iter().position(|e| e == s) {
+                        Some(k) => k,
+                        None => {
+                            entries.push(s.clone());
+                            entries.len() - 1
+                        }
+                    };
+                    K::Native::try_from(k).ok().unwrap()
+                })
+            })
+            .collect();
+        Arc::new(DictionaryArray::<K>::try_new(keys, values_of(entries)).unwrap())
+    }
+    let utf8: fn(Vec<String>) -> ArrayRef = |e| Arc::new(StringArray::from(e));
+    let large: fn(Vec<String>) -> ArrayRef = |e| Arc::new(LargeStringArray::from(e));
+    let view: fn(Vec<String>) -> ArrayRef = |e| Arc::new(StringViewArray::from_iter_values(e));
+    type Shape = (&'static str, Vec<ArrayRef>);
+    let u32s = |v: &[Option<i64>]| -> ArrayRef {
+        Arc::new(UInt32Array::from_iter(
+            v.iter().map(|x| x.map(|x| x as u32)),
+        ))
+    };
+    let i32s = |v: &[Option<i64>]| -> ArrayRef {
+        Arc::new(Int32Array::from_iter(v.iter().map(|x| x.map(|x| x as i32))))
+    };
+    let u64s = |v: &[Option<i64>]| -> ArrayRef {
+        Arc::new(UInt64Array::from_iter(
+            v.iter().map(|x| x.map(|x| x as u64)),
+        ))
+    };
+    let f64s = |v: &[Option<i64>]| -> ArrayRef {
+        Arc::new(Float64Array::from_iter(
+            v.iter().map(|x| x.map(|x| x as f64)),
+        ))
+    };
+    let shapes: Vec<Shape> = vec![
+        (
+            "pandas: categorical as Dictionary(Int8, Utf8), float64 with nulls",
+            vec![
+                u64s(&raw.issue),
+                f64s(&raw.complete),
+                u64s(&raw.offset),
+                u64s(&raw.len),
+                dict::<Int8Type>(&raw.op, utf8),
+                dict::<Int8Type>(&raw.stream, utf8),
+                dict::<Int8Type>(&raw.device, utf8),
+            ],
+        ),
+        (
+            "polars: Dictionary(UInt32, LargeUtf8), Utf8View, 32-bit integers",
+            vec![
+                u32s(&raw.issue),
+                i32s(&raw.complete),
+                i32s(&raw.offset),
+                u32s(&raw.len),
+                dict::<UInt32Type>(&raw.op, large),
+                Arc::new(StringViewArray::from_iter(
+                    raw.stream.iter().map(|s| s.as_deref()),
+                )),
+                dict::<Int16Type>(&raw.device, view),
+            ],
+        ),
+        (
+            "plain LargeUtf8 text",
+            vec![
+                i32s(&raw.issue),
+                u32s(&raw.complete),
+                u32s(&raw.offset),
+                i32s(&raw.len),
+                Arc::new(LargeStringArray::from_iter(
+                    raw.op.iter().map(|s| s.as_deref()),
+                )),
+                Arc::new(LargeStringArray::from_iter(
+                    raw.stream.iter().map(|s| s.as_deref()),
+                )),
+                Arc::new(StringArray::from_iter(
+                    raw.device.iter().map(|s| s.as_deref()),
+                )),
+            ],
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, cols) in shapes {
+        let schema = Arc::new(Schema::new(
+            [
+                COL_ISSUE,
+                COL_COMPLETE,
+                COL_OFFSET,
+                COL_LEN,
+                COL_OP,
+                COL_STREAM,
+                COL_DEVICE,
+            ]
+            .iter()
+            .zip(&cols)
+            .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+        ));
+        let path = dir.path().join("other.parquet");
+        let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        assert_reads_raw(&path, &raw, what);
+        // Names come back as written.
+        let (_, recs, streams, devices) = read_all(&path).unwrap();
+        for (i, r) in recs.iter().enumerate() {
+            assert_eq!(
+                r.stream.map(|s| streams.get(s.0).unwrap().to_owned()),
+                raw.stream[i],
+                "{what}: row {i}"
+            );
+            assert_eq!(
+                r.device.map(|s| devices.get(s.0).unwrap().to_owned()),
+                raw.device[i],
+                "{what}: row {i}"
+            );
+        }
+    }
+    // A float that is not a whole number, and a negative 32-bit value: refused, named.
+    let bad = |col: ArrayRef, name: &str| -> String {
+        let path = dir.path().join("bad.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new(COL_ISSUE, col.data_type().clone(), true),
+            Field::new(COL_OFFSET, DataType::Int64, false),
+            Field::new(COL_LEN, DataType::Int64, false),
+            Field::new(COL_OP, DataType::Utf8, false),
+        ]));
+        let n = col.len();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                col,
+                Arc::new(Int64Array::from(vec![0; n])),
+                Arc::new(Int64Array::from(vec![4096; n])),
+                Arc::new(StringArray::from(vec!["read"; n])),
+            ],
+        )
+        .unwrap();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let e = read(&path, Columns::All, 1000).unwrap_err().to_string();
+        assert!(e.contains(name), "{e}");
+        e
+    };
+    let e = bad(Arc::new(Float64Array::from(vec![1.0, 2.5])), "issue_ns");
+    assert!(e.contains("row 1") && e.contains("2.5"), "{e}");
+    let e = bad(Arc::new(Int32Array::from(vec![5, -3])), "issue_ns");
+    assert!(e.contains("row 1") && e.contains("-3"), "{e}");
+}
