@@ -277,6 +277,16 @@ impl LatencyStats {
     }
 }
 
+/// Why the jobs of a phase did not merge ([`PhaseMetrics::merge_jobs`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    #[error("a phase of no job")]
+    NoJobs,
+    /// A job's service-time histogram did not read back.
+    #[error("a job's service-time histogram: {0}")]
+    Histogram(String),
+}
+
 /// Queue-depth distribution of one phase.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QdStats {
@@ -531,20 +541,35 @@ impl PhaseMetrics {
     /// IO depths with numjobs): `time_ns_by_qd[q]` is job-time spent with `q` of that
     /// job's I/Os in flight. The per-second series is merged window by window
     /// ([`SecondSample::merge_jobs`]). One part is returned as it is.
-    pub fn merge_jobs(parts: &[PhaseMetrics]) -> Result<PhaseMetrics, String> {
+    pub fn merge_jobs(parts: &[PhaseMetrics]) -> Result<PhaseMetrics, MergeError> {
         let Some((first, rest)) = parts.split_first() else {
-            return Err("a phase of no job".into());
+            return Err(MergeError::NoJobs);
         };
         let mut m = first.clone();
         if rest.is_empty() {
             return Ok(m);
         }
         for p in rest {
-            m.service = m.service.merged(&p.service)?;
-            m.service_read = m.service_read.merged(&p.service_read)?;
-            m.service_write = m.service_write.merged(&p.service_write)?;
-            m.service_trim = m.service_trim.merged(&p.service_trim)?;
-            m.service_flush = m.service_flush.merged(&p.service_flush)?;
+            m.service = m
+                .service
+                .merged(&p.service)
+                .map_err(MergeError::Histogram)?;
+            m.service_read = m
+                .service_read
+                .merged(&p.service_read)
+                .map_err(MergeError::Histogram)?;
+            m.service_write = m
+                .service_write
+                .merged(&p.service_write)
+                .map_err(MergeError::Histogram)?;
+            m.service_trim = m
+                .service_trim
+                .merged(&p.service_trim)
+                .map_err(MergeError::Histogram)?;
+            m.service_flush = m
+                .service_flush
+                .merged(&p.service_flush)
+                .map_err(MergeError::Histogram)?;
             m.start_ns = m.start_ns.min(p.start_ns);
             m.end_ns = m.end_ns.max(p.end_ns);
             for (a, b) in [

@@ -167,7 +167,10 @@ fn one_job_merges_to_itself() {
     );
     let s = m.series[0];
     assert_eq!(SecondSample::merge_jobs(&[s]), s);
-    assert!(PhaseMetrics::merge_jobs(&[]).is_err());
+    assert_eq!(
+        PhaseMetrics::merge_jobs(&[]),
+        Err(storbench_metrics::MergeError::NoJobs)
+    );
 }
 
 #[test]

@@ -127,7 +127,7 @@ impl Procedure for ConsistencyConfig {
         }
         use crate::units::{check_block, check_duration, check_qd};
         check_qd("--qd", self.qd)
-            .and_then(|_| crate::units::check_jobs(self.jobs))
+            .and_then(|_| crate::units::check_jobs(self.jobs).map_err(|e| e.to_string()))
             .and_then(|_| check_block("--bs", self.block_bytes, info.logical_block_bytes))
             .and_then(|_| {
                 check_block(

@@ -135,7 +135,7 @@ impl Procedure for ReplayConfig {
                 "--time 0: a replay of no time does no work; hint: give a duration, e.g. --time 10s, or leave it out to replay the whole trace".into(),
             ));
         }
-        crate::units::check_jobs(self.jobs).map_err(SuiteError::Invalid)?;
+        crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
         let mut p = PhasePlan::new(
             "replay",
             "trace replay",

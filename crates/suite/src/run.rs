@@ -88,7 +88,7 @@ impl RunConfig {
         if self.qd == 0 || self.qd > MAX_QD {
             return bad(format!("--qd {}: must be between 1 and {MAX_QD}", self.qd));
         }
-        crate::units::check_jobs(self.jobs).map_err(SuiteError::Invalid)?;
+        crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
         if self.time_limit_ns == Some(0) {
             return bad(
                 "--time 0: a run of no time does no work; hint: give a duration, e.g. --time 10s"

@@ -123,7 +123,7 @@ impl Procedure for TrimCheckConfig {
         }
         use crate::units::{check_duration, check_qd};
         check_qd("--qd", self.qd)
-            .and_then(|_| crate::units::check_jobs(self.jobs))
+            .and_then(|_| crate::units::check_jobs(self.jobs).map_err(|e| e.to_string()))
             .and_then(|_| check_qd("the measurements' queue depth", self.measure_qd))
             .and_then(|_| check_duration("--dirty-for", self.dirty_for_ns))
             .map_err(SuiteError::Invalid)?;

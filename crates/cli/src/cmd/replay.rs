@@ -86,7 +86,7 @@ fn config(args: &Args) -> anyhow::Result<ReplayConfig> {
             None,
         ));
     }
-    storbench_suite::units::check_jobs(args.jobs).map_err(|m| user(m, None))?;
+    storbench_suite::units::check_jobs(args.jobs).map_err(|e| user(e.to_string(), None))?;
     let pacing = pacing(args)?;
     let time_limit_ns = args.time.map(values::ns);
     if time_limit_ns == Some(0) {

@@ -325,7 +325,7 @@ fn config(args: &Args) -> anyhow::Result<RunConfig> {
             Some("give a size, e.g. --bytes 1g, or leave it out for one pass over the span"),
         ));
     }
-    storbench_suite::units::check_jobs(args.jobs).map_err(|m| user(m, None))?;
+    storbench_suite::units::check_jobs(args.jobs).map_err(|e| user(e.to_string(), None))?;
     let span = args.span;
     let c = &args.common;
     let mut cfg = RunConfig::new(&c.target()?);
