@@ -40,6 +40,31 @@ fn resume_child_process() {
     execute(Path::new(&dir), Start::New(config()), &ctl(1)).unwrap();
 }
 
+/// What a signal handler does, from a thread: sets `c`'s stop flag once `ready` holds
+/// (looked at every `poll_ms`, for at most 120 s).
+fn stop_when(
+    c: &Control,
+    poll_ms: u64,
+    ready: impl Fn() -> bool + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    let stop = c.stop.clone();
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(120) {
+            if ready() {
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(poll_ms));
+        }
+    })
+}
+
+/// Whether `journal` has at least `n` rows.
+fn has_rows(journal: &Path, n: usize) -> bool {
+    std::fs::read_to_string(journal).map_or(0, |t| t.lines().count()) >= n
+}
+
 fn journal_rows(dir: &Path) -> Vec<SeriesRow> {
     phase_rows(dir, "random-write")
 }
@@ -262,19 +287,8 @@ fn signal_rolls_back_to_the_next_whole_second_and_resumes_identically() {
     let dir = tmp.path().join("run");
     let c = ctl(60);
     // A signal handler sets the stop flag; here a thread does once 12 rows are in.
-    let stop = c.stop.clone();
     let journal = dir.join("journal/random-write.jsonl");
-    let watcher = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(120) {
-            let n = std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count());
-            if n >= 12 {
-                stop.store(true, Ordering::Relaxed);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    });
+    let watcher = stop_when(&c, 5, move || has_rows(&journal, 12));
     let e = execute(&dir, Start::New(config()), &c).unwrap_err();
     watcher.join().unwrap();
     assert!(matches!(e, SuiteError::Interrupted { .. }), "{e}");
@@ -334,19 +348,8 @@ fn jobs_on_a_simulated_drive_checkpoint_and_resume_bit_for_bit() {
 
     let dir = tmp.path().join("run");
     let c = ctl(60);
-    let stop = c.stop.clone();
     let journal = dir.join("journal/random-write.jsonl");
-    let watcher = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(120) {
-            let n = std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count());
-            if n >= 12 {
-                stop.store(true, Ordering::Relaxed);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    });
+    let watcher = stop_when(&c, 2, move || has_rows(&journal, 12));
     let e = execute(&dir, Start::New(jobs_config()), &c).unwrap_err();
     watcher.join().unwrap();
     assert!(matches!(e, SuiteError::Interrupted { .. }), "{e}");
@@ -377,18 +380,9 @@ fn a_finished_phase_of_jobs_is_rebuilt_job_by_job() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     let c = ctl(60);
-    let stop = c.stop.clone();
     let watch_dir = dir.clone();
-    let watcher = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(120) {
-            if read_state(&watch_dir).is_ok_and(|st| st.phase("dirty").status == PhaseStatus::Done)
-            {
-                stop.store(true, Ordering::Relaxed);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+    let watcher = stop_when(&c, 1, move || {
+        read_state(&watch_dir).is_ok_and(|st| st.phase("dirty").status == PhaseStatus::Done)
     });
     let e = execute(&dir, Start::New(config()), &c).unwrap_err();
     watcher.join().unwrap();
@@ -432,19 +426,8 @@ fn jobs_on_a_file_resume_from_every_jobs_position() {
     };
     let dir = tmp.path().join("run");
     let c = ctl(1);
-    let stop = c.stop.clone();
     let journal = dir.join("journal/run.jsonl");
-    let watcher = std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(120) {
-            let n = std::fs::read_to_string(&journal).map_or(0, |t| t.lines().count());
-            if n >= 2 {
-                stop.store(true, Ordering::Relaxed);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    });
+    let watcher = stop_when(&c, 5, move || has_rows(&journal, 2));
     let e = execute(&dir, Start::New(config()), &c).unwrap_err();
     watcher.join().unwrap();
     assert!(matches!(e, SuiteError::Interrupted { .. }), "{e}");
