@@ -550,26 +550,15 @@ impl PhaseMetrics {
             return Ok(m);
         }
         for p in rest {
-            m.service = m
-                .service
-                .merged(&p.service)
-                .map_err(MergeError::Histogram)?;
-            m.service_read = m
-                .service_read
-                .merged(&p.service_read)
-                .map_err(MergeError::Histogram)?;
-            m.service_write = m
-                .service_write
-                .merged(&p.service_write)
-                .map_err(MergeError::Histogram)?;
-            m.service_trim = m
-                .service_trim
-                .merged(&p.service_trim)
-                .map_err(MergeError::Histogram)?;
-            m.service_flush = m
-                .service_flush
-                .merged(&p.service_flush)
-                .map_err(MergeError::Histogram)?;
+            for (a, b) in [
+                (&mut m.service, &p.service),
+                (&mut m.service_read, &p.service_read),
+                (&mut m.service_write, &p.service_write),
+                (&mut m.service_trim, &p.service_trim),
+                (&mut m.service_flush, &p.service_flush),
+            ] {
+                *a = a.merged(b).map_err(MergeError::Histogram)?;
+            }
             m.start_ns = m.start_ns.min(p.start_ns);
             m.end_ns = m.end_ns.max(p.end_ns);
             for (a, b) in [
