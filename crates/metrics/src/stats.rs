@@ -294,8 +294,9 @@ pub struct QdStats {
     pub mean_over_busy: f64,
     /// Largest number of I/Os outstanding at once.
     pub max: u64,
-    /// `time_ns_by_qd[q]` = time with exactly `q` I/Os outstanding; `[0]` is idle time.
-    pub time_ns_by_qd: Vec<u64>,
+    /// `time_by_qd_ns[q]` = time with exactly `q` I/Os outstanding; `[0]` is idle time.
+    #[serde(alias = "time_ns_by_qd")]
+    pub time_by_qd_ns: Vec<u64>,
     /// `submits_by_qd[q]` = submissions that made the count outstanding `q` (itself
     /// included): `[1]` counts I/Os submitted when none other was outstanding. `[0]` is 0.
     pub submits_by_qd: Vec<u64>,
@@ -315,12 +316,12 @@ impl QdStats {
                 *x += y;
             }
         };
-        add(&mut self.time_ns_by_qd, &other.time_ns_by_qd);
+        add(&mut self.time_by_qd_ns, &other.time_by_qd_ns);
         add(&mut self.submits_by_qd, &other.submits_by_qd);
         self.max = self.max.max(other.max);
-        let busy: u64 = self.time_ns_by_qd.iter().skip(1).sum();
+        let busy: u64 = self.time_by_qd_ns.iter().skip(1).sum();
         let weighted: u128 = self
-            .time_ns_by_qd
+            .time_by_qd_ns
             .iter()
             .enumerate()
             .map(|(q, &t)| q as u128 * u128::from(t))
@@ -538,7 +539,7 @@ impl PhaseMetrics {
     /// times are the busiest job's, a lower bound of the time any job was busy (equal
     /// to it when the jobs keep I/O in flight over the same time, as generators do).
     /// The queue-depth distribution is per job, added over the jobs (as fio reports
-    /// IO depths with numjobs): `time_ns_by_qd[q]` is job-time spent with `q` of that
+    /// IO depths with numjobs): `time_by_qd_ns[q]` is job-time spent with `q` of that
     /// job's I/Os in flight. The per-second series is merged window by window
     /// ([`SecondSample::merge_jobs`]). One part is returned as it is.
     pub fn merge_jobs(parts: &[PhaseMetrics]) -> Result<PhaseMetrics, MergeError> {

@@ -136,9 +136,9 @@ fn merged_histogram_equals_the_union_of_the_jobs_histograms() {
     // Per-job queue depth, added: job-time at each depth.
     let at32: u64 = parts
         .iter()
-        .map(|p| p.qd.time_ns_by_qd.get(32).copied().unwrap_or(0))
+        .map(|p| p.qd.time_by_qd_ns.get(32).copied().unwrap_or(0))
         .sum();
-    assert_eq!(merged.qd.time_ns_by_qd[32], at32);
+    assert_eq!(merged.qd.time_by_qd_ns[32], at32);
     assert_eq!(merged.qd.max, 32);
 
     // The series: every window's counts add over the jobs that have it.

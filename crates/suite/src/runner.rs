@@ -22,7 +22,7 @@
 //!   exactly as an uninterrupted one, bit for bit.
 
 use crate::health::{self, HealthSnapshot};
-use crate::phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};
+use crate::phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work, WorkSource};
 use crate::progress::Progress;
 use crate::state::{Checkpoint, Journal, PhaseStatus, RunDir};
 use crate::targets::SuiteTarget;
@@ -101,8 +101,8 @@ impl Tally {
             time_limit_ns: plan.time_limit_ns,
             metrics: self.metrics.unwrap_or_default(),
             purge: None,
-            ios_issued: job_ios.iter().sum(),
-            job_ios_issued: if job_ios.len() > 1 {
+            issued_ios: job_ios.iter().sum(),
+            job_issued_ios: if job_ios.len() > 1 {
                 job_ios.to_vec()
             } else {
                 Vec::new()
@@ -552,17 +552,6 @@ pub struct Runner<'a> {
     pub unfinished: Option<PhaseRecord>,
 }
 
-fn state_result<T: serde::de::DeserializeOwned>(
-    v: &serde_json::Value,
-    phase: &str,
-) -> Result<T, SuiteError> {
-    serde_json::from_value(v.clone()).map_err(|e| {
-        SuiteError::Invalid(format!(
-            "state.json: phase {phase}: stored result does not read back: {e}; hint: finish the run with the storbench version that started it"
-        ))
-    })
-}
-
 fn engine_err(plan: &PhasePlan) -> impl FnOnce(storbench_engine::EngineError) -> SuiteError + '_ {
     move |e| SuiteError::Engine {
         phase: plan.name.clone(),
@@ -592,7 +581,7 @@ impl<'a> Runner<'a> {
     pub fn record(&self, name: &str) -> Result<Option<PhaseRecord>, SuiteError> {
         let p = self.rd.state.phase(name);
         match (&p.status, &p.result) {
-            (PhaseStatus::Done, Some(v)) => Ok(Some(state_result(v, name)?)),
+            (PhaseStatus::Done, Some(r)) => Ok(Some(r.clone())),
             _ => Ok(None),
         }
     }
@@ -635,14 +624,10 @@ impl<'a> Runner<'a> {
                 }
             }
         }
-        self.rd
-            .state
-            .extra
-            .insert("last_rebuild_ios".into(), serde_json::json!(total));
-        self.rd.state.extra.insert(
-            "last_rebuild_wall_ms".into(),
-            serde_json::json!(started.elapsed().as_millis() as u64),
-        );
+        self.rd.state.last_rebuild = Some(crate::state::Rebuild {
+            ios: total,
+            wall_ms: started.elapsed().as_millis() as u64,
+        });
         self.rd.save()?;
         Ok(total)
     }
@@ -650,7 +635,7 @@ impl<'a> Runner<'a> {
     /// Re-run a finished phase's I/Os as it ran them (each job's as many as it
     /// issued), recording nothing.
     fn resimulate(&mut self, plan: &PhasePlan, rec: &PhaseRecord) -> Result<u64, SuiteError> {
-        let ios = rec.ios_issued;
+        let ios = rec.issued_ios;
         if ios == 0 {
             return Ok(0);
         }
@@ -658,10 +643,10 @@ impl<'a> Runner<'a> {
             "  rebuilding the simulated drive: re-simulating {ios} I/Os of phase {}",
             plan.name
         ));
-        let job_ios = if rec.job_ios_issued.is_empty() {
+        let job_ios = if rec.job_issued_ios.is_empty() {
             vec![ios]
         } else {
-            rec.job_ios_issued.clone()
+            rec.job_issued_ios.clone()
         };
         let starts: Vec<JobCarry> = job_ios.iter().map(|_| JobCarry::default()).collect();
         let sources = job_sources(plan, &starts, Some(&job_ios))?;
@@ -708,7 +693,7 @@ impl<'a> Runner<'a> {
                 })?;
                 PhaseRecord {
                     purge: Some(purge),
-                    ..PhaseRecord::without_io(plan, segments, t0.elapsed().as_millis() as u64)
+                    ..crate::phase::without_io(plan, segments, t0.elapsed().as_millis() as u64)
                 }
             }
             Work::Idle { duration_ns } => {
@@ -721,34 +706,25 @@ impl<'a> Runner<'a> {
                         ..PhaseMetrics::default()
                     },
                     ended: "time-limit".into(),
-                    ..PhaseRecord::without_io(plan, segments, t0.elapsed().as_millis() as u64)
+                    ..crate::phase::without_io(plan, segments, t0.elapsed().as_millis() as u64)
                 }
             }
             _ => self.io_phase(plan, cp, segments)?,
         };
         rec.counters = Some(health::delta(&before, &self.target.health()));
         crate::trust::note_target_ends(self.rd, self.target);
-        self.rd.finish_phase(
-            &rec.name,
-            serde_json::to_value(&rec).expect("record serializes"),
-        )?;
+        self.rd.finish_phase(&rec.name, rec.clone())?;
         Ok(rec)
     }
 
     /// The drive's counters when the phase began, taken at its first start and kept in
     /// the run state (a resumed phase keeps the ones from before it ran).
     fn health_before(&mut self, phase: &str) -> Result<HealthSnapshot, SuiteError> {
-        let key = format!("health_before:{phase}");
-        if let Some(h) = self.rd.state.extra.get(&key) {
-            if let Ok(h) = serde_json::from_value(h.clone()) {
-                return Ok(h);
-            }
+        if let Some(h) = &self.rd.state.phase(phase).health_before {
+            return Ok(h.clone());
         }
         let h = self.target.health();
-        self.rd
-            .state
-            .extra
-            .insert(key, serde_json::to_value(&h).expect("health serializes"));
+        self.rd.state.phase_mut(phase).health_before = Some(h.clone());
         self.rd.save()?;
         Ok(h)
     }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use storbench_engine::{DataKind, Pacing};
-use storbench_suite::replay::{ReplayConfig, TraceSummary};
+use storbench_suite::replay::{trace_summary, ReplayConfig};
 use storbench_suite::run::RunConfig;
 use storbench_suite::targets::RealOpen;
 use storbench_suite::{execute, Control, Start, SuiteResult};
@@ -35,7 +35,13 @@ fn three_streams(path: &Path, n: u64) {
     w.finish().unwrap();
 }
 
-fn replay(target: &str, trace: &Path, pacing: Pacing, jobs: u32, dir: &Path) -> SuiteResult {
+fn replay(
+    target: &str,
+    trace: &Path,
+    pacing: Pacing,
+    jobs: u32,
+    dir: &Path,
+) -> SuiteResult<ReplayConfig> {
     let scan = TraceScan::of(trace).unwrap();
     let c = ReplayConfig {
         target: target.into(),
@@ -45,7 +51,7 @@ fn replay(target: &str, trace: &Path, pacing: Pacing, jobs: u32, dir: &Path) -> 
             buffer_bytes: Some(4096),
             ..RealOpen::default()
         },
-        trace: TraceSummary::from_scan(trace, &scan),
+        trace: trace_summary(trace, &scan),
         pacing,
         time_limit_ns: None,
         span: None,
@@ -53,9 +59,9 @@ fn replay(target: &str, trace: &Path, pacing: Pacing, jobs: u32, dir: &Path) -> 
         data: DataKind::Random,
         log_ios: false,
         jobs,
-        scan: Some(scan),
     };
-    execute(dir, Start::New(c), &Control::default()).unwrap()
+    let start = Start::Scanned(c, vec![(trace.to_path_buf(), scan)]);
+    execute(dir, start, &Control::default()).unwrap()
 }
 
 #[test]
@@ -69,7 +75,7 @@ fn replay_jobs_take_the_traces_streams_in_order() {
     // Two jobs: streams a and c to job 0, b to job 1.
     let r = replay(sim, &trace, qd, 2, &tmp.path().join("qd2"));
     let p = &r.phases[0];
-    assert_eq!(p.job_ios_issued, vec![2_000, 1_000]);
+    assert_eq!(p.job_issued_ios, vec![2_000, 1_000]);
     assert_eq!(p.metrics.read_ios + p.metrics.write_ios, n);
     assert_eq!(p.metrics.write_ios, n / 4);
     // The same replay again is the same, bit for bit (one loop on the drive's clock).
@@ -77,7 +83,7 @@ fn replay_jobs_take_the_traces_streams_in_order() {
     assert_eq!(again.phases[0].metrics, p.metrics);
     // Four jobs for three streams: one job has nothing to do, and the result says so.
     let r = replay(sim, &trace, qd, 4, &tmp.path().join("qd4"));
-    assert_eq!(r.phases[0].job_ios_issued, vec![1_000, 1_000, 1_000, 0]);
+    assert_eq!(r.phases[0].job_issued_ios, vec![1_000, 1_000, 1_000, 0]);
     assert!(
         r.notes
             .iter()
@@ -95,7 +101,7 @@ fn replay_jobs_take_the_traces_streams_in_order() {
     };
     let r = replay(sim, &trace, timed, 3, &tmp.path().join("timed"));
     let p = &r.phases[0];
-    assert_eq!(p.job_ios_issued, vec![1_000, 1_000, 1_000]);
+    assert_eq!(p.job_issued_ios, vec![1_000, 1_000, 1_000]);
     let f = p.fidelity.as_ref().unwrap();
     assert_eq!(f.issue_error_max_ns, Some(0), "{f:?}");
     assert_eq!(f.drift_ns, Some(0));
@@ -133,7 +139,7 @@ fn replay_jobs_on_a_file_keep_the_trace_timeline() {
         &tmp.path().join("f"),
     );
     let p = &r.phases[0];
-    assert_eq!(p.job_ios_issued, vec![20_000, 10_000]);
+    assert_eq!(p.job_issued_ios, vec![20_000, 10_000]);
     assert_eq!(
         p.metrics.read_ios + p.metrics.write_ios + p.metrics.errors,
         n
@@ -148,10 +154,10 @@ fn replay_jobs_on_a_file_keep_the_trace_timeline() {
 }
 
 /// `run --jobs 2` on a simulated drive, its I/Os logged: (the result, the log).
-fn run_two_jobs(seed: u64, dir: &Path) -> (SuiteResult, Vec<IoRecord>) {
+fn run_two_jobs(seed: u64, dir: &Path) -> (SuiteResult<RunConfig>, Vec<IoRecord>) {
     let c = RunConfig {
         jobs: 2,
-        bytes_limit: Some(6_000 * 4096),
+        limit_bytes: Some(6_000 * 4096),
         seed,
         log_ios: true,
         ..RunConfig::new("sim:nvme-mlc-2016,capacity=256m,seed=2")
@@ -171,18 +177,18 @@ fn run_jobs_offsets_come_from_the_seed_job_by_job_and_interleave_on_sim() {
     let tmp = tempfile::tempdir().unwrap();
     let (r, log) = run_two_jobs(5, &tmp.path().join("a"));
     let p = &r.phases[0];
-    assert_eq!(p.job_ios_issued, vec![3_000, 3_000]);
+    assert_eq!(p.job_issued_ios, vec![3_000, 3_000]);
     assert_eq!(log.len(), 6_000);
 
     // What each job must have issued: the generator of its share, from the seed.
     let info = &r.target;
     let c = RunConfig {
         jobs: 2,
-        bytes_limit: Some(6_000 * 4096),
+        limit_bytes: Some(6_000 * 4096),
         seed: 5,
         ..RunConfig::new(&info.name)
     };
-    let spec = c.spec(info).unwrap();
+    let spec = storbench_suite::run::spec(&c, info).unwrap();
     let want: Vec<Vec<u64>> = (0..2)
         .map(|j| {
             let mut g = Generator::new(spec.for_job(j, 2)).unwrap();

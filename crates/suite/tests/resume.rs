@@ -247,8 +247,7 @@ fn kill_9_mid_phase_then_resume() {
 
     let st = read_state(&dir).unwrap();
     assert!(!st.finished);
-    let pre_before: PhaseRecord =
-        serde_json::from_value(st.phase("precondition").result.clone().unwrap()).unwrap();
+    let pre_before: PhaseRecord = st.phase("precondition").result.clone().unwrap();
     let cp = st.phase("random-write").checkpoint.clone().unwrap();
     assert!(cp.series_rows >= rows_at_kill);
     assert_eq!(
@@ -338,12 +337,12 @@ fn jobs_on_a_simulated_drive_checkpoint_and_resume_bit_for_bit() {
     execute(&every60, Start::New(jobs_config()), &ctl(60)).unwrap();
     assert_same_run(&every60, &every1);
     let rw = r.phases.iter().find(|p| p.name == "random-write").unwrap();
-    assert_eq!(rw.job_ios_issued.len(), 2);
-    assert_eq!(rw.job_ios_issued.iter().sum::<u64>(), rw.ios_issued);
-    assert_eq!(rw.ios_issued, rw.metrics.write_ios);
+    assert_eq!(rw.job_issued_ios.len(), 2);
+    assert_eq!(rw.job_issued_ios.iter().sum::<u64>(), rw.issued_ios);
+    assert_eq!(rw.issued_ios, rw.metrics.write_ios);
     // Both jobs kept their 32 in flight: the drive saw up to 64.
     assert_eq!(rw.metrics.qd.max, 32);
-    let (a, b) = (rw.job_ios_issued[0], rw.job_ios_issued[1]);
+    let (a, b) = (rw.job_issued_ios[0], rw.job_issued_ios[1]);
     assert!(a.abs_diff(b) <= 32, "{a} and {b}");
 
     let dir = tmp.path().join("run");
@@ -388,9 +387,8 @@ fn a_finished_phase_of_jobs_is_rebuilt_job_by_job() {
     watcher.join().unwrap();
     assert!(matches!(e, SuiteError::Interrupted { .. }), "{e}");
     let st = read_state(&dir).unwrap();
-    let dirty: PhaseRecord =
-        serde_json::from_value(st.phase("dirty").result.clone().unwrap()).unwrap();
-    assert_eq!(dirty.job_ios_issued.len(), 2);
+    let dirty: PhaseRecord = st.phase("dirty").result.clone().unwrap();
+    assert_eq!(dirty.job_issued_ios.len(), 2);
     let r = execute::<TrimCheckConfig>(&dir, Start::Resume, &ctl(60)).unwrap();
     assert_eq!(r.resumes, 1);
     let whole = tmp.path().join("whole");
@@ -445,14 +443,14 @@ fn jobs_on_a_file_resume_from_every_jobs_position() {
     let r = execute::<storbench_suite::run::RunConfig>(&dir, Start::Resume, &ctl(1)).unwrap();
     let p = &r.phases[0];
     assert_eq!(p.segments, 2);
-    assert_eq!(p.job_ios_issued.len(), 2);
-    for (after, b) in p.job_ios_issued.iter().zip(&before) {
+    assert_eq!(p.job_issued_ios.len(), 2);
+    for (after, b) in p.job_issued_ios.iter().zip(&before) {
         assert!(after > b, "a job did not go on from its position");
     }
-    assert_eq!(p.ios_issued, p.job_ios_issued.iter().sum::<u64>());
+    assert_eq!(p.issued_ios, p.job_issued_ios.iter().sum::<u64>());
     // Every issued I/O completed once: the ones in flight at the checkpoint were
     // issued again first, none was lost or counted twice.
-    assert_eq!(p.metrics.write_ios + p.metrics.errors, p.ios_issued);
+    assert_eq!(p.metrics.write_ios + p.metrics.errors, p.issued_ios);
     let rows = phase_rows(&dir, "run");
     assert_eq!(
         rows.iter().map(|r| r.s.write_ios).sum::<u64>(),

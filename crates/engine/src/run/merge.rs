@@ -5,8 +5,8 @@
 
 use super::pace::IssueErrors;
 use super::{Fidelity, Pacing, PhaseOutcome};
+pub use storbench_core::generator::job_seed;
 use storbench_metrics::PhaseMetrics;
-pub use storbench_workload::generator::job_seed;
 
 /// Counters of one job of a phase (see [`PhaseOutcome`]).
 #[derive(Clone, Debug, Default)]

@@ -321,7 +321,8 @@ fn trim_table(runs: &[RunView]) -> Table {
     t
 }
 
-/// Seasoning: the sequential pass and the image restore.
+/// Seasoning: how each drive was prepared (a season run, or a bench's state), its
+/// sequential pass and its image restore.
 fn season_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "seasoning",
@@ -330,10 +331,11 @@ fn season_table(runs: &[RunView]) -> Table {
         &[
             "run",
             "procedure",
+            "state",
+            "sequential pass MB/s",
             "image",
             "image data",
             "image writes",
-            "sequential pass MB/s",
             "restore MB/s",
         ],
     );
@@ -342,11 +344,12 @@ fn season_table(runs: &[RunView]) -> Table {
             t.push(vec![
                 r.label(),
                 r.procedure.clone(),
+                x.state.clone(),
+                opt(x.seq_pass_mb_s),
                 x.image.clone(),
                 fmt_bytes(x.image_bytes),
                 x.image_writes.to_string(),
-                fmt_num(x.seq_pass_mb_s),
-                fmt_num(x.restore_mb_s),
+                opt(x.restore_mb_s),
             ]);
         }
     }
