@@ -21,6 +21,8 @@ pub use storbench_results::trimcheck::{TrimCheckConfig, TrimTable, NO_PENALTY_PC
 pub struct TrimCheckArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub jobs: args::JobsArgs,
     /// Short parameters that finish in seconds on a small simulated drive
     #[arg(long)]
     pub quick: bool,
@@ -75,6 +77,7 @@ impl Procedure for TrimCheckConfig {
         c.settle_ns = args::ns(a.settle);
         c.seed = a.seed;
         c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.jobs = a.jobs.jobs()?;
         c.data = a.engine.data;
         c.open = a.engine.open(target);
         Ok(Configured::new(c))
@@ -100,6 +103,7 @@ impl Procedure for TrimCheckConfig {
         }
         use crate::units::{check_duration, check_qd};
         check_qd("--qd", self.qd)
+            .and_then(|_| crate::units::check_jobs(self.jobs).map_err(|e| e.to_string()))
             .and_then(|_| check_qd("the measurements' queue depth", self.measure_qd))
             .and_then(|_| check_duration("--dirty-for", self.dirty_for_ns))
             .map_err(SuiteError::Invalid)?;
@@ -123,6 +127,7 @@ impl Procedure for TrimCheckConfig {
             },
         );
         dirty.time_limit_ns = Some(self.dirty_for_ns);
+        dirty.jobs = self.jobs;
         Ok(crate::phase::with_data(
             vec![
                 PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
