@@ -5,7 +5,10 @@
 #     CPU time per I/O ratio (target <= 0.8). fio uses io_uring with fixedbufs,
 #     registerfiles and direct=1. The machine is shared, so each depth runs
 #     BENCH_REPEAT (default 3) storbench/fio pairs back to back, alternating, and the
-#     ratios printed are the medians of the per-pair ratios.
+#     ratios printed are the medians of the per-pair ratios. Each depth runs with
+#     every count of jobs in BENCH_JOBS (default "1 2"; issue 35): storbench
+#     `--jobs N` against fio `numjobs=N` with group_reporting, the depth per job in
+#     both (fio's iodepth), the CPU time of all the jobs.
 #  2. `timed` replay of a 50,000 IOPS Poisson trace with bursts: issue-time error p50
 #     (target <= 5 us) and p99 (<= 20 us), total drift (<= 0.1%). fio replays the same
 #     I/Os with read_iolog (the iolog v3 comes from `storbench export`, microsecond
@@ -44,6 +47,7 @@ cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
 RSS_IOS=${BENCH_RSS_IOS:-50000000}
 QDS=${BENCH_QDS:-32 128}
+JOBS=${BENCH_JOBS:-1 2}
 REPEAT=${BENCH_REPEAT:-3}
 PARTS=${BENCH_PARTS:-1 2 3}
 RT=()
@@ -127,46 +131,50 @@ cpu_of() {
 }
 
 if has_part 1 && need_dev; then
-  printf '\n%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s %5s\n' QD pair sb_IOPS fio_IOPS ratio sb_cpu_ns/IO fio_cpu_ns/IO ratio \
+  printf '\n%-5s %-4s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s %5s\n' QD jobs pair sb_IOPS fio_IOPS ratio sb_cpu_ns/IO fio_cpu_ns/IO ratio \
     sb_ent/IO fio_ent/IO sb_cs/IO fio_cs/IO load
   for QD in $QDS; do
-    : >"$WORK/pairs$QD"
-    for i in $(seq 1 "$REPEAT"); do
-      # shellcheck disable=SC2086 # BENCH_SB_EXTRA / BENCH_FIO_EXTRA: options split on spaces
-      SB_CPU=$(cpu_of "$BIN" run --target "$DEV" ${BENCH_SB_EXTRA:-} --rw randread --bs 4k --qd "$QD" --time "${SECS}s" -o "$WORK/sb$QD-$i")
-      # shellcheck disable=SC2086
-      FIO_CPU=$(cpu_of fio --name=r --filename="$DEV" --ioengine=io_uring --fixedbufs --registerfiles ${BENCH_FIO_EXTRA:-} \
-        --direct=1 --rw=randread --bs=4k --iodepth="$QD" --runtime="$SECS" --time_based \
-        --output-format=json --output="$WORK/fio$QD.json")
-      python3 - "$QD" "$i" "$WORK/sb$QD-$i/result.json" "$SB_CPU" "$WORK/fio$QD.json" "$FIO_CPU" >>"$WORK/pairs$QD" <<'EOF'
+    for J in $JOBS; do
+      P="$WORK/pairs$QD-$J"
+      : >"$P"
+      for i in $(seq 1 "$REPEAT"); do
+        # shellcheck disable=SC2086 # BENCH_SB_EXTRA / BENCH_FIO_EXTRA: options split on spaces
+        SB_CPU=$(cpu_of "$BIN" run --target "$DEV" ${BENCH_SB_EXTRA:-} --rw randread --bs 4k --qd "$QD" --jobs "$J" --time "${SECS}s" -o "$WORK/sb$QD-$J-$i")
+        # shellcheck disable=SC2086
+        FIO_CPU=$(cpu_of fio --name=r --filename="$DEV" --ioengine=io_uring --fixedbufs --registerfiles ${BENCH_FIO_EXTRA:-} \
+          --direct=1 --rw=randread --bs=4k --iodepth="$QD" --numjobs="$J" --group_reporting --runtime="$SECS" --time_based \
+          --output-format=json --output="$WORK/fio$QD.json")
+        python3 - "$QD" "$J" "$i" "$WORK/sb$QD-$J-$i/result.json" "$SB_CPU" "$WORK/fio$QD.json" "$FIO_CPU" >>"$P" <<'EOF'
 import json, sys
-qd, i, sbf, sb_run, fiof, fio_run = sys.argv[1:]
+qd, jobs, i, sbf, sb_run, fiof, fio_run = sys.argv[1:]
 sb_cpu, sb_ent, sb_cs = sb_run.split()
 fio_cpu, fio_ent, fio_cs = fio_run.split()
 per = lambda x, n: "-" if x == "-" else f"{float(x) / n:.3f}"
 r = json.load(open(sbf)); m = r["phases"][0]["metrics"]
 sb_ios, sb_s = m["read_ios"], m["elapsed_ns"] / 1e9
+# group_reporting: one entry for all the jobs, its runtime the longest job's.
 j = json.load(open(fiof))["jobs"][0]["read"]
 fio_ios, fio_s = j["total_ios"], j["runtime"] / 1e3
 sb_iops, fio_iops = sb_ios / sb_s, fio_ios / fio_s
 sb_c, fio_c = float(sb_cpu) / sb_ios * 1e9, float(fio_cpu) / fio_ios * 1e9
 load = open("/proc/loadavg").read().split()[0]
-print(f"{qd} {i} {sb_iops:.0f} {fio_iops:.0f} {sb_iops/fio_iops:.3f} {sb_c:.0f} {fio_c:.0f} {sb_c/fio_c:.3f} "
+print(f"{qd} {jobs} {i} {sb_iops:.0f} {fio_iops:.0f} {sb_iops/fio_iops:.3f} {sb_c:.0f} {fio_c:.0f} {sb_c/fio_c:.3f} "
       f"{per(sb_ent, sb_ios)} {per(fio_ent, fio_ios)} {per(sb_cs, sb_ios)} {per(fio_cs, fio_ios)} {load}")
 EOF
-      awk '{printf "%-5s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s %5s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13}' <(tail -1 "$WORK/pairs$QD")
-    done
-    python3 - "$WORK/pairs$QD" <<'EOF'
+        awk '{printf "%-5s %-4s %-4s %10s %10s %7s %12s %12s %7s %9s %9s %9s %9s %5s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14}' <(tail -1 "$P")
+      done
+      python3 - "$P" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = lambda k: statistics.median(float(r[k]) for r in rows)
 opt = lambda k: "-" if rows[0][k] == "-" else f"{med(k):.3f}"
-print(f"{rows[0][0]:<5} {'med':<4} {med(2):10.0f} {med(3):10.0f} {med(4):7.3f} {med(5):12.0f} {med(6):12.0f} {med(7):7.3f}"
-      f" {opt(8):>9} {opt(9):>9} {opt(10):>9} {opt(11):>9}"
+print(f"{rows[0][0]:<5} {rows[0][1]:<4} {'med':<4} {med(3):10.0f} {med(4):10.0f} {med(5):7.3f} {med(6):12.0f} {med(7):12.0f} {med(8):7.3f}"
+      f" {opt(9):>9} {opt(10):>9} {opt(11):>9} {opt(12):>9}"
       "   <- medians (ratios: median of per-pair ratios; targets IOPS >= 1.0, CPU <= 0.8)")
 EOF
+    done
   done
-  python3 - "$WORK/sb${QDS##* }-$REPEAT/result.json" <<'EOF'
+  python3 - "$WORK/sb${QDS##* }-${JOBS##* }-$REPEAT/result.json" <<'EOF'
 import json, sys
 t = json.load(open(sys.argv[1]))["target"]
 d = t["details"]

@@ -195,3 +195,58 @@ impl GenSpec {
         Ok(())
     }
 }
+
+impl GenSpec {
+    /// Job `job`'s share of this generator in a phase run by `jobs` jobs (`--jobs`),
+    /// as fio's numjobs: random I/O over the whole span, from a seed of its own
+    /// ([`job_seed`]; job 0 keeps this one, so one job is the run it always was);
+    /// sequential I/O over the job's own slice of the span (the span cut into `jobs`
+    /// parts of whole blocks, the rest to the last, as fio's offset_increment); a
+    /// byte or I/O limit divided the same way. Every job keeps `qd` in flight.
+    pub fn for_job(&self, job: u32, jobs: u32) -> GenSpec {
+        assert!(jobs >= 1 && job < jobs, "job {job} of {jobs}");
+        if jobs == 1 {
+            return self.clone();
+        }
+        let (j, n) = (u64::from(job), u64::from(jobs));
+        // Job j's share of `total` units: an exact partition.
+        let share = |total: u64| {
+            let cut = |i: u64| (u128::from(total) * u128::from(i) / u128::from(n)) as u64;
+            (cut(j), cut(j + 1) - cut(j))
+        };
+        let last = job + 1 == jobs;
+        // Whole blocks to each job, what is left of the last block to the last job.
+        let bytes_share = |total: u64| {
+            let (_, blocks) = share(total / self.block_bytes);
+            blocks * self.block_bytes + if last { total % self.block_bytes } else { 0 }
+        };
+        let limit = match self.limit {
+            Limit::None => Limit::None,
+            Limit::Ios(k) => Limit::Ios(share(k).1),
+            Limit::Bytes(b) => Limit::Bytes(bytes_share(b)),
+        };
+        let (span_start_bytes, span_bytes) = match self.pattern {
+            Pattern::Random => (self.span_start_bytes, self.span_bytes),
+            Pattern::Sequential => {
+                let (first, _) = share(self.span_bytes / self.block_bytes);
+                (
+                    self.span_start_bytes + first * self.block_bytes,
+                    bytes_share(self.span_bytes),
+                )
+            }
+        };
+        GenSpec {
+            span_start_bytes,
+            span_bytes,
+            limit,
+            seed: job_seed(self.seed, job),
+            ..self.clone()
+        }
+    }
+}
+
+/// The seed of job `job` of a phase (`--jobs`): job 0 keeps `seed`, the others get
+/// streams of their own from it (offsets and written data).
+pub fn job_seed(seed: u64, job: u32) -> u64 {
+    seed.wrapping_add(u64::from(job).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}

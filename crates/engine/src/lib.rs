@@ -15,8 +15,8 @@ pub use backend::{BufferPlan, DEFAULT_BUFFER_MEMORY_BYTES};
 pub use prefetch::Prefetch;
 pub use real::{BackendChoice, RealTarget};
 pub use run::{
-    idle, run_phase, EngineError, Fidelity, Flow, InFlightIo, NoObserver, Observer, Pacing,
-    PhaseOutcome, RunOptions, SecondMark,
+    idle, job_seed, run_jobs, run_lanes, run_phase, EngineError, Fidelity, Flow, InFlightIo,
+    NoObserver, Observer, Pacing, PhaseOutcome, RunOptions, SecondMark,
 };
 pub use safety::identity::TargetIdentity;
 pub use spec::{open_real, open_real_as, OpenOptions, TargetSpec};

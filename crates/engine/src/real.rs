@@ -119,6 +119,9 @@ pub struct RealTarget {
     /// Who the target is (set by `spec::open_real_as`): recorded by a run at its start,
     /// compared on resume.
     identity: Option<TargetIdentity>,
+    /// How it was opened, for [`RealTarget::job_target`].
+    choice: BackendChoice,
+    trim: TrimMode,
 }
 
 impl RealTarget {
@@ -151,6 +154,7 @@ impl RealTarget {
             }
         })?;
         let raw = fd.as_raw_fd();
+        let choice_asked = choice;
         let backend: Box<dyn Backend> = match choice {
             BackendChoice::Threads => Box::new(Threads::new(raw, max_in_flight, trim)?),
             BackendChoice::Uring => Box::new(Uring::new(raw, max_in_flight as u32, &pool, trim)?),
@@ -196,7 +200,40 @@ impl RealTarget {
             slack_set: false,
             spin: SpinMargin::new(),
             identity: None,
+            choice: choice_asked,
+            trim,
         })
+    }
+
+    /// Another target on this one's open file or device, for one more job of a phase
+    /// (`--jobs`): its own descriptor (a duplicate of this one's: the same open file,
+    /// the one the guard passed, never reopened by name), its own backend (ring) and
+    /// `slots` buffers of `slot_bytes`, the same write gate and identity, and this
+    /// target's clock, so the jobs' times are on one timeline. The one place a job's
+    /// target is made.
+    pub fn job_target(&self, slots: usize, slot_bytes: usize) -> Result<RealTarget, TargetError> {
+        let fd = rustix::io::fcntl_dupfd_cloexec(&self._fd, 0).map_err(|e| {
+            crate::backend::io_err(
+                format!("duplicating the descriptor of {}", self.info.name),
+                e.into(),
+            )
+        })?;
+        let gate = match &self.gate {
+            WriteGate::Allowed => WriteGate::Allowed,
+            WriteGate::ReadOnly { name } => WriteGate::ReadOnly { name: name.clone() },
+        };
+        let mut t = RealTarget::new(
+            fd,
+            self.info.clone(),
+            slots,
+            slot_bytes,
+            self.choice,
+            self.trim,
+            gate,
+        )?;
+        t.clock = self.clock;
+        t.identity = self.identity.clone();
+        Ok(t)
     }
 
     pub fn buffer_bytes(&self) -> usize {

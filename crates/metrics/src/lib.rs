@@ -17,7 +17,7 @@ pub mod steady;
 pub use calc::{busy_ns, busy_ns_by_op, data_rate_mb_per_s, qd_time_ns, quantile_nearest_rank};
 pub use recorder::Recorder;
 pub use stats::{
-    HistogramData, LatencyStats, PhaseMetrics, QdStats, SecondSample, ServiceHistogram,
+    HistogramData, LatencyStats, MergeError, PhaseMetrics, QdStats, SecondSample, ServiceHistogram,
 };
 pub use steady::{consistency_scores, snia_steady_state, ConsistencyScores, SteadyState};
 

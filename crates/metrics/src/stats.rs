@@ -165,7 +165,7 @@ impl ServiceHistogram {
 /// A serialized histogram that does not rebuild: another build's layout, a bucket out
 /// of its bounds, or an encoding that does not decode. (hdrhistogram's errors have no
 /// `Display`: their `Debug` text is kept as the detail.)
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum HistogramError {
     Layout { sigfig: u8, high_ns: u64 },
     Bounds(String),
@@ -318,6 +318,16 @@ impl LatencyStats {
     }
 }
 
+/// Why the jobs of a phase did not merge ([`PhaseMetrics::merge_jobs`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    #[error("a phase of no job")]
+    NoJobs,
+    /// A job's service-time histogram did not read back.
+    #[error("a job's service-time histogram: {0}")]
+    Histogram(HistogramError),
+}
+
 /// Queue-depth distribution of one phase.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QdStats {
@@ -333,6 +343,42 @@ pub struct QdStats {
     pub submits_by_qd: Vec<u64>,
     /// Percent of submissions made at QD1 (METHODOLOGY "% at QD1").
     pub submitted_at_qd1_pct: f64,
+}
+
+impl QdStats {
+    /// Add another population's distributions (a later segment of the phase, or
+    /// another job's): times and submissions at each depth add, the averages follow.
+    fn add(&mut self, other: &QdStats) {
+        let add = |a: &mut Vec<u64>, b: &[u64]| {
+            if a.len() < b.len() {
+                a.resize(b.len(), 0);
+            }
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        };
+        add(&mut self.time_by_qd_ns, &other.time_by_qd_ns);
+        add(&mut self.submits_by_qd, &other.submits_by_qd);
+        self.max = self.max.max(other.max);
+        let busy: u64 = self.time_by_qd_ns.iter().skip(1).sum();
+        let weighted: u128 = self
+            .time_by_qd_ns
+            .iter()
+            .enumerate()
+            .map(|(q, &t)| q as u128 * u128::from(t))
+            .sum();
+        self.mean_over_busy = if busy == 0 {
+            0.0
+        } else {
+            weighted as f64 / busy as f64
+        };
+        let submits: u64 = self.submits_by_qd.iter().sum();
+        self.submitted_at_qd1_pct = if submits == 0 {
+            0.0
+        } else {
+            100.0 * self.submits_by_qd.get(1).copied().unwrap_or(0) as f64 / submits as f64
+        };
+    }
 }
 
 /// One window of the per-second series: `[t_s, t_s + 1)` seconds since the phase
@@ -366,6 +412,57 @@ pub struct SecondSample {
 }
 
 impl SecondSample {
+    /// The same window of several jobs that ran at once (one per job, the same `t_s`),
+    /// as one: counts, bytes and errors add; means are weighted by the I/Os behind
+    /// them; `qd_mean` is the mean number in flight over all jobs (their integrals
+    /// add); `busy_ns` is the busiest job's (the time any job was busy is at least
+    /// that: jobs' busy periods are not kept, only their lengths); `window_ns` is the
+    /// longest (a job that ended inside the window has a short one). One sample is
+    /// returned as it is.
+    pub fn merge_jobs(samples: &[SecondSample]) -> SecondSample {
+        assert!(!samples.is_empty(), "a window of no job");
+        if let [one] = samples {
+            return *one;
+        }
+        let t_s = samples[0].t_s;
+        assert!(
+            samples.iter().all(|s| s.t_s == t_s),
+            "merging different windows"
+        );
+        let mut m = SecondSample {
+            t_s,
+            window_ns: samples.iter().map(|s| s.window_ns).max().unwrap_or(0),
+            ..SecondSample::default()
+        };
+        let (mut lat, mut rlat, mut wlat, mut qd_integral) = (0.0, 0.0, 0.0, 0.0);
+        for s in samples {
+            m.read_ios += s.read_ios;
+            m.write_ios += s.write_ios;
+            m.trim_ios += s.trim_ios;
+            m.flush_ios += s.flush_ios;
+            m.read_bytes += s.read_bytes;
+            m.write_bytes += s.write_bytes;
+            m.trim_bytes += s.trim_bytes;
+            m.errors += s.errors;
+            m.busy_ns = m.busy_ns.max(s.busy_ns);
+            m.latency_us_max = m.latency_us_max.max(s.latency_us_max);
+            lat += s.latency_us_mean * (s.read_ios + s.write_ios) as f64;
+            rlat += s.read_latency_us_mean * s.read_ios as f64;
+            wlat += s.write_latency_us_mean * s.write_ios as f64;
+            qd_integral += s.qd_mean * s.window_ns as f64;
+        }
+        let mean = |sum: f64, n: u64| if n == 0 { 0.0 } else { sum / n as f64 };
+        m.latency_us_mean = mean(lat, m.read_ios + m.write_ios);
+        m.read_latency_us_mean = mean(rlat, m.read_ios);
+        m.write_latency_us_mean = mean(wlat, m.write_ios);
+        m.qd_mean = if m.window_ns == 0 {
+            0.0
+        } else {
+            qd_integral / m.window_ns as f64
+        };
+        m
+    }
+
     fn window_s(&self) -> f64 {
         self.window_ns as f64 / 1e9
     }
@@ -476,6 +573,83 @@ impl PhaseMetrics {
 }
 
 impl PhaseMetrics {
+    /// One phase from several jobs that ran it at once on one clock from one start
+    /// (`--jobs`): counts, bytes, errors and I/Os left in flight add; the service-time
+    /// histograms merge exactly (percentiles of the union, never averaged); the phase
+    /// ends when its last job does; IOPS and data rates follow from the sums. Busy
+    /// times are the busiest job's, a lower bound of the time any job was busy (equal
+    /// to it when the jobs keep I/O in flight over the same time, as generators do).
+    /// The queue-depth distribution is per job, added over the jobs (as fio reports
+    /// IO depths with numjobs): `time_by_qd_ns[q]` is job-time spent with `q` of that
+    /// job's I/Os in flight. The per-second series is merged window by window
+    /// ([`SecondSample::merge_jobs`]). One part is returned as it is.
+    pub fn merge_jobs(parts: &[PhaseMetrics]) -> Result<PhaseMetrics, MergeError> {
+        let Some((first, rest)) = parts.split_first() else {
+            return Err(MergeError::NoJobs);
+        };
+        let mut m = first.clone();
+        if rest.is_empty() {
+            return Ok(m);
+        }
+        for p in rest {
+            for (a, b) in [
+                (&mut m.service, &p.service),
+                (&mut m.service_read, &p.service_read),
+                (&mut m.service_write, &p.service_write),
+                (&mut m.service_trim, &p.service_trim),
+                (&mut m.service_flush, &p.service_flush),
+            ] {
+                *a = a.merged(b).map_err(MergeError::Histogram)?;
+            }
+            m.start_ns = m.start_ns.min(p.start_ns);
+            m.end_ns = m.end_ns.max(p.end_ns);
+            for (a, b) in [
+                (&mut m.read_ios, p.read_ios),
+                (&mut m.write_ios, p.write_ios),
+                (&mut m.trim_ios, p.trim_ios),
+                (&mut m.flush_ios, p.flush_ios),
+                (&mut m.read_bytes, p.read_bytes),
+                (&mut m.write_bytes, p.write_bytes),
+                (&mut m.trim_bytes, p.trim_bytes),
+                (&mut m.errors, p.errors),
+                (&mut m.unfinished_ios, p.unfinished_ios),
+            ] {
+                *a += b;
+            }
+            for (a, b) in [
+                (&mut m.busy_ns, p.busy_ns),
+                (&mut m.busy_read_ns, p.busy_read_ns),
+                (&mut m.busy_write_ns, p.busy_write_ns),
+                (&mut m.busy_trim_ns, p.busy_trim_ns),
+                (&mut m.busy_flush_ns, p.busy_flush_ns),
+            ] {
+                *a = (*a).max(b);
+            }
+            m.qd.add(&p.qd);
+        }
+        m.elapsed_ns = m.end_ns - m.start_ns;
+        m.data_rate_mb_per_s =
+            crate::calc::data_rate_mb_per_s(m.read_bytes + m.write_bytes, m.busy_ns);
+        m.read_rate_mb_per_s = crate::calc::data_rate_mb_per_s(m.read_bytes, m.busy_read_ns);
+        m.write_rate_mb_per_s = crate::calc::data_rate_mb_per_s(m.write_bytes, m.busy_write_ns);
+        let total_ios = m.read_ios + m.write_ios + m.trim_ios + m.flush_ios;
+        m.iops = if m.elapsed_ns == 0 {
+            0.0
+        } else {
+            total_ios as f64 / (m.elapsed_ns as f64 / 1e9)
+        };
+        let windows = parts.iter().map(|p| p.series.len()).max().unwrap_or(0);
+        let mut at = Vec::with_capacity(parts.len());
+        m.series = (0..windows)
+            .map(|t| {
+                at.clear();
+                at.extend(parts.iter().filter_map(|p| p.series.get(t).copied()));
+                SecondSample::merge_jobs(&at)
+            })
+            .collect();
+        Ok(m)
+    }
+
     /// Append a later part of the same phase (a phase resumed after an interruption,
     /// possibly on a restarted clock): counts, bytes, busy times and QD time add;
     /// service-time statistics merge exactly; rates, IOPS and averages are recomputed;
@@ -521,36 +695,7 @@ impl PhaseMetrics {
         } else {
             total_ios as f64 / (self.elapsed_ns as f64 / 1e9)
         };
-        let add = |a: &mut Vec<u64>, b: &[u64]| {
-            if a.len() < b.len() {
-                a.resize(b.len(), 0);
-            }
-            for (x, y) in a.iter_mut().zip(b) {
-                *x += y;
-            }
-        };
-        add(&mut self.qd.time_by_qd_ns, &later.qd.time_by_qd_ns);
-        add(&mut self.qd.submits_by_qd, &later.qd.submits_by_qd);
-        self.qd.max = self.qd.max.max(later.qd.max);
-        let busy: u64 = self.qd.time_by_qd_ns.iter().skip(1).sum();
-        let weighted: u128 = self
-            .qd
-            .time_by_qd_ns
-            .iter()
-            .enumerate()
-            .map(|(q, &t)| q as u128 * u128::from(t))
-            .sum();
-        self.qd.mean_over_busy = if busy == 0 {
-            0.0
-        } else {
-            weighted as f64 / busy as f64
-        };
-        let submits: u64 = self.qd.submits_by_qd.iter().sum();
-        self.qd.submitted_at_qd1_pct = if submits == 0 {
-            0.0
-        } else {
-            100.0 * self.qd.submits_by_qd.get(1).copied().unwrap_or(0) as f64 / submits as f64
-        };
+        self.qd.add(&later.qd);
         let offset = self.series.len() as u64;
         self.series
             .extend(later.series.iter().map(|s| SecondSample {

@@ -64,6 +64,7 @@ fn record(name: &str, metrics: PhaseMetrics) -> PhaseRecord {
         metrics,
         purge: None,
         issued_ios: 0,
+        job_issued_ios: Vec::new(),
         folded_ios: 0,
         aligned_ios: 0,
         aligned_extra_bytes: 0,

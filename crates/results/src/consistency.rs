@@ -29,6 +29,10 @@ pub struct ConsistencyConfig {
     /// Content of every write (`--data`).
     #[serde(default = "crate::random_data")]
     pub data: storbench_core::DataKind,
+    /// Jobs that do the random writes at once, each keeping `qd` in flight with
+    /// offsets from a seed of its own (`--jobs`, fio's numjobs).
+    #[serde(default = "crate::one_job")]
+    pub jobs: u32,
 }
 
 impl ConsistencyConfig {
@@ -50,6 +54,7 @@ impl ConsistencyConfig {
             score_last_s: storbench_metrics::steady::CONSISTENCY_LAST_S,
             seed: 1,
             data: storbench_core::DataKind::Random,
+            jobs: 1,
         }
     }
 

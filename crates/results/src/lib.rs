@@ -44,6 +44,11 @@ pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
 pub type TraceCharacterization = serde_json::Map<String, serde_json::Value>;
 
 /// The default content of written data: incompressible.
+/// One job: the default `jobs` of every configuration (results before `--jobs`).
+pub(crate) fn one_job() -> u32 {
+    1
+}
+
 pub(crate) fn random_data() -> storbench_core::DataKind {
     storbench_core::DataKind::Random
 }

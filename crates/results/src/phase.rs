@@ -104,6 +104,10 @@ pub struct PhaseRecord {
     /// I/Os the phase's source issued (the rebuild of a simulated drive re-issues them).
     #[serde(alias = "ios_issued")]
     pub issued_ios: u64,
+    /// With several jobs (`--jobs`), the I/Os each job's source issued (their sum is
+    /// `issued_ios`); empty for one job.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_issued_ios: Vec<u64>,
     pub folded_ios: u64,
     pub aligned_ios: u64,
     /// Bytes the aligned I/Os moved beyond what they asked for.

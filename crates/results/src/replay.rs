@@ -23,6 +23,10 @@ pub struct ReplayConfig {
     pub seed: u64,
     pub data: DataKind,
     pub log_ios: bool,
+    /// Jobs that replay the trace at once: the trace's streams shared among them
+    /// (`storbench_workload::replay::JobSplit`), each job with its own ring.
+    #[serde(default = "crate::one_job")]
+    pub jobs: u32,
 }
 
 impl ReplayConfig {

@@ -15,7 +15,13 @@ pub struct RunConfig {
     pub pattern: Pattern,
     pub mix: Mix,
     pub block_bytes: u64,
+    /// I/Os each job keeps in flight.
     pub qd: u32,
+    /// Jobs run at once, each with its own ring and `qd` in flight (fio's numjobs);
+    /// random offsets from a seed of each job's own, sequential I/O over each job's
+    /// slice of the region, a byte limit divided among them.
+    #[serde(default = "crate::one_job")]
+    pub jobs: u32,
     /// Start of the region.
     pub offset_bytes: u64,
     /// Length of the region from the offset (`None`: to the end of the target).
@@ -45,6 +51,7 @@ impl RunConfig {
             mix: Mix::ReadWrite { read_pct: 100 },
             block_bytes: 4096,
             qd: 32,
+            jobs: 1,
             offset_bytes: 0,
             span: None,
             time_limit_ns: None,

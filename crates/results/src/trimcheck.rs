@@ -24,6 +24,10 @@ pub struct TrimCheckConfig {
     /// Content of every write (`--data`).
     #[serde(default = "crate::random_data")]
     pub data: storbench_core::DataKind,
+    /// Jobs that do the random writes at once, each keeping `qd` in flight with
+    /// offsets from a seed of its own (`--jobs`, fio's numjobs).
+    #[serde(default = "crate::one_job")]
+    pub jobs: u32,
 }
 
 impl TrimCheckConfig {
@@ -39,6 +43,7 @@ impl TrimCheckConfig {
             settle_ns: 10 * NS_PER_S,
             seed: 3,
             data: storbench_core::DataKind::Random,
+            jobs: 1,
         }
     }
 

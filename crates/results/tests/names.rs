@@ -193,6 +193,7 @@ fn phases() -> Vec<PhaseRecord> {
                 note: Some("n".into()),
             }),
             issued_ios: 1,
+            job_issued_ios: vec![1, 0],
             folded_ios: 1,
             aligned_ios: 1,
             aligned_extra_bytes: 1,
@@ -334,6 +335,7 @@ fn every_field_of_every_procedures_result_puts_its_unit_last() {
             seed: 1,
             data: DataKind::Zeros,
             log_ios: true,
+            jobs: 2,
         };
         let summary = ReplaySummary {
             replayed_ios: 1,

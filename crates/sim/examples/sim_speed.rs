@@ -52,10 +52,35 @@ fn report(what: &str, ssd: &SimSsd, ios: u64, c: &SimCounters, v0: u64, cpu: f64
     );
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "a benchmark driver: one measurement per preset, printed as a table"
-)]
+/// `storbench run --rw randwrite --bs 4k --qd 32` over the whole drive, through the
+/// engine loop, and its rate against the direct driver's.
+fn engine_phase(ssd: &mut SimSsd, engine_ios: u64, direct_rate: f64) {
+    let cap = ssd.config().capacity_bytes;
+    let mut gspec = GenSpec::rand_write_4k_qd32(0, cap, 1);
+    gspec.limit = Limit::Ios(engine_ios);
+    let mut generator = Generator::new(gspec).expect("generator");
+    let mut opts = RunOptions::new(Pacing::QueueDepth { default_qd: 32 });
+    opts.seed = 1;
+    let before = ssd.counters();
+    let v0 = ssd.now_ns();
+    let mut outcome = None;
+    let (cpu, wall) = timed(|| {
+        outcome = Some(run_phase(ssd, &mut generator, &opts, &mut NoObserver));
+    });
+    let outcome = outcome.unwrap().expect("run_phase");
+    assert!(outcome.complete);
+    assert_eq!(outcome.submitted_ios, engine_ios);
+    let c = ssd.counters().since(&before);
+    assert_eq!(c.host_write_ios, engine_ios);
+    report("engine: run_phase", ssd, engine_ios, &c, v0, cpu, wall);
+    let rate = engine_ios as f64 / cpu;
+    println!(
+        "engine / direct          {:.2} ({:.0} ns per I/O in the engine loop and metrics)",
+        rate / direct_rate,
+        1e9 / rate - 1e9 / direct_rate
+    );
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let spec = args
@@ -113,31 +138,7 @@ fn main() {
             // Each phase starts from a fresh drive (as each `storbench run` does).
             ssd = open_spec(&spec).unwrap_or_else(|e| panic!("{e}"));
         }
-        // `storbench run --rw randwrite --bs 4k --qd 32` over the whole drive.
-        let cap = ssd.config().capacity_bytes;
-        let mut gspec = GenSpec::rand_write_4k_qd32(0, cap, 1);
-        gspec.limit = Limit::Ios(engine_ios);
-        let mut generator = Generator::new(gspec).expect("generator");
-        let mut opts = RunOptions::new(Pacing::QueueDepth { default_qd: 32 });
-        opts.seed = 1;
-        let before = ssd.counters();
-        let v0 = ssd.now_ns();
-        let mut outcome = None;
-        let (cpu, wall) = timed(|| {
-            outcome = Some(run_phase(&mut ssd, &mut generator, &opts, &mut NoObserver));
-        });
-        let outcome = outcome.unwrap().expect("run_phase");
-        assert!(outcome.complete);
-        assert_eq!(outcome.submitted_ios, engine_ios);
-        let c = ssd.counters().since(&before);
-        assert_eq!(c.host_write_ios, engine_ios);
-        report("engine: run_phase", &ssd, engine_ios, &c, v0, cpu, wall);
-        let rate = engine_ios as f64 / cpu;
-        println!(
-            "engine / direct          {:.2} ({:.0} ns per I/O in the engine loop and metrics)",
-            rate / direct_rate,
-            1e9 / rate - 1e9 / direct_rate
-        );
+        engine_phase(&mut ssd, engine_ios, direct_rate);
     }
 
     let gb = ssd.config().capacity_bytes as f64 / 1e9;

@@ -160,10 +160,12 @@ fn heavy_2011(scale: f64, cap: u64) -> Vec<IoRecord> {
 }
 
 /// Seed 002's drive: the Intel X25-M 80 GB, seasoned against fresh (the calibration
-/// table of docs/simulator.md). The article measured about 0.78 of fresh with PCMark
-/// Vantage, whose writes are few and local; Heavy 2011 spreads its writes over the
-/// whole drive, so on a full drive they meet GC with victims still mostly valid, and
-/// the drive runs further below fresh than the article's.
+/// table of docs/simulator.md): the article measured 0.78 of fresh (PCMark Vantage HDD,
+/// 23252 / 29879). On a full drive the trace's writes meet GC (WA about 2.4 over the
+/// trace); the drive's datasheet 70 MB/s is its controller's write path, not its NAND
+/// (900 us programs), so GC copies run at the NAND's speed beside the host's writes.
+/// Regression: with the program time fitted to 70 MB/s, GC paid the host's rate and
+/// the seasoned drive ran at 0.44 of fresh.
 #[test]
 fn seasoned_x25m_against_fresh_seed_002() {
     let drive = "sim:intel-x25m-g2-80g";
@@ -171,13 +173,17 @@ fn seasoned_x25m_against_fresh_seed_002() {
     let recs = heavy_2011(0.06, cap);
     let img = image(&recs, cap);
     let (fresh, _) = bench(drive, &recs, &img, false);
-    let (seasoned, _) = bench(drive, &recs, &img, true);
+    let (seasoned, s_ssd) = bench(drive, &recs, &img, true);
     let ratio = seasoned.data_rate_mb_per_s / fresh.data_rate_mb_per_s;
     eprintln!(
         "| seasoned / fresh, Heavy 2011 x0.06 data rate | seed 002 (X25-M, PCMark Vantage HDD: 23252 / 29879) | `{drive}` | 0.78 | {ratio:.2} | {:.2} |",
         ratio / 0.78
     );
-    assert!(seasoned.data_rate_mb_per_s < fresh.data_rate_mb_per_s);
+    assert!(s_ssd.counters().gc_runs > 0, "the seasoned drive collects");
+    assert!(
+        (0.8..1.25).contains(&(ratio / 0.78)),
+        "seasoned / fresh {ratio:.3}, the article's 0.78"
+    );
     assert!(
         seasoned.read_rate_mb_per_s / fresh.read_rate_mb_per_s > 0.8,
         "reads go ahead of GC"

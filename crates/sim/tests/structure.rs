@@ -289,3 +289,115 @@ fn qd32_random_reads_queue_on_dies() {
     assert!(m.service.p99_us > 1.2 * m.service.p50_us);
     assert!(ssd.max_in_flight() >= 32);
 }
+
+/// A drive whose datasheet writes slower than its NAND programs (the Intel X25-M:
+/// 70 MB/s, 20 dies of 900 us MLC) has that limit in its controller's write path:
+/// host writes take it, GC copies (die to die) do not. The same drive with the program
+/// time fitted to 70 MB/s instead (GC paying the host's rate) writes sequentially as
+/// fast, and far slower in steady state.
+#[test]
+fn a_write_path_limits_host_writes_not_gc_copies() {
+    let path = "sim:intel-x25m-g2-80g,capacity=8g";
+    let fitted = "sim:intel-x25m-g2-80g,capacity=8g,write_path_mbps=0,program_us=2150";
+    let mut rates = Vec::new();
+    for drive in [path, fitted] {
+        let mut ssd = open_spec(drive).unwrap();
+        let len = 1u64 << 30;
+        let seq = spec(
+            Pattern::Sequential,
+            Op::Write,
+            128 << 10,
+            32,
+            len,
+            Limit::Bytes(len),
+        );
+        let seq_mb_s = phase(&mut ssd, seq, None).write_rate_mb_per_s;
+        let steady_iops = steady(&mut ssd, 20).iops;
+        eprintln!("{drive}: 128 KB sequential write {seq_mb_s:.1} MB/s, steady 4 KB QD32 {steady_iops:.0} IOPS");
+        rates.push((seq_mb_s, steady_iops));
+    }
+    let [(p_seq, p_steady), (f_seq, f_steady)] = [rates[0], rates[1]];
+    assert!(
+        (p_seq / 70.0 - 1.0).abs() < 0.03,
+        "write path: {p_seq} MB/s"
+    );
+    assert!(
+        (f_seq / 70.0 - 1.0).abs() < 0.03,
+        "fitted program: {f_seq} MB/s"
+    );
+    assert!(
+        p_steady > 1.5 * f_steady,
+        "GC copies at the NAND's speed: {p_steady} against {f_steady} IOPS"
+    );
+}
+/// Service times have a spread wherever I/Os contend for resources that serve them
+/// unequally (a die busy with another read, reads beside writes, GC), and none where a
+/// closed loop of 32 identical commands runs at one bottleneck's rate: fresh 4 KB
+/// random writes (the controller's cores, each command the same time), 128 KB
+/// sequential reads (the link) and large writes to a fresh drive (the dies' program
+/// bandwidth behind the write buffer). There each service time is 32 / throughput over
+/// the window of those 32 commands (Little's law), and the bottleneck's rate does not
+/// change from one window to the next (docs/simulator.md, "Where latency has no
+/// spread").
+#[test]
+fn latency_spreads_under_contention_and_not_behind_one_bottleneck() {
+    let drive = "sim:sata-mlc-2013,capacity=16g";
+    let mut ssd = open_spec(drive).unwrap();
+    let cap = ssd.config().capacity_bytes;
+    let len = 2u64 << 30;
+    let rand = |op, bs, qd| spec(Pattern::Random, op, bs, qd, cap, Limit::None);
+    let seq = |op| {
+        spec(
+            Pattern::Sequential,
+            op,
+            128 << 10,
+            32,
+            len,
+            Limit::Bytes(len),
+        )
+    };
+    let mut rows: Vec<(&str, f64, f64, bool)> = Vec::new();
+    let mut row = |name, m: &PhaseMetrics, spread| {
+        let (p50, p99) = (m.service.p50_us, m.service.p99_us);
+        eprintln!(
+            "{name:<44} p50 {p50:>7.0} us  p99 {p99:>7.0} us  (x{:.2})",
+            p99 / p50
+        );
+        rows.push((name, p50, p99, spread));
+    };
+    let w = phase(&mut ssd, rand(Op::Write, 4096, 32), Some(2 * NS));
+    row("4 KB random writes, QD32, fresh", &w, false);
+    ssd.fast_state(State::Fresh).unwrap();
+    row(
+        "128 KB sequential writes, QD32, fresh",
+        &phase(&mut ssd, seq(Op::Write), None),
+        false,
+    );
+    row(
+        "128 KB sequential reads, QD32",
+        &phase(&mut ssd, seq(Op::Read), None),
+        false,
+    );
+    ssd.fast_state(State::SequentialFill).unwrap();
+    let r = phase(&mut ssd, rand(Op::Read, 4096, 32), Some(NS));
+    row("4 KB random reads, QD32, filled", &r, true);
+    let mut mixed = rand(Op::Read, 4096, 32);
+    mixed.mix = storbench_workload::generator::Mix::ReadWrite { read_pct: 70 };
+    let m = phase(&mut ssd, mixed, Some(2 * NS));
+    row("4 KB random, 70% reads, QD32, filled", &m, true);
+    row(
+        "4 KB random writes, QD32, steady state",
+        &steady(&mut ssd, 10),
+        true,
+    );
+    for (name, p50, p99, spread) in rows {
+        if spread {
+            assert!(p99 > 1.2 * p50, "{name}: p99 {p99} us against p50 {p50} us");
+        } else {
+            assert!(
+                p99 <= 1.02 * p50,
+                "{name}: one bottleneck, p99 {p99} against p50 {p50}"
+            );
+        }
+    }
+}

@@ -247,7 +247,7 @@ pub const DEFAULT_QD: u32 = 32;
 /// an engine option is added once for all of them.
 #[derive(clap::Args, Clone, Debug, PartialEq)]
 pub struct EngineArgs {
-    /// Queue depth: I/Os kept in flight, 1 to 4096 (run: the generator's; replay:
+    /// Queue depth: I/Os kept in flight (per job with --jobs), 1 to 4096 (run: the generator's; replay:
     /// fixed-qd's N, and the queue depth of I/Os without completion times; consistency,
     /// trim-check: the random writes'; season: the pass and restore's; bench: the
     /// replay's for I/Os without completion times) [default: 32; bench: 1]
@@ -275,6 +275,28 @@ impl EngineArgs {
             backend: Some(self.backend.name()),
             ..target.open.clone()
         }
+    }
+}
+
+/// Several submitters (`--jobs`): the option of the procedures whose phases run as
+/// several jobs (run, replay, consistency, trim-check), one group so it is declared
+/// and checked once, and a sweep plan takes `jobs` as the command line does.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct JobsArgs {
+    /// Jobs run at once, each with its own ring, buffers and --qd in flight, as fio's
+    /// numjobs, 1 to 256 (run, consistency, trim-check: random offsets from a seed of
+    /// each job's own, run's sequential I/O over each job's slice of the region;
+    /// replay: the trace's streams, its `stream` column, stream k to job k mod N, each
+    /// in the trace's order)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: u32,
+}
+
+impl JobsArgs {
+    /// `--jobs`, checked: 1 to [`crate::units::MAX_JOBS`].
+    pub fn jobs(&self) -> Result<u32, SuiteError> {
+        crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
+        Ok(self.jobs)
     }
 }
 

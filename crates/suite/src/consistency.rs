@@ -19,6 +19,8 @@ pub use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary, 
 pub struct ConsistencyArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub jobs: args::JobsArgs,
     /// Short parameters that finish in seconds on a small simulated drive
     #[arg(long)]
     pub quick: bool,
@@ -78,6 +80,7 @@ impl Procedure for ConsistencyConfig {
             }
         }
         c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.jobs = a.jobs.jobs()?;
         c.block_bytes = a.bs;
         c.precondition_passes = a.precondition_passes;
         c.stop_at_steady_state = a.stop_at_steady_state;
@@ -108,6 +111,7 @@ impl Procedure for ConsistencyConfig {
             ));
         }
         use crate::units::{check_block, check_duration, check_qd};
+        crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
         check_qd("--qd", self.qd)
             .and_then(|_| check_block("--bs", self.block_bytes, info.logical_block_bytes))
             .and_then(|_| {
@@ -145,6 +149,7 @@ impl Procedure for ConsistencyConfig {
             },
         );
         rand.time_limit_ns = Some(self.duration_ns);
+        rand.jobs = self.jobs;
         if self.stop_at_steady_state {
             rand.steady_stop = Some(SteadyStop {
                 round_s: (self.round_ns / NS_PER_S).max(1),

@@ -23,55 +23,81 @@ pub use crate::runner::{journal_path, Runner};
 /// What the suite does with a phase's [`Work`]: the I/O source it runs.
 pub trait WorkSource {
     /// The source of this work, positioned after `skip` I/Os.
-    fn source(&self, skip: u64) -> Result<Box<dyn Source>, SourceError>;
+    fn source(&self, skip: u64) -> Result<Box<dyn Source + Send>, SourceError>;
+
+    /// Whether several jobs may run this work at once (`--jobs`): generators and
+    /// trace replays (their streams go to the jobs); images are restored in order.
+    fn takes_jobs(&self) -> bool;
+
+    /// Job `job`'s source of `jobs`, positioned after `skip` of its I/Os: a
+    /// generator's share ([`GenSpec::for_job`]) or a trace's streams
+    /// ([`storbench_workload::replay::JobSplit`]; a timed replay's idle gaps are cut
+    /// over the whole trace, at `max_idle_ns`). One job is [`WorkSource::source`].
+    fn job_source(
+        &self,
+        job: u32,
+        jobs: u32,
+        skip: u64,
+        max_idle_ns: Option<u64>,
+    ) -> Result<Box<dyn Source + Send>, SourceError>;
+}
+
+/// The generator of a work, for the works that are one.
+fn gen_spec(work: &Work) -> Option<GenSpec> {
+    match work {
+        Work::SeqWrite {
+            start_bytes,
+            len_bytes,
+            block_bytes,
+            qd,
+            passes,
+        } => Some(GenSpec {
+            pattern: Pattern::Sequential,
+            mix: Mix::ReadWrite { read_pct: 0 },
+            block_bytes: *block_bytes,
+            qd: *qd,
+            span_start_bytes: *start_bytes,
+            span_bytes: *len_bytes,
+            limit: Limit::Bytes(len_bytes * u64::from(*passes)),
+            seed: 0,
+        }),
+        Work::RandWrite {
+            span_bytes,
+            block_bytes,
+            qd,
+            seed,
+        } => Some(GenSpec {
+            pattern: Pattern::Random,
+            mix: Mix::ReadWrite { read_pct: 0 },
+            block_bytes: *block_bytes,
+            qd: *qd,
+            span_start_bytes: 0,
+            span_bytes: *span_bytes,
+            limit: Limit::None,
+            seed: *seed,
+        }),
+        Work::Trim {
+            span_bytes,
+            chunk_bytes,
+            qd,
+        } => Some(GenSpec {
+            qd: *qd,
+            ..GenSpec::trim_span(0, *span_bytes, *chunk_bytes)
+        }),
+        Work::Generate { spec } => Some(spec.clone()),
+        _ => None,
+    }
 }
 
 impl WorkSource for Work {
-    fn source(&self, skip: u64) -> Result<Box<dyn Source>, SourceError> {
-        let gen = |spec: GenSpec| generated(spec, skip);
+    fn source(&self, skip: u64) -> Result<Box<dyn Source + Send>, SourceError> {
+        if let Some(spec) = gen_spec(self) {
+            return generator(spec, skip);
+        }
         match self {
             Work::Purge | Work::Idle { .. } => Err(SourceError::Invalid(
                 "a purge or idle phase has no I/O source".into(),
             )),
-            Work::SeqWrite {
-                start_bytes,
-                len_bytes,
-                block_bytes,
-                qd,
-                passes,
-            } => gen(GenSpec {
-                pattern: Pattern::Sequential,
-                mix: Mix::ReadWrite { read_pct: 0 },
-                block_bytes: *block_bytes,
-                qd: *qd,
-                span_start_bytes: *start_bytes,
-                span_bytes: *len_bytes,
-                limit: Limit::Bytes(len_bytes * u64::from(*passes)),
-                seed: 0,
-            }),
-            Work::RandWrite {
-                span_bytes,
-                block_bytes,
-                qd,
-                seed,
-            } => gen(GenSpec {
-                pattern: Pattern::Random,
-                mix: Mix::ReadWrite { read_pct: 0 },
-                block_bytes: *block_bytes,
-                qd: *qd,
-                span_start_bytes: 0,
-                span_bytes: *span_bytes,
-                limit: Limit::None,
-                seed: *seed,
-            }),
-            Work::Trim {
-                span_bytes,
-                chunk_bytes,
-                qd,
-            } => gen(GenSpec {
-                qd: *qd,
-                ..GenSpec::trim_span(0, *span_bytes, *chunk_bytes)
-            }),
             Work::GeneratedImage {
                 span_bytes,
                 fill,
@@ -93,7 +119,6 @@ impl WorkSource for Work {
                 *span_bytes,
                 skip,
             )?)),
-            Work::Generate { spec } => gen(spec.clone()),
             Work::Replay {
                 path, skip_trims, ..
             } => {
@@ -104,12 +129,55 @@ impl WorkSource for Work {
                     prefetched(r, skip, path)
                 }
             }
+            Work::SeqWrite { .. }
+            | Work::RandWrite { .. }
+            | Work::Trim { .. }
+            | Work::Generate { .. } => unreachable!("generators are handled above"),
+        }
+    }
+
+    fn takes_jobs(&self) -> bool {
+        gen_spec(self).is_some() || matches!(self, Work::Replay { .. })
+    }
+
+    fn job_source(
+        &self,
+        job: u32,
+        jobs: u32,
+        skip: u64,
+        max_idle_ns: Option<u64>,
+    ) -> Result<Box<dyn Source + Send>, SourceError> {
+        if jobs == 1 {
+            return self.source(skip);
+        }
+        if let Some(spec) = gen_spec(self) {
+            return generator(spec.for_job(job, jobs), skip);
+        }
+        match self {
+            Work::Replay {
+                path, skip_trims, ..
+            } => {
+                let split = storbench_workload::replay::JobSplit {
+                    job,
+                    jobs,
+                    max_idle_ns,
+                };
+                let r = storbench_workload::replay::ReplaySource::open_job(path, split)?;
+                if *skip_trims {
+                    prefetched(NoTrims(r), skip, path)
+                } else {
+                    prefetched(r, skip, path)
+                }
+            }
+            _ => Err(SourceError::Invalid(
+                "only generators and trace replays run as several jobs".into(),
+            )),
         }
     }
 }
 
-/// The generator of `spec`, positioned after `skip` I/Os.
-fn generated(spec: GenSpec, skip: u64) -> Result<Box<dyn Source>, SourceError> {
+/// A generator of `spec` after `skip` I/Os.
+fn generator(spec: GenSpec, skip: u64) -> Result<Box<dyn Source + Send>, SourceError> {
     let mut g = Generator::new(spec)?;
     for _ in 0..skip {
         match g.next_io() {
@@ -129,7 +197,7 @@ fn prefetched<S: Source + Send + 'static>(
     mut r: S,
     skip: u64,
     path: &std::path::Path,
-) -> Result<Box<dyn Source>, SourceError> {
+) -> Result<Box<dyn Source + Send>, SourceError> {
     for _ in 0..skip {
         match r.next_io() {
             Some(x) => {
@@ -205,6 +273,19 @@ pub struct PhasePlan {
     /// I/O failed; `false` runs on, counting failures (`run`, `replay`).
     #[serde(default = "yes")]
     pub stop_on_error: bool,
+    /// Jobs that run the phase at once (`--jobs`), each keeping the work's queue
+    /// depth: threads with a ring each on a file or device, interleaved in one loop
+    /// on a simulated drive. Generators and replays only ([`Work::takes_jobs`]).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub jobs: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 pub(crate) fn random_data() -> DataKind {
@@ -238,6 +319,7 @@ impl PhasePlan {
             seed: 0,
             log_ios: false,
             stop_on_error: true,
+            jobs: 1,
         }
     }
 
@@ -259,6 +341,7 @@ pub(crate) fn without_io(plan: &PhasePlan, segments: u32, wall_ms: u64) -> Phase
         metrics: PhaseMetrics::default(),
         purge: None,
         issued_ios: 0,
+        job_issued_ios: Vec::new(),
         folded_ios: 0,
         aligned_ios: 0,
         aligned_extra_bytes: 0,

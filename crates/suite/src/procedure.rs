@@ -198,7 +198,7 @@ const DEFAULT_SLOTS: usize = 128;
 const DEFAULT_SLOT_BYTES: u64 = 1 << 20;
 
 /// Queue depth and largest I/O of a phase's generator (0 for phases without one).
-fn phase_needs(w: &crate::phase::Work) -> (usize, u64) {
+pub(crate) fn phase_needs(w: &crate::phase::Work) -> (usize, u64) {
     use crate::phase::Work;
     match w {
         Work::SeqWrite {
@@ -508,6 +508,7 @@ fn run_notes(runner: &Runner<'_>, records: &[PhaseRecord]) -> Vec<String> {
         }
     }
     for r in records {
+        notes.extend(jobs_note(runner, r));
         if r.folded_ios > 0 {
             notes.push(format!(
                 "phase {}: {} I/Os lay beyond the tested span and were folded onto it",
@@ -527,6 +528,33 @@ fn run_notes(runner: &Runner<'_>, records: &[PhaseRecord]) -> Vec<String> {
         }
     }
     notes
+}
+
+/// What a result says of a phase's jobs: a replay job that got no stream of the
+/// trace, or jobs that shared a target taking fewer I/Os in flight than they wanted.
+fn jobs_note(runner: &Runner<'_>, r: &PhaseRecord) -> Option<String> {
+    let jobs = r.job_issued_ios.len();
+    if jobs < 2 {
+        return None;
+    }
+    if let crate::phase::Work::Replay { .. } = r.work {
+        let idle = r.job_issued_ios.iter().filter(|&&n| n == 0).count();
+        if idle > 0 {
+            return Some(format!(
+                "phase {}: {idle} of its {jobs} jobs replayed no I/O: the trace's streams go to the jobs (stream k to job k mod {jobs}), and it has fewer streams than jobs",
+                r.name
+            ));
+        }
+        return None;
+    }
+    let (qd, _) = phase_needs(&r.work);
+    let slots = runner.target.max_in_flight();
+    (!runner.target.persistent() && jobs * qd > slots).then(|| {
+        format!(
+            "phase {}: its {jobs} jobs of QD {qd} shared the target's {slots} slots (they took turns, round robin)",
+            r.name
+        )
+    })
 }
 
 /// The result of the run from its records.

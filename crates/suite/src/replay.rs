@@ -22,6 +22,8 @@ pub struct ReplayArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub jobs: args::JobsArgs,
     /// How I/Os are paced
     #[arg(long, value_enum, default_value = "queue-depth")]
     pub mode: args::Mode,
@@ -164,6 +166,7 @@ impl Procedure for ReplayConfig {
             seed: a.seed,
             data: a.engine.data,
             log_ios: a.log_ios,
+            jobs: a.jobs.jobs()?,
         })
         .with_scan(path, scan))
     }
@@ -187,6 +190,7 @@ impl Procedure for ReplayConfig {
                 "give a duration, e.g. --time 10s, or leave it out to replay the whole trace",
             ));
         }
+        crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
         let mut p = PhasePlan::new(
             "replay",
             "trace replay",
@@ -202,6 +206,7 @@ impl Procedure for ReplayConfig {
         p.seed = self.seed;
         p.log_ios = self.log_ios;
         p.stop_on_error = false;
+        p.jobs = self.jobs;
         if let Some(s) = self.span {
             let lbs = u64::from(info.logical_block_bytes.max(1));
             let span = s

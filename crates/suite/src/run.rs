@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 use storbench_engine::TargetInfo;
 pub use storbench_results::run::{RunConfig, RunSummary};
-use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, SpanSpec};
+use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern, SpanSpec};
 
 /// Largest block size `run` issues.
 pub const MAX_BLOCK_BYTES: u64 = 64 << 20;
@@ -22,6 +22,8 @@ pub const MAX_QD: u32 = 4096;
 pub struct RunArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub jobs: args::JobsArgs,
     /// I/O pattern; rw and randrw take :READ_PCT (randrw:70 = 70% reads)
     #[arg(long, default_value = "randread", value_name = "PATTERN[:READ_PCT]",
         value_parser = args::RwParser)]
@@ -86,6 +88,7 @@ pub fn spec(cfg: &RunConfig, info: &TargetInfo) -> Result<GenSpec, SuiteError> {
         return bad(format!("--qd {}: must be between 1 and {MAX_QD}", cfg.qd));
     }
     check(cfg)?;
+    crate::units::check_jobs(cfg.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
     let lbs = u64::from(info.logical_block_bytes.max(1));
     if !cfg.block_bytes.is_multiple_of(lbs) {
         return bad(format!(
@@ -147,10 +150,13 @@ impl Procedure for RunConfig {
             )));
         }
         let qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        let jobs = a.jobs.jobs()?;
         let mut cfg = RunConfig::new(&target.spec);
+        // Slots for every job's I/Os: a simulated drive or virtual target runs the jobs
+        // in one loop (a file or device gives each job buffers of its own).
         cfg.open = crate::targets::RealOpen {
             write: !matches!(mix, Mix::ReadWrite { read_pct: 100 }),
-            max_in_flight: Some(qd as usize),
+            max_in_flight: Some((qd as usize * jobs as usize).min(MAX_QD as usize)),
             buffer_bytes: Some(bs as usize),
             ..a.engine.open(target)
         };
@@ -158,6 +164,7 @@ impl Procedure for RunConfig {
         cfg.mix = mix;
         cfg.block_bytes = bs;
         cfg.qd = qd;
+        cfg.jobs = jobs;
         cfg.offset_bytes = a.offset;
         cfg.span = a.span;
         cfg.time_limit_ns = a.time.map(args::ns);
@@ -179,12 +186,20 @@ impl Procedure for RunConfig {
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
         let spec = spec(self, info)?;
+        let blocks = spec.span_bytes / spec.block_bytes;
         let mut p = PhasePlan::new("run", "fio-style generator", Work::Generate { spec });
         p.time_limit_ns = self.time_limit_ns;
         p.data = self.data;
         p.seed = self.seed;
         p.log_ios = self.log_ios;
         p.stop_on_error = false;
+        p.jobs = self.jobs;
+        if self.pattern == Pattern::Sequential && u64::from(self.jobs) > blocks {
+            return Err(SuiteError::Invalid(format!(
+                "--jobs {}: sequential jobs each take a slice of the region, and it holds only {blocks} blocks of --bs",
+                self.jobs
+            )));
+        }
         Ok(vec![p])
     }
 

@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 use storbench_engine::{
-    run_phase, Fidelity, Flow, InFlightIo, NoObserver, Observer, PhaseOutcome, RunOptions,
-    SecondMark,
+    run_jobs, run_lanes, run_phase, Fidelity, Flow, InFlightIo, NoObserver, Observer, PhaseOutcome,
+    RunOptions, SecondMark,
 };
 use storbench_metrics::{PhaseMetrics, SecondSample, NS_PER_S};
 use storbench_report::IoLogWriter;
@@ -91,8 +91,9 @@ impl Tally {
         }
     }
 
-    /// The phase's record from this tally.
-    fn record(self, plan: &PhasePlan, issued_ios: u64, ended: &str, segments: u32) -> PhaseRecord {
+    /// The phase's record from this tally, its jobs having issued `job_ios` I/Os of
+    /// their sources.
+    fn record(self, plan: &PhasePlan, job_ios: &[u64], ended: &str, segments: u32) -> PhaseRecord {
         PhaseRecord {
             name: plan.name.clone(),
             title: plan.title.clone(),
@@ -100,7 +101,12 @@ impl Tally {
             time_limit_ns: plan.time_limit_ns,
             metrics: self.metrics.unwrap_or_default(),
             purge: None,
-            issued_ios,
+            issued_ios: job_ios.iter().sum(),
+            job_issued_ios: if job_ios.len() > 1 {
+                job_ios.to_vec()
+            } else {
+                Vec::new()
+            },
             folded_ios: self.folded_ios,
             aligned_ios: self.aligned_ios,
             aligned_extra_bytes: self.aligned_extra_bytes,
@@ -119,24 +125,58 @@ impl Tally {
 struct Carry {
     /// The phase's result up to the checkpoint, I/Os in flight at it not counted.
     tally: Tally,
-    /// I/Os of the source submitted before the checkpoint: where it continues.
+    /// I/Os of the source submitted before the checkpoint: where it continues (with
+    /// several jobs, all of theirs: each one's is in `jobs`).
     cursor: u64,
     /// I/Os submitted and not completed at the checkpoint (or handed back unsubmitted),
-    /// in submission order: a resume on a real target issues them again first.
+    /// in submission order: a resume on a real target issues them again first. Empty
+    /// with several jobs (each one's is in `jobs`).
+    in_flight: Vec<InFlightIo>,
+    /// Several jobs: where each one's source stands and the I/Os it had in flight.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    jobs: Vec<JobCarry>,
+}
+
+/// Where one job of a phase stands at a checkpoint.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct JobCarry {
+    /// I/Os of its source submitted before the checkpoint.
+    cursor: u64,
+    /// Its I/Os in flight at the checkpoint (or handed back unsubmitted), in its
+    /// submission order.
     in_flight: Vec<InFlightIo>,
 }
 
-/// A phase's source in one segment: first the I/Os carried from the checkpoint, then
+impl Carry {
+    /// Each job's position (one job's is the carry's own).
+    fn positions(&self) -> Vec<JobCarry> {
+        if self.jobs.is_empty() {
+            vec![JobCarry {
+                cursor: self.cursor,
+                in_flight: self.in_flight.clone(),
+            }]
+        } else {
+            self.jobs.clone()
+        }
+    }
+
+    /// Each job's I/Os issued of its source.
+    fn job_ios(&self) -> Vec<u64> {
+        self.positions().iter().map(|p| p.cursor).collect()
+    }
+}
+
+/// A job's source in one segment: first the I/Os carried from the checkpoint, then
 /// the source itself; ends after `limit` I/Os if set (rebuilds).
-struct Resumed<'a> {
+struct Resumed {
     carried: std::collections::VecDeque<NextIo>,
-    inner: &'a mut dyn Source,
+    inner: Box<dyn Source + Send>,
     limit: Option<u64>,
     handed: u64,
 }
 
-impl<'a> Resumed<'a> {
-    fn new(inner: &'a mut dyn Source, carried: &[InFlightIo], limit: Option<u64>) -> Self {
+impl Resumed {
+    fn new(inner: Box<dyn Source + Send>, carried: &[InFlightIo], limit: Option<u64>) -> Self {
         Resumed {
             carried: carried.iter().map(InFlightIo::next_io).collect(),
             inner,
@@ -146,7 +186,7 @@ impl<'a> Resumed<'a> {
     }
 }
 
-impl Source for Resumed<'_> {
+impl Source for Resumed {
     fn next_io(&mut self) -> Option<Result<NextIo, SourceError>> {
         if self.limit.is_some_and(|l| self.handed >= l) {
             return None;
@@ -189,8 +229,8 @@ fn engine_options(plan: &PhasePlan, time_limit_ns: Option<u64>) -> RunOptions {
 struct Start {
     elapsed_ns: u64,
     tally: Tally,
-    cursor: u64,
-    carried: Vec<InFlightIo>,
+    /// Each job's position in its source and the I/Os it carries.
+    jobs: Vec<JobCarry>,
     /// Rows kept in the journal that this segment re-simulates and checks.
     verify: Vec<SeriesRow>,
     /// Phase time of the checkpoint resumed from: none is taken before it.
@@ -371,24 +411,48 @@ impl Watch<'_> {
             }
     }
 
-    /// Save the phase as it stands at `mark`.
+    /// Save the phase as it stands at `mark`: the result so far and every job's
+    /// position.
     fn checkpoint(&mut self, mark: &SecondMark<'_>, elapsed_ns: u64) -> Result<(), SuiteError> {
         let wall_ms = self.started.elapsed().as_millis() as u64;
         let tally = self.start.tally.plus(&mark.outcome(), wall_ms);
-        let submitted = mark.submitted_ios();
-        let carried = self.start.carried.len() as u64;
-        let carried_done = submitted.min(carried);
-        let mut in_flight = mark.in_flight();
-        in_flight.extend_from_slice(&self.start.carried[carried_done as usize..]);
+        assert_eq!(mark.jobs(), self.start.jobs.len(), "one position per job");
+        let mut positions: Vec<JobCarry> = self
+            .start
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                let submitted = mark.job_submitted_ios(j);
+                let carried_done = submitted.min(s.in_flight.len() as u64);
+                let mut in_flight = mark.job_in_flight(j);
+                in_flight.extend_from_slice(&s.in_flight[carried_done as usize..]);
+                JobCarry {
+                    cursor: s.cursor + submitted - carried_done,
+                    in_flight,
+                }
+            })
+            .collect();
         self.journal.sync()?;
         let m = tally
             .metrics
             .as_ref()
             .expect("a tally with a segment has metrics");
-        let carry = Carry {
-            cursor: self.start.cursor + submitted - carried_done,
-            in_flight,
-            tally: tally.clone(),
+        let cursor = positions.iter().map(|p| p.cursor).sum();
+        let carry = if positions.len() == 1 {
+            Carry {
+                cursor,
+                in_flight: positions.pop().expect("one job").in_flight,
+                jobs: Vec::new(),
+                tally: tally.clone(),
+            }
+        } else {
+            Carry {
+                cursor,
+                in_flight: Vec::new(),
+                jobs: positions,
+                tally: tally.clone(),
+            }
         };
         let cp = Checkpoint {
             phase_elapsed_ns: elapsed_ns,
@@ -556,7 +620,7 @@ impl<'a> Runner<'a> {
                         .map_err(engine_err(plan))?;
                 }
                 _ => {
-                    total += self.resimulate(plan, rec.issued_ios)?;
+                    total += self.resimulate(plan, &rec)?;
                 }
             }
         }
@@ -568,8 +632,10 @@ impl<'a> Runner<'a> {
         Ok(total)
     }
 
-    /// Re-run a finished phase's `ios` I/Os as it ran them, recording nothing.
-    fn resimulate(&mut self, plan: &PhasePlan, ios: u64) -> Result<u64, SuiteError> {
+    /// Re-run a finished phase's I/Os as it ran them (each job's as many as it
+    /// issued), recording nothing.
+    fn resimulate(&mut self, plan: &PhasePlan, rec: &PhaseRecord) -> Result<u64, SuiteError> {
+        let ios = rec.issued_ios;
         if ios == 0 {
             return Ok(0);
         }
@@ -577,19 +643,25 @@ impl<'a> Runner<'a> {
             "  rebuilding the simulated drive: re-simulating {ios} I/Os of phase {}",
             plan.name
         ));
-        let mut src = plan.work.source(0).map_err(|e| SuiteError::Source {
-            phase: plan.name.clone(),
-            source: e,
-        })?;
-        let mut limited = Resumed::new(src.as_mut(), &[], Some(ios));
+        let job_ios = if rec.job_issued_ios.is_empty() {
+            vec![ios]
+        } else {
+            rec.job_issued_ios.clone()
+        };
+        let starts: Vec<JobCarry> = job_ios.iter().map(|_| JobCarry::default()).collect();
+        let sources = job_sources(plan, &starts, Some(&job_ios))?;
         let mut opts = engine_options(plan, plan.time_limit_ns);
         opts.log_ios = false;
-        let out = run_phase(self.target.target(), &mut limited, &opts, &mut NoObserver)
-            .map_err(engine_err(plan))?;
-        if out.submitted_ios != ios {
+        let out = drive_jobs(self.target, plan, sources, &opts, &mut NoObserver)?;
+        let issued = if out.job_submitted_ios.is_empty() {
+            vec![out.submitted_ios]
+        } else {
+            out.job_submitted_ios.clone()
+        };
+        if issued != job_ios {
             return Err(SuiteError::Invalid(format!(
-                "phase {}: re-simulating it issued {} I/Os where the run issued {ios}; the run cannot be continued",
-                plan.name, out.submitted_ios
+                "phase {}: re-simulating it issued {issued:?} I/Os where the run issued {job_ios:?}; the run cannot be continued",
+                plan.name
             )));
         }
         Ok(ios)
@@ -664,12 +736,12 @@ impl<'a> Runner<'a> {
         cp: Option<Checkpoint>,
         kept: Vec<SeriesRow>,
     ) -> Result<Start, SuiteError> {
+        let fresh = || vec![JobCarry::default(); plan.jobs.max(1) as usize];
         let Some(cp) = cp else {
             return Ok(Start {
                 elapsed_ns: 0,
                 tally: Tally::default(),
-                cursor: 0,
-                carried: Vec::new(),
+                jobs: fresh(),
                 verify: Vec::new(),
                 checkpoint_ns: 0,
                 carry: None,
@@ -684,12 +756,20 @@ impl<'a> Runner<'a> {
                 "finish the run with the storbench version that started it",
             )
         })?;
+        let jobs = carry.positions();
+        if jobs.len() != plan.jobs.max(1) as usize {
+            return Err(SuiteError::Invalid(format!(
+                "state.json: phase {}: the checkpoint has {} jobs' positions where the phase runs {} jobs; hint: finish the run with the storbench version that started it",
+                plan.name,
+                jobs.len(),
+                plan.jobs
+            )));
+        }
         Ok(if self.target.persistent() {
             Start {
                 elapsed_ns: cp.phase_elapsed_ns,
                 tally: carry.tally.clone(),
-                cursor: carry.cursor,
-                carried: carry.in_flight.clone(),
+                jobs,
                 verify: Vec::new(),
                 checkpoint_ns: 0,
                 carry: Some(carry),
@@ -698,8 +778,7 @@ impl<'a> Runner<'a> {
             Start {
                 elapsed_ns: 0,
                 tally: Tally::default(),
-                cursor: 0,
-                carried: Vec::new(),
+                jobs: fresh(),
                 verify: kept,
                 checkpoint_ns: cp.phase_elapsed_ns,
                 carry: Some(carry),
@@ -725,33 +804,26 @@ impl<'a> Runner<'a> {
         let remaining = plan
             .time_limit_ns
             .map(|l| l.saturating_sub(start.elapsed_ns));
-        let mut src = plan
-            .work
-            .source(start.cursor)
-            .map_err(|e| SuiteError::Source {
-                phase: plan.name.clone(),
-                source: e,
-            })?;
+        let sources = job_sources(plan, &start.jobs, None)?;
+        let totals: Option<Vec<u64>> = sources.iter().map(|s| s.total_ios()).collect();
+        let total_ios = totals.map(|t| t.iter().sum());
         let progress = self
             .ctl
             .progress
-            .then(|| Progress::new(&plan.name, plan.time_limit_ns, src.total_ios()));
+            .then(|| Progress::new(&plan.name, plan.time_limit_ns, total_ios));
         let ios = match plan.log_ios {
             false => None,
             true => Some(self.io_log(plan)?),
         };
         let dir = self.rd.dir().to_owned();
-        let carried = start.carried.clone();
-        let start_cursor = start.cursor;
-        let mut source = Resumed::new(src.as_mut(), &carried, None);
+        let starts = start.jobs.clone();
         let opts = engine_options(plan, remaining);
         let drive_clock = !self.target.persistent();
         let mut watch = Watch::new(plan, &mut *self.rd, journal, self.ctl, start, drive_clock);
         watch.progress = progress;
         watch.ios = ios;
         watch.ends = crate::trust::ends_source(self.target)?;
-        let outcome = run_phase(self.target.target(), &mut source, &opts, &mut watch)
-            .map_err(engine_err(plan));
+        let outcome = drive_jobs(self.target, plan, sources, &opts, &mut watch);
         let outcome = watch.settle(outcome)?;
         if watch.interrupted {
             // The I/Os in flight at the checkpoint have ended since: the digest of the
@@ -760,7 +832,8 @@ impl<'a> Runner<'a> {
             watch.rd.save()?;
             let at = format!("{} s into the phase", watch.last_cp_ns / NS_PER_S);
             if let Some(c) = watch.start.carry.take() {
-                self.unfinished = Some(c.tally.record(plan, c.cursor, "interrupted", segments));
+                let job_ios = c.job_ios();
+                self.unfinished = Some(c.tally.record(plan, &job_ios, "interrupted", segments));
             }
             return Err(SuiteError::Interrupted {
                 phase: plan.name.clone(),
@@ -772,10 +845,18 @@ impl<'a> Runner<'a> {
         watch.journal.sync()?;
         let wall_ms = watch.started.elapsed().as_millis() as u64;
         let tally = watch.start.tally.plus(&outcome, wall_ms);
-        let submitted = outcome.submitted_ios;
-        let issued_ios = start_cursor + submitted - submitted.min(carried.len() as u64);
+        let submitted = if outcome.job_submitted_ios.is_empty() {
+            vec![outcome.submitted_ios]
+        } else {
+            outcome.job_submitted_ios.clone()
+        };
+        let job_ios: Vec<u64> = starts
+            .iter()
+            .zip(&submitted)
+            .map(|(s, &n)| s.cursor + n - n.min(s.in_flight.len() as u64))
+            .collect();
         let ended = watch.ended(&outcome, remaining);
-        let rec = tally.record(plan, issued_ios, ended, segments);
+        let rec = tally.record(plan, &job_ios, ended, segments);
         self.stop_on_errors(plan, rec)
     }
 
@@ -814,6 +895,71 @@ impl<'a> Runner<'a> {
             ..TraceMeta::default()
         };
         IoLogWriter::create(self.rd.out(), &meta).map_err(crate::output::report_err)
+    }
+}
+
+/// Every job's source of `plan` from its position in `starts` (its cursor, then the
+/// I/Os it carried first), each ending after `limits[j]` I/Os when given (rebuilds).
+fn job_sources(
+    plan: &PhasePlan,
+    starts: &[JobCarry],
+    limits: Option<&[u64]>,
+) -> Result<Vec<Resumed>, SuiteError> {
+    let jobs = starts.len() as u32;
+    let max_idle_ns = match plan.pacing() {
+        storbench_engine::Pacing::Timed { max_idle_ns, .. } => max_idle_ns,
+        _ => None,
+    };
+    starts
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let src = plan
+                .work
+                .job_source(j as u32, jobs, s.cursor, max_idle_ns)
+                .map_err(|e| SuiteError::Source {
+                    phase: plan.name.clone(),
+                    source: e,
+                })?;
+            Ok(Resumed::new(src, &s.in_flight, limits.map(|l| l[j])))
+        })
+        .collect()
+}
+
+/// The one engine loop over the phase's jobs: one job as always; several as threads
+/// with a ring each on a file or device (`RealTarget::job_target`), or interleaved in
+/// one loop on a simulated drive or a virtual target.
+fn drive_jobs(
+    target: &mut SuiteTarget,
+    plan: &PhasePlan,
+    mut sources: Vec<Resumed>,
+    opts: &RunOptions,
+    observer: &mut dyn Observer,
+) -> Result<PhaseOutcome, SuiteError> {
+    if let [one] = sources.as_mut_slice() {
+        return run_phase(target.target(), one, opts, observer).map_err(engine_err(plan));
+    }
+    let (qd, block_bytes) = crate::procedure::phase_needs(&plan.work);
+    // A generator's jobs keep its queue depth of its blocks; a replay's jobs get the
+    // buffers the target was opened with for the trace.
+    let per_job = (block_bytes > 0).then_some((qd, block_bytes as usize));
+    let jobs = sources.len();
+    let made = target
+        .job_targets(jobs, per_job)
+        .map_err(|e| engine_err(plan)(storbench_engine::EngineError::Target(e)))?;
+    match made {
+        Some(targets) => {
+            let sources = sources
+                .into_iter()
+                .map(|s| Box::new(s) as Box<dyn Source + Send>)
+                .collect();
+            run_jobs(targets, sources, opts, observer).map_err(engine_err(plan))
+        }
+        None => {
+            let refs: Vec<&mut dyn Source> =
+                sources.iter_mut().map(|s| s as &mut dyn Source).collect();
+            run_lanes(target.target(), refs, opts, observer).map_err(engine_err(plan))
+        }
     }
 }
 
@@ -862,6 +1008,7 @@ mod tests {
             aligned_extra_bytes: 0,
             backend: "virtual".into(),
             submitted_ios: n,
+            job_submitted_ios: Vec::new(),
             first_error: None,
         }
     }

@@ -105,6 +105,37 @@ impl SuiteTarget {
         }
     }
 
+    /// Targets for the `jobs` jobs of a phase on a file or block device, one each
+    /// (`RealTarget::job_target`: the same open file, a ring and buffers of its own,
+    /// one clock): `per_job` slots of so many bytes (`None`: as this target's). `None`
+    /// for a simulated drive or a virtual target, whose jobs share one loop.
+    pub fn job_targets(
+        &self,
+        jobs: usize,
+        per_job: Option<(usize, usize)>,
+    ) -> Result<Option<Vec<Box<dyn Target + Send>>>, storbench_engine::TargetError> {
+        let SuiteTarget::Device(t) = self else {
+            return Ok(None);
+        };
+        let (slots, bytes) = per_job.unwrap_or((t.max_in_flight(), t.buffer_bytes()));
+        (0..jobs)
+            .map(|_| {
+                t.job_target(slots, bytes)
+                    .map(|j| Box::new(j) as Box<dyn Target + Send>)
+            })
+            .collect::<Result<_, _>>()
+            .map(Some)
+    }
+
+    /// Most I/Os the target takes in flight.
+    pub fn max_in_flight(&self) -> usize {
+        match self {
+            SuiteTarget::Sim(s) => s.max_in_flight(),
+            SuiteTarget::Device(t) => t.max_in_flight(),
+            SuiteTarget::Real(t) => t.max_in_flight(),
+        }
+    }
+
     /// Whether the target's state survives the process (a real device does; the
     /// simulated drive lives in memory and must be rebuilt on resume).
     pub fn persistent(&self) -> bool {

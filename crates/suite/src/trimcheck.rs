@@ -21,6 +21,8 @@ pub use storbench_results::trimcheck::{TrimCheckConfig, TrimTable, NO_PENALTY_PC
 pub struct TrimCheckArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub jobs: args::JobsArgs,
     /// Short parameters that finish in seconds on a small simulated drive
     #[arg(long)]
     pub quick: bool,
@@ -67,6 +69,7 @@ fn check_target(c: &TrimCheckConfig, info: &TargetInfo) -> Result<(), SuiteError
         return Err(SuiteError::Invalid("--measure must be in (0, 100%]".into()));
     }
     use crate::units::{check_duration, check_qd};
+    crate::units::check_jobs(c.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
     check_qd("--qd", c.qd)
         .and_then(|_| check_qd("the measurements' queue depth", c.measure_qd))
         .and_then(|_| check_duration("--dirty-for", c.dirty_for_ns))?;
@@ -99,6 +102,7 @@ impl Procedure for TrimCheckConfig {
         c.settle_ns = args::ns(a.settle);
         c.seed = a.seed;
         c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.jobs = a.jobs.jobs()?;
         c.data = a.engine.data;
         c.open = a.engine.open(target);
         Ok(Configured::new(c))
@@ -128,6 +132,7 @@ impl Procedure for TrimCheckConfig {
             },
         );
         dirty.time_limit_ns = Some(self.dirty_for_ns);
+        dirty.jobs = self.jobs;
         Ok(crate::phase::with_data(
             vec![
                 PhasePlan::new("purge", "secure erase (purge)", Work::Purge),

@@ -74,6 +74,22 @@ pub fn check_qd(field: &str, qd: u32) -> Result<(), BoundError> {
     Ok(())
 }
 
+/// Most jobs (`--jobs`) a phase runs at once.
+pub const MAX_JOBS: u32 = 256;
+
+/// A number of jobs outside 1 to [`MAX_JOBS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("--jobs {0}: must be between 1 and {MAX_JOBS}")]
+pub struct JobsOutOfRange(pub u32);
+
+/// A number of jobs: 1 to [`MAX_JOBS`].
+pub fn check_jobs(jobs: u32) -> Result<(), JobsOutOfRange> {
+    if jobs == 0 || jobs > MAX_JOBS {
+        return Err(JobsOutOfRange(jobs));
+    }
+    Ok(())
+}
+
 /// A phase length that must do some work.
 pub fn check_duration(field: &str, ns: u64) -> Result<(), BoundError> {
     if ns == 0 {
@@ -97,6 +113,17 @@ pub fn data_name(d: storbench_engine::DataKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_from_one_to_max_jobs() {
+        assert_eq!(check_jobs(1), Ok(()));
+        assert_eq!(check_jobs(MAX_JOBS), Ok(()));
+        assert_eq!(check_jobs(0), Err(JobsOutOfRange(0)));
+        assert_eq!(
+            check_jobs(MAX_JOBS + 1).unwrap_err().to_string(),
+            "--jobs 257: must be between 1 and 256"
+        );
+    }
 
     #[test]
     fn fractions_and_spans() {

@@ -520,3 +520,32 @@ fn a_trace_workload_point_replays_the_trace() {
     let s = r.summary.unwrap();
     assert_eq!((s.writes, s.reads, s.state.as_str()), (100, 0, "fresh"));
 }
+
+/// Issue 35: `jobs` is a plan key as `--jobs` is a flag (the procedures' shared
+/// `JobsArgs`, parsed through their `Args`): a consistency point of two jobs runs its
+/// random writes as two, and a bad count reads as the command line's.
+#[test]
+fn a_plan_takes_jobs_as_the_command_line_does() {
+    use storbench_suite::consistency::ConsistencyConfig;
+    use storbench_suite::read_result;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plan(
+        "[[target]]\npreset = \"client-7op\"\ncapacity = \"512m\"\n[[procedure]]\nname = \"consistency\"\nquick = true\ntime = \"3s\"\nround = \"1s\"\njobs = [1, 2]\n",
+    );
+    assert_eq!(p.points.len(), 2);
+    run_local(&p, tmp.path(), &options(1)).unwrap();
+    let mut jobs = Vec::new();
+    for pt in &p.points {
+        let r = read_result::<ConsistencyConfig>(&tmp.path().join("points").join(&pt.id)).unwrap();
+        let rand = r.phases.iter().find(|p| p.name == "random-write").unwrap();
+        let per_job = rand.job_issued_ios.len().max(1);
+        assert_eq!(per_job as u32, r.config.jobs);
+        jobs.push(r.config.jobs);
+    }
+    jobs.sort();
+    assert_eq!(jobs, [1, 2]);
+    let e = plan_err(
+        "[[target]]\npreset = \"client-7op\"\n[[procedure]]\nname = \"consistency\"\njobs = 0\n",
+    );
+    assert!(e.contains("--jobs 0: must be between 1 and 256"), "{e}");
+}

@@ -10,7 +10,7 @@
 use crate::source::{NextIo, Source, SourceError};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-pub use storbench_core::generator::{GenSpec, Limit, Mix, Pattern, SpanSpec, SpecError};
+pub use storbench_core::generator::{job_seed, GenSpec, Limit, Mix, Pattern, SpanSpec, SpecError};
 use storbench_trace::Op;
 
 /// A generator: a [`Source`] built from a [`GenSpec`].
@@ -234,6 +234,58 @@ mod tests {
             .iter()
             .all(|i| i.op == Op::Trim && i.trace_qd == Some(1)));
         assert_eq!(ios.iter().map(|i| i.len_bytes).sum::<u64>(), 5 << 20);
+    }
+
+    /// Issue 35: the jobs of a phase share its work as fio's numjobs do.
+    #[test]
+    fn jobs_share_a_generator_as_fio_numjobs() {
+        // Random: the whole span each, seeds of their own, the bytes divided.
+        let rand = GenSpec {
+            limit: Limit::Bytes(10 * 4096 + 100),
+            ..GenSpec::rand_write_4k_qd32(8192, 64 * 4096, 42)
+        };
+        assert_eq!(rand.for_job(0, 1), rand);
+        let jobs: Vec<GenSpec> = (0..3).map(|j| rand.for_job(j, 3)).collect();
+        assert_eq!(jobs[0].seed, 42);
+        assert!(jobs[1].seed != 42 && jobs[2].seed != jobs[1].seed);
+        assert!(jobs
+            .iter()
+            .all(|g| g.span_bytes == rand.span_bytes && g.qd == 32));
+        let bytes: Vec<u64> = jobs
+            .iter()
+            .map(|g| match g.limit {
+                Limit::Bytes(b) => b,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(bytes, vec![3 * 4096, 3 * 4096, 4 * 4096 + 100]);
+        let a = collect(&mut Generator::new(jobs[0].clone()).unwrap(), 100);
+        let b = collect(&mut Generator::new(jobs[1].clone()).unwrap(), 100);
+        assert_ne!(a, b);
+        // Sequential: slices of the span, together the whole of it once.
+        let seq = GenSpec::seq_fill(1 << 20, 10 * (128 << 10), 0);
+        let mut offs = Vec::new();
+        for j in 0..4 {
+            let g = seq.for_job(j, 4);
+            offs.extend(
+                collect(&mut Generator::new(g).unwrap(), 100)
+                    .iter()
+                    .map(|io| io.offset_bytes),
+            );
+        }
+        let want: Vec<u64> = (0..10).map(|i| (1 << 20) + i * (128 << 10)).collect();
+        assert_eq!(offs, want);
+        let ios = GenSpec {
+            limit: Limit::Ios(10),
+            ..rand
+        };
+        let n: u64 = (0..4)
+            .map(|j| match ios.for_job(j, 4).limit {
+                Limit::Ios(n) => n,
+                _ => unreachable!(),
+            })
+            .sum();
+        assert_eq!(n, 10);
     }
 
     #[test]

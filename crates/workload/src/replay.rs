@@ -232,7 +232,48 @@ fn widened(offset: u64, len: u64, block: u64) -> u64 {
     end - start
 }
 
-/// Replays a Parquet trace as a [`Source`].
+/// One job's share of a trace replayed by several (`replay --jobs N`). The trace's
+/// `stream` column says which I/Os are independent: the k-th stream to appear in the
+/// trace (0, 1, ...) goes to job k mod N, rows without a stream to job 0; each job
+/// replays its streams' I/Os in the trace's order. Across jobs no order is kept but
+/// the one time gives: in `timed` replay every job issues at trace time from the same
+/// start, with the idle gaps of the whole trace cut alike (so the source hands out
+/// trace times since the trace's first I/O, cut); in `queue-depth` replay each job
+/// keeps its streams' own in-flight count (computed over its rows only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobSplit {
+    pub job: u32,
+    pub jobs: u32,
+    /// Cut every idle gap of the whole trace longer than this (`timed`'s max idle).
+    pub max_idle_ns: Option<u64>,
+}
+
+impl JobSplit {
+    /// Whether a row of `stream` is this job's.
+    fn takes(&self, stream: Option<storbench_trace::StreamId>) -> bool {
+        stream.map_or(0, |s| s.0 % self.jobs) == self.job
+    }
+}
+
+/// Trace time since the first I/O with idle gaps cut, over every row read.
+#[derive(Debug, Default)]
+struct CutClock {
+    prev_ns: Option<u64>,
+    cut_ns: u64,
+}
+
+impl CutClock {
+    fn at(&mut self, issue_ns: u64, max_idle_ns: Option<u64>) -> u64 {
+        if let Some(p) = self.prev_ns {
+            let gap = issue_ns.saturating_sub(p);
+            self.cut_ns += max_idle_ns.map_or(gap, |m| gap.min(m));
+        }
+        self.prev_ns = Some(self.prev_ns.map_or(issue_ns, |p| p.max(issue_ns)));
+        self.cut_ns
+    }
+}
+
+/// Replays a Parquet trace (or one job's share of it) as a [`Source`].
 pub struct ReplaySource {
     reader: TraceReader,
     batch: Vec<IoRecord>,
@@ -240,20 +281,37 @@ pub struct ReplaySource {
     done: bool,
     qd: TraceQd,
     read_rows: u64,
+    split: Option<(JobSplit, CutClock)>,
 }
 
 impl ReplaySource {
     pub fn open(path: &Path) -> Result<ReplaySource, SourceError> {
         let reader = TraceReader::open_columns(path, Columns::NoNames)
             .map_err(|e| SourceError::Invalid(e.to_string()))?;
+        Ok(ReplaySource::open_reader(reader))
+    }
+
+    /// Job `split.job`'s share of the trace at `path` (see [`JobSplit`]).
+    pub fn open_job(path: &Path, split: JobSplit) -> Result<ReplaySource, SourceError> {
+        assert!(split.jobs >= 1 && split.job < split.jobs);
+        let reader = TraceReader::open_columns(path, Columns::All)
+            .map_err(|e| SourceError::Invalid(e.to_string()))?;
         Ok(ReplaySource {
+            split: Some((split, CutClock::default())),
+            ..ReplaySource::open_reader(reader)
+        })
+    }
+
+    fn open_reader(reader: TraceReader) -> ReplaySource {
+        ReplaySource {
             reader,
             batch: Vec::new(),
             pos: 0,
             done: false,
             qd: TraceQd::new(),
             read_rows: 0,
-        })
+            split: None,
+        }
     }
 
     pub fn meta(&self) -> &TraceMeta {
@@ -277,38 +335,55 @@ impl ReplaySource {
 
 impl Source for ReplaySource {
     fn next_io(&mut self) -> Option<Result<NextIo, SourceError>> {
-        while self.pos >= self.batch.len() {
-            if self.done {
-                return None;
-            }
-            self.pos = 0;
-            match self.reader.next_batch(&mut self.batch) {
-                Ok(true) => {}
-                Ok(false) => {
-                    self.done = true;
+        loop {
+            while self.pos >= self.batch.len() {
+                if self.done {
                     return None;
                 }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(SourceError::Invalid(e.to_string())));
+                self.pos = 0;
+                match self.reader.next_batch(&mut self.batch) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.done = true;
+                        return None;
+                    }
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(SourceError::Invalid(e.to_string())));
+                    }
                 }
             }
+            let rec = self.batch[self.pos];
+            self.pos += 1;
+            self.read_rows += 1;
+            let at_ns = match self.split.as_mut() {
+                None => rec.issue_ns,
+                Some((split, clock)) => {
+                    let at = clock.at(rec.issue_ns, split.max_idle_ns);
+                    if !split.takes(rec.stream) {
+                        continue;
+                    }
+                    at
+                }
+            };
+            let trace_qd = self.qd.on_record(&rec);
+            return Some(Ok(NextIo {
+                op: rec.op,
+                offset_bytes: rec.offset_bytes,
+                len_bytes: rec.len_bytes,
+                at_ns: Some(at_ns),
+                trace_qd,
+            }));
         }
-        let rec = self.batch[self.pos];
-        self.pos += 1;
-        self.read_rows += 1;
-        let trace_qd = self.qd.on_record(&rec);
-        Some(Ok(NextIo {
-            op: rec.op,
-            offset_bytes: rec.offset_bytes,
-            len_bytes: rec.len_bytes,
-            at_ns: Some(rec.issue_ns),
-            trace_qd,
-        }))
     }
 
+    /// The trace's rows; unknown for one job's share (how many are its is known only
+    /// once read).
     fn total_ios(&self) -> Option<u64> {
-        Some(self.reader.num_rows())
+        match self.split {
+            None => Some(self.reader.num_rows()),
+            Some(_) => None,
+        }
     }
 
     fn trace_avg_qd(&self) -> Option<f64> {
@@ -407,6 +482,72 @@ mod tests {
         // busy = (n-1)*1000 + 2500, service sum = n * 2500.
         let want = (n * 2500) as f64 / ((n - 1) * 1000 + 2500) as f64;
         assert!((avg - want).abs() < 1e-9, "{avg} vs {want}");
+    }
+
+    /// Issue 35: `replay --jobs N` gives stream k to job k mod N, rows without a
+    /// stream to job 0, each job its rows in trace order with trace times cut over
+    /// the whole trace and its own in-flight counts.
+    #[test]
+    fn a_job_replays_its_streams_in_order_on_the_trace_timeline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut w = TraceWriter::create(&path, &TraceMeta::default()).unwrap();
+        // (issue us, stream): streams appear in the order a, b, c; a 10 s idle gap.
+        let rows: [(u64, Option<&str>); 8] = [
+            (0, Some("a")),
+            (10, Some("b")),
+            (20, None),
+            (30, Some("c")),
+            (40, Some("a")),
+            (10_000_040, Some("b")),
+            (10_000_050, Some("c")),
+            (10_000_060, Some("a")),
+        ];
+        for (i, (t, s)) in rows.iter().enumerate() {
+            let mut r = IoRecord {
+                complete_ns: Some(t * 1000 + 1000),
+                ..IoRecord::new(Op::Read, i as u64 * 4096, 4096, t * 1000)
+            };
+            r.stream = s.map(|s| w.intern_stream(s));
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        let take = |job, jobs| {
+            let split = JobSplit {
+                job,
+                jobs,
+                max_idle_ns: Some(1_000_000),
+            };
+            let mut s = ReplaySource::open_job(&path, split).unwrap();
+            assert_eq!(s.total_ios(), None);
+            let mut v = Vec::new();
+            while let Some(io) = s.next_io() {
+                let io = io.unwrap();
+                v.push((
+                    io.offset_bytes / 4096,
+                    io.at_ns.unwrap() / 1000,
+                    io.trace_qd,
+                ));
+            }
+            v
+        };
+        // Streams a=0, b=1, c=2: job 0 takes a, c and the unnamed row.
+        assert_eq!(
+            take(0, 2),
+            vec![
+                (0, 0, Some(1)),
+                (2, 20, Some(1)),
+                (3, 30, Some(1)),
+                (4, 40, Some(1)),
+                (6, 1050, Some(1)),
+                (7, 1060, Some(1))
+            ]
+        );
+        // The 10 s gap cut to 1 ms on every job's timeline alike.
+        assert_eq!(take(1, 2), vec![(1, 10, Some(1)), (5, 1040, Some(1))]);
+        let all: usize = (0..3).map(|j| take(j, 3).len()).sum();
+        assert_eq!(all, rows.len());
+        assert_eq!(take(0, 1).len(), rows.len());
     }
 
     #[test]

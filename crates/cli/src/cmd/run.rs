@@ -58,8 +58,12 @@ pub(crate) fn print_summary<C, S>(r: &RunResult<C, S>, dir: &Path) -> Result<(),
 
 fn print_phase<C, S>(r: &RunResult<C, S>, p: &PhaseRecord) -> Result<(), StdoutError> {
     let m = &p.metrics;
+    let jobs = match p.job_issued_ios.len() {
+        0 | 1 => String::new(),
+        n => format!(", {n} jobs"),
+    };
     outln!(
-        "{} on {} ({}, {}): {:.2} s",
+        "{} on {} ({}, {}{jobs}): {:.2} s",
         r.procedure,
         r.target.name,
         kind_str(&r.target),
@@ -75,13 +79,14 @@ fn print_phase<C, S>(r: &RunResult<C, S>, p: &PhaseRecord) -> Result<(), StdoutE
         m.errors
     )?;
     outln!(
-        "  IOPS {:.0}   data rate {:.1} MB/s (read {:.1}, write {:.1})   busy {:.2} s   avg QD {:.1}",
+        "  IOPS {:.0}   data rate {:.1} MB/s (read {:.1}, write {:.1})   busy {:.2} s   avg QD {:.1}{}",
         m.iops,
         m.data_rate_mb_per_s,
         m.read_rate_mb_per_s,
         m.write_rate_mb_per_s,
         m.busy_ns as f64 / 1e9,
-        m.qd.mean_over_busy
+        m.qd.mean_over_busy,
+        if jobs.is_empty() { "" } else { " per job" }
     )?;
     let s = &m.service;
     if s.count > 0 {

@@ -210,6 +210,13 @@ fn describe_controller(c: &SimConfig) -> Vec<(&'static str, String)> {
             "write buffer",
             size(c.write_buffer_units as u64 * UNIT_BYTES),
         ),
+        (
+            "write path",
+            match c.write_path_mbps {
+                0 => "none (the flash sets the write rate)".to_string(),
+                mbps => format!("{mbps} MB/s for host data (GC copies do not take it)"),
+            },
+        ),
         ("sector", format!("{SECTOR_BYTES} B (a partial 4 KiB unit costs a read-modify-write)")),
         (
             "gc",

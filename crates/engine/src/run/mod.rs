@@ -49,6 +49,11 @@ pub struct RunOptions {
     /// Set (by a Ctrl-C handler, say) to stop submitting, drain, and return
     /// `complete == false`.
     pub stop: Option<Arc<AtomicBool>>,
+    /// The phase's start on the target's clock, for a job of several on its own
+    /// thread ([`run_jobs`] sets it; `None`: when the loop starts). Such a job wakes
+    /// at each whole second, and its timed schedule starts there with the trace times
+    /// its source gives (idle gaps cut by the source over the whole trace).
+    pub start_ns: Option<u64>,
     /// Pass every completed I/O to [`Observer::on_io`] (for ios.parquet).
     pub log_ios: bool,
     /// I/Os are folded onto `[0, fold_span_bytes)`; `None`: the target's capacity.
@@ -70,6 +75,7 @@ impl RunOptions {
             seed: 0,
             time_limit_ns: None,
             stop: None,
+            start_ns: None,
             log_ios: false,
             fold_span_bytes: None,
             tick_ns: DEFAULT_TICK_NS,
@@ -149,6 +155,10 @@ pub struct PhaseOutcome {
     /// The target's I/O backend (`io_uring`, `threads`, `virtual`).
     pub backend: String,
     pub submitted_ios: u64,
+    /// With several jobs, the I/Os each submitted (their sum is `submitted_ios`);
+    /// empty for one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_submitted_ios: Vec<u64>,
     /// First failed completion, for the error message (`op offset+len: errno`).
     pub first_error: Option<String>,
 }
@@ -162,8 +172,13 @@ pub enum EngineError {
     #[error("{0}")]
     Invalid(String),
 }
+mod jobs;
+mod merge;
 mod pace;
 mod phase;
+
+pub use jobs::run_jobs;
+pub use merge::job_seed;
 
 /// Run one phase: drive `target` with `source` until the source is exhausted, the time
 /// limit passes or `stop` is set; drain what is in flight; return the metrics.
@@ -173,7 +188,21 @@ pub fn run_phase(
     opts: &RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<PhaseOutcome, EngineError> {
-    phase::PhaseRun::new(target, source, opts, observer)?.run()
+    phase::PhaseRun::new(target, vec![source], opts, observer)?.run()
+}
+
+/// Run one phase as several jobs on one target in one loop (`--jobs` on a simulated
+/// drive or a virtual target): each job keeps its own source paced (its own queue
+/// depth), the target sees their I/Os interleaved, round robin, on its clock, and the
+/// result is one: the jobs' metrics merged ([`PhaseMetrics::merge_jobs`]). The same
+/// sources give the same run, bit for bit. One source is [`run_phase`].
+pub fn run_lanes<'a>(
+    target: &'a mut dyn Target,
+    sources: Vec<&'a mut dyn Source>,
+    opts: &'a RunOptions,
+    observer: &'a mut dyn Observer,
+) -> Result<PhaseOutcome, EngineError> {
+    phase::PhaseRun::new(target, sources, opts, observer)?.run()
 }
 
 /// Let `duration_ns` of idle time pass on `target` (nothing may be in flight).

@@ -27,6 +27,19 @@ impl Schedule {
         }
     }
 
+    /// The schedule of one job of several sharing a timeline: trace time 0 is due at
+    /// `start_ns` (the phase start), and the source's times are taken as they are (it
+    /// cut the idle gaps of the whole trace, so every job's are cut alike).
+    pub(super) fn anchored(speed: f64, start_ns: u64) -> Schedule {
+        Schedule {
+            speed,
+            max_idle_ns: None,
+            start_ns: Some(start_ns),
+            prev_at_ns: Some(0),
+            cut_trace_ns: 0,
+        }
+    }
+
     /// Due time of an I/O issued at `at_ns` in the trace; `now_ns` is read only for
     /// the first I/O, which anchors the schedule.
     pub(super) fn due(&mut self, at_ns: u64, now_ns: impl FnOnce() -> u64) -> u64 {
@@ -49,6 +62,7 @@ impl Schedule {
 const ISSUE_ERROR_MAX_NS: u64 = 60_000_000_000;
 
 /// How late each timed I/O was issued (actual minus scheduled submission).
+#[derive(Clone, Debug)]
 pub(super) struct IssueErrors {
     hist: hdrhistogram::Histogram<u64>,
     sum_ns: u128,
@@ -79,6 +93,18 @@ impl IssueErrors {
         self.max_ns = self.max_ns.max(err);
         self.last_due_ns = Some(due_ns);
         self.last_issue_ns = Some(now_ns);
+    }
+
+    /// Add another job's errors: the histograms merge; the last issue is the one due
+    /// last (the end of the schedule, for the drift).
+    pub(super) fn add(&mut self, o: &IssueErrors) {
+        self.hist.add(&o.hist).expect("same histogram bounds");
+        self.sum_ns += o.sum_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+        if o.last_due_ns > self.last_due_ns {
+            self.last_due_ns = o.last_due_ns;
+            self.last_issue_ns = o.last_issue_ns;
+        }
     }
 
     /// Fill the timed figures of `f`; `start_ns` is when the schedule began.

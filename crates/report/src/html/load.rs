@@ -667,6 +667,7 @@ mod tests {
             metrics,
             purge: None,
             issued_ios: 0,
+            job_issued_ios: Vec::new(),
             folded_ios: 0,
             aligned_ios: 0,
             aligned_extra_bytes: 0,

@@ -46,6 +46,11 @@ struct Sheet {
     page_bytes: u32,
     pages_per_block: u32,
     timing: NandTiming,
+    /// The NAND's own program time is in `timing` and the datasheet's sequential write,
+    /// slower than that flash, is the controller's write path (`write_path_mbps`); else
+    /// `timing`'s program time is fitted to the sequential write (it carries the write
+    /// path, and GC copies pay it too).
+    write_path: bool,
     /// Die parity (1/16 for XOR or RAIN across 16 dies), share of the raw NAND.
     parity: f64,
     channel_mbps: u32,
@@ -75,6 +80,9 @@ fn build(s: &Sheet) -> Preset {
     c.pages_per_block = s.pages_per_block;
     c.channel_mbps = s.channel_mbps;
     c.link_mbps = s.link_mbps;
+    if s.write_path {
+        c.write_path_mbps = s.datasheet.seq_write_mb_per_s.round() as u32;
+    }
     c.write_buffer_units = (s.write_buffer_bytes / UNIT_BYTES) as u32;
     let raw = s.dies as u64 * s.die_gbit * GIB / 8;
     let mut native = raw as f64 * (1.0 - s.parity);
@@ -164,9 +172,10 @@ fn intel_x25m_g2_80g() -> Sheet {
         planes: 2,
         page_bytes: 4096,
         pages_per_block: 256,
-        // Program fitted: 20 dies x 8 KiB at 70 MB/s with the channel time (the NAND's
-        // 900 us would give 150).
-        timing: ns(50, 2_150, 2_000),
+        // The NAND's 900 us program (20 dies x 8 KiB with the channel time: 150 MB/s);
+        // the datasheet's 70 MB/s is the controller's write path.
+        timing: ns(50, 900, 2_000),
+        write_path: true,
         parity: 0.0,
         // ONFI 1.0 asynchronous interface (model choice: 40 MT/s).
         channel_mbps: 40,
@@ -205,9 +214,10 @@ fn intel_320_300g() -> Sheet {
         planes: 2,
         page_bytes: 8192,
         pages_per_block: 256,
-        // Program fitted: 40 dies x 16 KiB at 205 MB/s with the channel time (the
-        // NAND's 1.3 ms would give 382).
-        timing: ns(75, 2_790, 3_800),
+        // The NAND's 1.3 ms program (40 dies x 16 KiB with the channel time: 382
+        // MB/s); the datasheet's 205 MB/s is the controller's write path.
+        timing: ns(75, 1_300, 3_800),
+        write_path: true,
         parity: 1.0 / 16.0,
         // ONFI 1.0 asynchronous interface (model choice: 40 MT/s).
         channel_mbps: 40,
@@ -249,6 +259,7 @@ fn crucial_m500_240g() -> Sheet {
         // Program fitted: 16 dies x 32 KiB at 250 MB/s with the channel time (20 nm
         // 128 Gbit MLC: ~1.6 ms).
         timing: ns(115, 1_900, 3_800),
+        write_path: false,
         parity: 1.0 / 16.0,
         // ONFI 2.x synchronous (model choice: 166 MT/s).
         channel_mbps: 166,
@@ -288,6 +299,7 @@ fn samsung_840_evo_250g() -> Sheet {
         pages_per_block: 256,
         // TLC program fitted: 16 dies x 32 KiB at the datasheet's 270 MB/s past TurboWrite.
         timing: ns(80, 1_940, 5_000),
+        write_path: false,
         parity: 0.0,
         // Toggle 2.0 (400 Mb/s per pin).
         channel_mbps: 400,
@@ -329,6 +341,7 @@ fn sandisk_ultra_ii_240g() -> Sheet {
         // TLC program: no datasheet figure past the cache; the 840 EVO's (19 nm TLC,
         // the same page and plane count) assumed.
         timing: ns(90, 1_940, 5_000),
+        write_path: false,
         parity: 0.0,
         // Toggle 2.0 (model choice: 200 MT/s).
         channel_mbps: 200,
@@ -371,6 +384,7 @@ fn sandisk_extreme_ii_240g() -> Sheet {
         // Program fitted: 32 dies x 32 KiB at 510 MB/s with the channel time (19 nm
         // MLC: ~1.3 ms typ).
         timing: ns(60, 1_907, 3_500),
+        write_path: false,
         // SanDisk gives no raw capacity or spare area. Calibrated to seed 001's
         // steady state (about 10K IOPS): 7.6% of the 256 GiB held back (bad-block
         // reserve, metadata), leaving 5% spare area.
@@ -417,6 +431,7 @@ fn intel_730_480g() -> Sheet {
         // Program fitted: 64 dies x 16 KiB at 470 MB/s with the channel time (20 nm
         // MLC: ~1.6 ms typ).
         timing: ns(60, 2_150, 3_500),
+        write_path: false,
         parity: 1.0 / 16.0,
         // 100 MHz NAND bus, double data rate.
         channel_mbps: 200,

@@ -282,6 +282,13 @@ pub struct SimConfig {
     /// operation to suspend, rather than for it to end; 0: no suspend.
     pub program_suspend_ns: u64,
     pub erase_suspend_ns: u64,
+    /// The controller's write path for host data, MB/s (0: none, the flash alone sets
+    /// the pace): each 4 KiB unit of a host write passes it, in order, between the
+    /// write buffer and its program. A drive whose datasheet writes slower than its
+    /// NAND could program has this limit in its controller (per-unit firmware work,
+    /// write combining), not in its NAND: GC copies move die to die (copyback or the
+    /// copy path) and do not take it.
+    pub write_path_mbps: u32,
     /// Controller write buffer, 4 KiB units: a write completes once its data is in
     /// the buffer, which holds what the dies still have to do (see `ssd.rs`).
     pub write_buffer_units: u32,

@@ -56,6 +56,7 @@ pub(super) fn sata_mlc_2013(name: &str, op: f64) -> SimConfig {
         program_suspend_ns: 100_000,
         erase_suspend_ns: 700_000,
         // Write-back buffer in controller DRAM (the rest of it holds the mapping).
+        write_path_mbps: 0,
         write_buffer_units: (8 * MIB / UNIT_BYTES) as u32,
         victim: VictimPolicy::Greedy,
         gc_mode: GcMode::Victim,

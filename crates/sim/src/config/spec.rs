@@ -31,6 +31,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("qd", "host queue depth"),
     ("link_mbps", "host link payload rate, MB/s"),
     (
+        "write_path_mbps",
+        "controller write path for host data, MB/s (0 = none; GC copies do not take it)",
+    ),
+    (
         "link_cmd_us",
         "host link time per command besides its data, us",
     ),
@@ -317,6 +321,7 @@ impl SimConfig {
             }
             "qd" => self.queue_depth = num(k, v)?,
             "link_mbps" => self.link_mbps = num(k, v)?,
+            "write_path_mbps" => self.write_path_mbps = num(k, v)?,
             "link_cmd_us" => self.link_cmd_ns = us(k, v)?,
             "cores" => self.ctrl_cores = num(k, v)?,
             "command_us" => {

@@ -219,7 +219,7 @@ impl Ftl {
             bpd,
             user_units,
             l2p: vec![NONE; user_units as usize],
-            // Compressed lengths only when compressing.
+            // Lengths of compressed units (none without compression).
             ulen: vec![0; if cfg.compress { user_units as usize } else { 0 }],
             p2l: vec![NONE; nblocks * spb as usize],
             vbits: vec![0; (nblocks * spb as usize).div_ceil(64)],
@@ -255,12 +255,11 @@ impl Ftl {
             pending_erase: vec![false; pdies as usize],
             pdies,
             stripe_slots: cfg.stripe_units() * spu,
-            die_bits: ((cfg.stripe_units() * spu).is_power_of_two() && pdies.is_power_of_two())
-                .then(|| ((cfg.stripe_units() * spu).trailing_zeros(), pdies - 1)),
-            page_shift: (cfg.units_per_page() * spu)
-                .is_power_of_two()
-                .then(|| (cfg.units_per_page() * spu).trailing_zeros()),
-            spb_shift: spb.is_power_of_two().then(|| spb.trailing_zeros()),
+            die_bits: pow2_shift(cfg.stripe_units() * spu)
+                .filter(|_| pdies.is_power_of_two())
+                .map(|s| (s, pdies - 1)),
+            page_shift: pow2_shift(cfg.units_per_page() * spu),
+            spb_shift: pow2_shift(spb),
             seq: 0,
             in_gc: false,
             host_io_units: 1,
@@ -278,13 +277,13 @@ impl Ftl {
             prog_slot_slc_ns: cfg.slc_timing.program_ns / div,
             xfer_slot_ns: UNIT_BYTES * 1000 / spu as u64 / cfg.channel_mbps as u64,
         };
-        f.init_lists(slc_cap);
+        f.init_blocks();
         f
     }
 
-    /// Fills a new FTL's per-die free lists and marks the static SLC blocks (with their
-    /// `slc_cap` capacity).
-    fn init_lists(&mut self, slc_cap: u32) {
+    /// The dies' free and open blocks, the global lists, and each block's capacity
+    /// and cell mode (static SLC blocks hold `slc_cap` slots).
+    fn init_blocks(&mut self) {
         for d in 0..self.dies {
             self.die.push(Die {
                 free_native: BinaryHeap::with_capacity(self.native_bpd as usize),
@@ -298,7 +297,7 @@ impl Ftl {
         self.reset_global_lists();
         for b in 0..self.state.len() {
             let slc = self.is_static(b as u32);
-            self.cap[b] = if slc { slc_cap } else { self.spb };
+            self.cap[b] = if slc { self.slc_cap } else { self.spb };
             self.slc_mode[b] = slc;
         }
     }
@@ -547,4 +546,9 @@ impl Ftl {
     pub fn mapped_units(&self) -> u64 {
         self.l2p.iter().filter(|&&s| s != NONE).count() as u64
     }
+}
+
+/// log2 of `n` if it is a power of two (a shift replaces a division).
+fn pow2_shift(n: u32) -> Option<u32> {
+    n.is_power_of_two().then(|| n.trailing_zeros())
 }

@@ -37,6 +37,9 @@ pub(super) fn details(cfg: &SimConfig, ftl: &Ftl) -> BTreeMap<String, String> {
         ),
     );
     put("channel_mbps", cfg.channel_mbps.to_string());
+    if cfg.write_path_mbps > 0 {
+        put("write_path_mb_per_s", cfg.write_path_mbps.to_string());
+    }
     put(
         "flash_program_mb_per_s",
         format!("{:.1}", cfg.flash_program_mbps()),

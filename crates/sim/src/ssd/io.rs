@@ -46,15 +46,23 @@ impl SimSsd {
         let a = self.buffer.admit(ce, last - first + 1);
         let data_in = a + xfer_ns(r.len_bytes, link_mbps);
         let slots = self.ftl.slots_for(r.data);
+        let wpath_ns = match self.ftl.cfg.write_path_mbps {
+            0 => 0,
+            mbps => xfer_ns(UNIT_BYTES, mbps),
+        };
         self.ftl
             .set_host_io((last - first + 1).min(u32::MAX as u64) as u32);
         for lba in first..=last {
             let partial = r.offset_bytes > lba * UNIT_BYTES || end < (lba + 1) * UNIT_BYTES;
-            let ready = if partial {
+            let mut ready = if partial {
                 self.read_modify(lba, a, data_in)
             } else {
                 data_in
             };
+            if wpath_ns > 0 {
+                self.wpath_busy = self.wpath_busy.max(ready) + wpath_ns;
+                ready = self.wpath_busy;
+            }
             let p = self.ftl.write_unit(lba as u32, slots);
             self.apply_pending(a);
             let x = p.slots as u64 * self.ftl.xfer_slot_ns;

@@ -108,6 +108,8 @@ pub struct SimSsd {
     /// Busy-until of each controller core.
     core_busy: Vec<u64>,
     last_prog_done: u64,
+    /// Budget of the controller's write path (`write_path_mbps`), taken in order.
+    wpath_busy: u64,
     buffer: WriteBuffer,
     read_ahead: ReadAhead,
     /// The frontier stripe last programmed part-filled, and how full it was then
@@ -172,6 +174,7 @@ impl SimSsd {
             link_busy: [0; 2],
             core_busy: vec![0; cfg.ctrl_cores as usize],
             last_prog_done: 0,
+            wpath_busy: 0,
             buffer: WriteBuffer::new(cfg.write_buffer_units),
             read_ahead: ReadAhead::new(),
             padded_stripe: u32::MAX,
