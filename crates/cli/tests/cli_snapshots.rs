@@ -81,6 +81,10 @@ fn error_of(args: &[&str], tmp: &std::path::Path) -> String {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table of bad command lines, each beside its snapshot"
+)]
 fn common_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("out");

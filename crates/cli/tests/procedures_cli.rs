@@ -88,6 +88,10 @@ fn trace(path: &Path, n: u64, span: u64) {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn every_procedure_on_a_file() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("target.dat");

@@ -352,6 +352,10 @@ fn real_quick_runs_report_in_a_browser() {
 /// DOM by the page's self-check), no console errors. Screenshots of each section are
 /// kept under target/tmp/browser-issue25/ (docs/report-*.png are copies).
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn issue_25_report_of_ten_runs_in_chromium() {
     let d = tempfile::tempdir().unwrap();
     let mut dirs = Vec::new();

@@ -190,6 +190,10 @@ fn replay_on_a_file_replays_every_trace_io() {
 /// directory appeared, and the test insists some I/O ran; a machine that let the run
 /// start no I/O in those 300 ms would have failed it. Now the signal goes once the
 /// preallocated (zero) target file has a byte the run wrote.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn interrupted(signal: &str, resume: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("target.dat");
@@ -312,6 +316,10 @@ fn assert_user_error(out: &Output, needles: &[&str]) {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn bad_input_gives_a_clear_error_and_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("target.dat");
@@ -714,6 +722,10 @@ fn failed_ios_mark_the_result_incomplete_in_result_report_and_compare() {
 /// Regression (issue 19): two runs into one `-o` both exited 0 and one's results were
 /// lost; a later run left an old ios.parquet beside a new result.json.
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn a_result_directory_holds_one_run_unless_replaced() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("res");

@@ -138,6 +138,10 @@ fn dry_run_refuses_a_bad_value_as_the_command_line_does() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn a_sweep_killed_mid_point_continues_to_the_dataset_of_one_never_stopped() {
     let tmp = tempfile::tempdir().unwrap();
     let plan = tmp.path().join("plan.toml");

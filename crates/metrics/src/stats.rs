@@ -132,21 +132,24 @@ impl ServiceHistogram {
     }
 
     /// Rebuild the accumulator from serialized statistics (for merging phases or runs).
-    pub fn from_data(h: &HistogramData) -> Result<ServiceHistogram, String> {
+    pub fn from_data(h: &HistogramData) -> Result<ServiceHistogram, HistogramError> {
         if h.buckets.is_empty() {
             return Ok(ServiceHistogram::new());
         }
         if h.sigfig != HISTOGRAM_SIGFIG || h.high_ns != HISTOGRAM_HIGH_NS {
-            return Err(format!(
-                "histogram layout sigfig={} high_ns={} differs from this build's sigfig={} high_ns={}",
-                h.sigfig, h.high_ns, HISTOGRAM_SIGFIG, HISTOGRAM_HIGH_NS
-            ));
+            return Err(HistogramError::Layout {
+                sigfig: h.sigfig,
+                high_ns: h.high_ns,
+            });
         }
         let mut s = ServiceHistogram::new();
         for &(value_ns, count) in &h.buckets {
             s.hist
                 .record_n(value_ns.max(1), count)
-                .map_err(|e| format!("histogram bucket {value_ns} ns: {e:?}"))?;
+                .map_err(|e| HistogramError::Bucket {
+                    value_ns,
+                    detail: format!("{e:?}"),
+                })?;
             s.count += count;
         }
         s.sum_ns = u128::from(h.sum_ns);
@@ -158,6 +161,43 @@ impl ServiceHistogram {
         Ok(s)
     }
 }
+
+/// A serialized histogram that does not rebuild: another build's layout, a bucket out
+/// of its bounds, or an encoding that does not decode. (hdrhistogram's errors have no
+/// `Display`: their `Debug` text is kept as the detail.)
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistogramError {
+    Layout { sigfig: u8, high_ns: u64 },
+    Bounds(String),
+    Bucket { value_ns: u64, detail: String },
+    Encoding(String),
+    NotBase64(base64::DecodeError),
+    NotV2(String),
+}
+
+impl std::fmt::Display for HistogramError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistogramError::Layout { sigfig, high_ns } => write!(
+                f,
+                "histogram layout sigfig={sigfig} high_ns={high_ns} differs from this build's \
+                 sigfig={HISTOGRAM_SIGFIG} high_ns={HISTOGRAM_HIGH_NS}"
+            ),
+            HistogramError::Bounds(d) => write!(f, "histogram bounds: {d}"),
+            HistogramError::Bucket { value_ns, detail } => {
+                write!(f, "histogram bucket {value_ns} ns: {detail}")
+            }
+            HistogramError::Encoding(d) => write!(f, "histogram encoding: {d}"),
+            // Shown here, so not returned as the source as well.
+            HistogramError::NotBase64(e) => write!(f, "histogram: not base64: {e}"),
+            HistogramError::NotV2(d) => {
+                write!(f, "histogram: not an HdrHistogram V2 encoding: {d}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for HistogramError {}
 
 /// The serialized histogram: enough to merge phases or runs exactly.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -180,7 +220,7 @@ pub struct HistogramData {
 /// `HistogramData::buckets` as HdrHistogram's V2 deflate encoding in base64, read back
 /// from that or from the `[[value_ns, count], ...]` list of earlier results.
 mod hdr_codec {
-    use super::{HISTOGRAM_HIGH_NS, HISTOGRAM_SIGFIG};
+    use super::{HistogramError, HISTOGRAM_HIGH_NS, HISTOGRAM_SIGFIG};
     use base64::Engine;
     use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
     use hdrhistogram::Histogram;
@@ -191,32 +231,33 @@ mod hdr_codec {
 
     /// An empty histogram is encoded too (a valid V2 encoding of no values): `""`
     /// is no encoding HdrHistogram's libraries decode (issue 34).
-    pub fn encode(buckets: &[(u64, u64)]) -> Result<String, String> {
+    pub fn encode(buckets: &[(u64, u64)]) -> Result<String, HistogramError> {
         let high = buckets.last().map_or(0, |b| b.0).max(HISTOGRAM_HIGH_NS);
         let mut h = Histogram::<u64>::new_with_bounds(1, high, HISTOGRAM_SIGFIG)
-            .map_err(|e| format!("histogram bounds: {e:?}"))?;
+            .map_err(|e| HistogramError::Bounds(format!("{e:?}")))?;
         for &(value_ns, count) in buckets {
             h.record_n(value_ns.max(1), count)
-                .map_err(|e| format!("histogram bucket {value_ns} ns: {e:?}"))?;
+                .map_err(|e| HistogramError::Bucket {
+                    value_ns,
+                    detail: format!("{e:?}"),
+                })?;
         }
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()
             .serialize(&h, &mut bytes)
-            .map_err(|e| format!("histogram encoding: {e:?}"))?;
+            .map_err(|e| HistogramError::Encoding(format!("{e:?}")))?;
         Ok(B64.encode(bytes))
     }
 
-    pub fn decode(text: &str) -> Result<Vec<(u64, u64)>, String> {
+    pub fn decode(text: &str) -> Result<Vec<(u64, u64)>, HistogramError> {
         // Results written before issue 34 give an empty histogram as "".
         if text.is_empty() {
             return Ok(Vec::new());
         }
-        let bytes = B64
-            .decode(text)
-            .map_err(|e| format!("histogram: not base64: {e}"))?;
+        let bytes = B64.decode(text).map_err(HistogramError::NotBase64)?;
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram: not an HdrHistogram V2 encoding: {e:?}"))?;
+            .map_err(|e| HistogramError::NotV2(format!("{e:?}")))?;
         Ok(h.iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect())
@@ -264,7 +305,7 @@ pub struct LatencyStats {
 impl LatencyStats {
     /// Statistics of the union of two populations (exact counts, mean, std dev,
     /// min, max; percentiles from the merged histogram).
-    pub fn merged(&self, other: &LatencyStats) -> Result<LatencyStats, String> {
+    pub fn merged(&self, other: &LatencyStats) -> Result<LatencyStats, HistogramError> {
         if self.count == 0 {
             return Ok(other.clone());
         }
@@ -284,7 +325,7 @@ pub enum MergeError {
     NoJobs,
     /// A job's service-time histogram did not read back.
     #[error("a job's service-time histogram: {0}")]
-    Histogram(String),
+    Histogram(HistogramError),
 }
 
 /// Queue-depth distribution of one phase.
@@ -615,7 +656,7 @@ impl PhaseMetrics {
     /// the later series follows this one, renumbered (a short last window of this part
     /// stays in place, marked by its `window_ns`). `end_ns` becomes
     /// `start_ns + elapsed_ns` of the whole.
-    pub fn append(&mut self, later: &PhaseMetrics) -> Result<(), String> {
+    pub fn append(&mut self, later: &PhaseMetrics) -> Result<(), HistogramError> {
         let merge = |a: &LatencyStats, b: &LatencyStats| a.merged(b);
         self.service = merge(&self.service, &later.service)?;
         self.service_read = merge(&self.service_read, &later.service_read)?;

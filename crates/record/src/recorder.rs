@@ -298,6 +298,74 @@ fn read_format(tracefs: &Tracefs, rel: &str) -> Result<EventFormat, RecordError>
     })
 }
 
+/// Sets the device filter on the block events and enables them; false when the kernel
+/// refused the filter (events of every device then arrive and are filtered here).
+fn enable_events(instance: &Instance, filter: &str, requeue: bool) -> Result<bool, RecordError> {
+    let mut events = vec!["block_rq_issue", "block_rq_complete"];
+    if requeue {
+        events.push("block_rq_requeue");
+    }
+    let mut kernel_filter = true;
+    for ev in &events {
+        if instance
+            .write(&format!("events/block/{ev}/filter"), filter)
+            .is_err()
+        {
+            kernel_filter = false;
+        }
+    }
+    if !kernel_filter {
+        for ev in &events {
+            let _ = instance.write(&format!("events/block/{ev}/filter"), "0");
+        }
+    }
+    for ev in &events {
+        instance.write(&format!("events/block/{ev}/enable"), "1")?;
+    }
+    Ok(kernel_filter)
+}
+
+/// Opens every online CPU's raw ring buffer, non-blocking, in CPU order.
+fn open_cpu_buffers(instance: &Instance) -> Result<Vec<(usize, File)>, RecordError> {
+    let mut readers = Vec::new();
+    let per_cpu = instance.path("per_cpu");
+    let rd = fs::read_dir(&per_cpu).map_err(|source| RecordError::Io {
+        what: "listing".into(),
+        path: per_cpu.clone(),
+        source,
+    })?;
+    let mut cpus: Vec<usize> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
+        .collect();
+    cpus.sort_unstable();
+    for cpu in cpus {
+        let p = per_cpu.join(format!("cpu{cpu}/trace_pipe_raw"));
+        match fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+        {
+            Ok(f) => readers.push((cpu, f)),
+            // Possible but offline CPUs.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV | libc::ENOENT)) => {}
+            Err(source) => {
+                return Err(RecordError::Io {
+                    what: "opening".into(),
+                    path: p,
+                    source,
+                })
+            }
+        }
+    }
+    if readers.is_empty() {
+        return Err(RecordError::NoTracefs {
+            detail: format!("no per-CPU buffers under {}", per_cpu.display()),
+        });
+    }
+    Ok(readers)
+}
+
 impl Recorder {
     /// Instances left by killed recorders that were removed when this one started.
     pub fn cleaned_up(&self) -> &[String] {
@@ -344,65 +412,8 @@ impl Recorder {
             .unwrap_or_else(rustix::param::page_size);
         assert!(subbuf_bytes >= layout.data_offset);
 
-        let filter = device.event_filter();
-        let mut events = vec!["block_rq_issue", "block_rq_complete"];
-        if requeue.is_some() {
-            events.push("block_rq_requeue");
-        }
-        let mut kernel_filter = true;
-        for ev in &events {
-            if instance
-                .write(&format!("events/block/{ev}/filter"), &filter)
-                .is_err()
-            {
-                kernel_filter = false;
-            }
-        }
-        if !kernel_filter {
-            for ev in &events {
-                let _ = instance.write(&format!("events/block/{ev}/filter"), "0");
-            }
-        }
-        for ev in &events {
-            instance.write(&format!("events/block/{ev}/enable"), "1")?;
-        }
-
-        let mut readers = Vec::new();
-        let per_cpu = instance.path("per_cpu");
-        let rd = fs::read_dir(&per_cpu).map_err(|source| RecordError::Io {
-            what: "listing".into(),
-            path: per_cpu.clone(),
-            source,
-        })?;
-        let mut cpus: Vec<usize> = rd
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
-            .collect();
-        cpus.sort_unstable();
-        for cpu in cpus {
-            let p = per_cpu.join(format!("cpu{cpu}/trace_pipe_raw"));
-            match fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&p)
-            {
-                Ok(f) => readers.push((cpu, f)),
-                // Possible but offline CPUs.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENODEV | libc::ENOENT)) => {}
-                Err(source) => {
-                    return Err(RecordError::Io {
-                        what: "opening".into(),
-                        path: p,
-                        source,
-                    })
-                }
-            }
-        }
-        if readers.is_empty() {
-            return Err(RecordError::NoTracefs {
-                detail: format!("no per-CPU buffers under {}", per_cpu.display()),
-            });
-        }
+        let kernel_filter = enable_events(&instance, &device.event_filter(), requeue.is_some())?;
+        let readers = open_cpu_buffers(&instance)?;
 
         let start_cpu_ns = process_cpu_ns();
         let summary = RecordSummary {

@@ -14,6 +14,10 @@ use storbench_testkit::Mounted;
 use storbench_trace::Op;
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn records_a_known_fio_workload() {
     let Some(rig) = rig(&["fio"], 64 << 20) else {
         return;
@@ -172,6 +176,10 @@ fn records_discards_and_flushes_of_a_filesystem() {
 /// `duration` only bounds a hang (it is tested by `mounts_tracefs_when_nobody_has` and
 /// `reads_a_small_buffer_before_it_fills`).
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn writes_a_parquet_trace_with_streams_and_idle_time() {
     use storbench_record::sink::{trace_meta, TraceSink};
     use storbench_trace::TraceWriter;
@@ -459,6 +467,10 @@ fn dd_write(dev: &std::path::Path, block: u64) -> std::process::Child {
 /// by a file on a filesystem that is frozen (`fsfreeze`), so its writes wait in the
 /// loop driver until the filesystem is thawed.
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn requests_in_flight_at_start_and_end_are_counted() {
     use storbench_record::sink::{trace_meta, TraceSink};
     use storbench_trace::TraceWriter;

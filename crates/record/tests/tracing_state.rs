@@ -75,6 +75,10 @@ fn storbench_instances(tracefs: &Path) -> Vec<String> {
 /// it) made them differ. Now fio's requests are compared one by one, and for all the
 /// other instance must have at least as many events as the recorder.
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn leaves_other_tracing_untouched_and_sees_the_same_requests() {
     let Some(rig) = rig(&["fio"], 32 << 20) else {
         return;

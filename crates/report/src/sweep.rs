@@ -508,15 +508,7 @@ fn heat_map(g: &Grid, xname: &str, yname: &str, fig: &str) -> String {
 
 fn line_chart(g: &Grid, xname: &str, yname: &str, fig: &str) -> String {
     let (w, h, left, right, top, bottom) = (440.0, 260.0, 64.0, 12.0, 10.0, 40.0);
-    let numeric_x = g.xs.iter().all(|c| c.as_f64().is_some());
-    let xpos: Vec<f64> = if numeric_x && g.xs.len() > 1 {
-        let v: Vec<f64> = g.xs.iter().map(|c| c.as_f64().unwrap()).collect();
-        let (a, b) = (v[0], v[v.len() - 1]);
-        v.iter().map(|x| (x - a) / (b - a)).collect()
-    } else {
-        let n = g.xs.len().max(2) - 1;
-        (0..g.xs.len()).map(|i| i as f64 / n as f64).collect()
-    };
+    let xpos = x_positions(g);
     let vals: Vec<f64> = g.mean.iter().flatten().flatten().copied().collect();
     let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let lo = vals.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
@@ -584,19 +576,37 @@ fn line_chart(g: &Grid, xname: &str, yname: &str, fig: &str) -> String {
     }
     s.push_str("</svg>");
     if g.ys.len() > 1 {
-        s.push_str("<div class=\"legend\">");
-        for (yi, yv) in g.ys.iter().enumerate() {
-            let _ = write!(
-                s,
-                "<span><i style=\"background:{}\"></i>{} = {}</span>",
-                PALETTE[yi % PALETTE.len()],
-                esc(yname),
-                esc(&yv.text())
-            );
-        }
-        s.push_str("</div>");
+        s += &legend(g, yname);
     }
     s
+}
+
+/// Where each x value sits, 0 to 1: by value when all are numbers, evenly otherwise.
+fn x_positions(g: &Grid) -> Vec<f64> {
+    let numeric_x = g.xs.iter().all(|c| c.as_f64().is_some());
+    if numeric_x && g.xs.len() > 1 {
+        let v: Vec<f64> = g.xs.iter().map(|c| c.as_f64().unwrap()).collect();
+        let (a, b) = (v[0], v[v.len() - 1]);
+        v.iter().map(|x| (x - a) / (b - a)).collect()
+    } else {
+        let n = g.xs.len().max(2) - 1;
+        (0..g.xs.len()).map(|i| i as f64 / n as f64).collect()
+    }
+}
+
+/// The line chart's legend: one colour per y value.
+fn legend(g: &Grid, yname: &str) -> String {
+    let mut s = String::from("<div class=\"legend\">");
+    for (yi, yv) in g.ys.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<span><i style=\"background:{}\"></i>{} = {}</span>",
+            PALETTE[yi % PALETTE.len()],
+            esc(yname),
+            esc(&yv.text())
+        );
+    }
+    s + "</div>"
 }
 
 /// The axes of one procedure's rows: parameters (and workload, preset) that take more
@@ -671,6 +681,59 @@ fn table_html(t: &SweepTable) -> String {
     s
 }
 
+/// One procedure's figures in a sweep: a heat map (two axes) and a line chart per
+/// figure column, over the rows whose `procedure` column (index `pc`) is `p`.
+fn procedure_html(s: &mut String, t: &SweepTable, pc: usize, p: &str) {
+    let rows: Vec<&Vec<Cell>> = t.rows.iter().filter(|r| r[pc].text() == p).collect();
+    let ax = axes(t, &rows);
+    let figures: Vec<usize> = t
+        .meta
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            c.role == Role::Figure
+                && c.kind != Kind::Text
+                && rows.iter().any(|r| r[*i].as_f64().is_some())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let _ = writeln!(s, "<h4>{} ({} points)</h4>", esc(p), rows.len());
+    let Some(&x) = ax.first() else {
+        s.push_str("<p class=\"note\">No axis varies among these points: see the table.</p>\n");
+        return;
+    };
+    let y = ax.get(1).copied();
+    let name = |i: usize| t.meta.columns[i].name.clone();
+    if ax.len() > 2 {
+        let rest: Vec<String> = ax[2..].iter().map(|&i| name(i)).collect();
+        let _ = writeln!(
+            s,
+            "<p class=\"note\">Also averaged over: {}.</p>",
+            esc(&rest.join(", "))
+        );
+    }
+    let yname = y.map_or("-".to_string(), name);
+    for f in figures {
+        let g = grid(&rows, x, y, f);
+        let fname = name(f);
+        let _ = writeln!(
+            s,
+            "<div class=\"sweepfig\" id=\"sweep-{}-{}\"><div><b>{}</b> <span class=\"note\">(mean of up to {} point(s) per cell)</span><br>{}</div><div>{}</div></div>",
+            esc(p),
+            esc(&fname),
+            esc(&fname),
+            g.per_cell,
+            if y.is_some() {
+                heat_map(&g, &name(x), &yname, &fname)
+            } else {
+                String::new()
+            },
+            line_chart(&g, &name(x), &yname, &fname)
+        );
+    }
+}
+
 /// The report's sweep section for these datasets (`dir`, table), or an empty string.
 pub fn section_html(sweeps: &[(PathBuf, SweepTable)]) -> String {
     if sweeps.is_empty() {
@@ -704,56 +767,7 @@ pub fn section_html(sweeps: &[(PathBuf, SweepTable)]) -> String {
             }
         }
         for p in procs {
-            let rows: Vec<&Vec<Cell>> = t.rows.iter().filter(|r| r[pc].text() == p).collect();
-            let ax = axes(t, &rows);
-            let figures: Vec<usize> = t
-                .meta
-                .columns
-                .iter()
-                .enumerate()
-                .filter(|(i, c)| {
-                    c.role == Role::Figure
-                        && c.kind != Kind::Text
-                        && rows.iter().any(|r| r[*i].as_f64().is_some())
-                })
-                .map(|(i, _)| i)
-                .collect();
-            let _ = writeln!(s, "<h4>{} ({} points)</h4>", esc(&p), rows.len());
-            let Some(&x) = ax.first() else {
-                s.push_str(
-                    "<p class=\"note\">No axis varies among these points: see the table.</p>\n",
-                );
-                continue;
-            };
-            let y = ax.get(1).copied();
-            let name = |i: usize| t.meta.columns[i].name.clone();
-            if ax.len() > 2 {
-                let rest: Vec<String> = ax[2..].iter().map(|&i| name(i)).collect();
-                let _ = writeln!(
-                    s,
-                    "<p class=\"note\">Also averaged over: {}.</p>",
-                    esc(&rest.join(", "))
-                );
-            }
-            let yname = y.map_or("-".to_string(), name);
-            for f in figures {
-                let g = grid(&rows, x, y, f);
-                let fname = name(f);
-                let _ = writeln!(
-                    s,
-                    "<div class=\"sweepfig\" id=\"sweep-{}-{}\"><div><b>{}</b> <span class=\"note\">(mean of up to {} point(s) per cell)</span><br>{}</div><div>{}</div></div>",
-                    esc(&p),
-                    esc(&fname),
-                    esc(&fname),
-                    g.per_cell,
-                    if y.is_some() {
-                        heat_map(&g, &name(x), &yname, &fname)
-                    } else {
-                        String::new()
-                    },
-                    line_chart(&g, &name(x), &yname, &fname)
-                );
-            }
+            procedure_html(&mut s, t, pc, &p);
         }
         s.push_str(&table_html(t));
     }

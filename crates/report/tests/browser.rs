@@ -18,6 +18,10 @@ fn artifacts() -> PathBuf {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn report_draws_every_chart_without_console_errors() {
     let Some(chrome) = chromium::find_chromium() else {
         eprintln!("skipped: chromium not found (install Debian's `chromium` package)");

@@ -114,6 +114,10 @@ fn fidelity() -> Fidelity {
 }
 
 /// A phase of every kind of work, every optional part present.
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table: one phase of every kind of work"
+)]
 fn phases() -> Vec<PhaseRecord> {
     let p = PathBuf::from("p");
     let spec = GenSpec {
@@ -292,6 +296,10 @@ fn bench_summary() -> BenchSummary {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table: one result of every procedure, walked field by field"
+)]
 fn every_field_of_every_procedures_result_puts_its_unit_last() {
     let mut bad = Vec::new();
     let run = RunConfig {

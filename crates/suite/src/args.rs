@@ -22,28 +22,56 @@ use storbench_engine::DataKind;
 use storbench_workload::generator::{Mix, Pattern, SpanSpec};
 use storbench_workload::units::{self, QuantityError};
 
-fn expected(e: QuantityError) -> String {
-    format!("expected {}", e.expected)
+/// A flag's value that does not parse; clap shows it after the flag and the value.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("expected {0}")]
+    Expected(&'static str),
+    #[error("expected `none` or {0}")]
+    ExpectedOrNone(&'static str),
+    #[error("{0}")]
+    Span(String),
+    #[error("unknown kind; use random, zeros or compressible:RATIO")]
+    UnknownData,
+    #[error("`{0}` is not a number (e.g. compressible:2)")]
+    NotARatio(String),
+    #[error("the ratio must be at least 1")]
+    RatioBelowOne,
+    #[error(
+        "unknown pattern; use read, write, randread, randwrite, rw, randrw[:READ_PCT] or trim"
+    )]
+    UnknownPattern,
+    #[error("READ_PCT must be 0..100")]
+    ReadPct,
+    #[error("only randrw and rw take :READ_PCT")]
+    ReadPctNotTaken,
+    /// A value that parses but would do no work (`record --time 0`): what to give.
+    #[error("{0}")]
+    NoWork(&'static str),
+}
+
+fn expected(e: QuantityError) -> ValueError {
+    ValueError::Expected(e.expected)
 }
 
 /// A size in bytes: `4096`, `4k`, `1.5k`, `128KiB`, `1g` (k/m/g/t = powers of 1024).
-pub fn size(s: &str) -> Result<u64, String> {
+pub fn size(s: &str) -> Result<u64, ValueError> {
     units::parse_size("", s).map_err(expected)
 }
 
 /// A duration: `250us`, `500ms`, `10s`, `2min`, `1h`; a bare number is seconds.
-pub fn duration(s: &str) -> Result<Duration, String> {
+pub fn duration(s: &str) -> Result<Duration, ValueError> {
     units::parse_duration("", s).map_err(expected)
 }
 
 /// A share of a capacity: `75%` or `0.75`.
-pub fn fraction(s: &str) -> Result<f64, String> {
+pub fn fraction(s: &str) -> Result<f64, ValueError> {
     units::parse_fraction("", s).map_err(expected)
 }
 
 /// A region: a size (`1g`) or a percentage of the capacity (`75%`).
-pub fn span(s: &str) -> Result<SpanSpec, String> {
-    SpanSpec::parse(s).map_err(|e| e.0)
+pub fn span(s: &str) -> Result<SpanSpec, ValueError> {
+    SpanSpec::parse(s).map_err(|e| ValueError::Span(e.0))
 }
 
 /// `--max-idle` of `replay`: cut idle gaps longer than a duration, or `none`.
@@ -51,29 +79,27 @@ pub fn span(s: &str) -> Result<SpanSpec, String> {
 pub struct MaxIdle(pub Option<Duration>);
 
 /// `none` or a duration.
-pub fn max_idle(s: &str) -> Result<MaxIdle, String> {
+pub fn max_idle(s: &str) -> Result<MaxIdle, ValueError> {
     if s.trim().eq_ignore_ascii_case("none") {
         return Ok(MaxIdle(None));
     }
     units::parse_duration("", s)
         .map(|d| MaxIdle(Some(d)))
-        .map_err(|e| format!("expected `none` or {}", e.expected))
+        .map_err(|e| ValueError::ExpectedOrNone(e.expected))
 }
 
 /// `--data`: random, zeros or compressible:RATIO.
-pub fn data(s: &str) -> Result<DataKind, String> {
+pub fn data(s: &str) -> Result<DataKind, ValueError> {
     match s {
         "random" => Ok(DataKind::Random),
         "zeros" => Ok(DataKind::Zeros),
         _ => {
             let Some(r) = s.strip_prefix("compressible:") else {
-                return Err("unknown kind; use random, zeros or compressible:RATIO".into());
+                return Err(ValueError::UnknownData);
             };
-            let v: f64 = r
-                .parse()
-                .map_err(|_| format!("`{r}` is not a number (e.g. compressible:2)"))?;
+            let v: f64 = r.parse().map_err(|_| ValueError::NotARatio(r.to_owned()))?;
             if !(v >= 1.0 && v.is_finite()) {
-                return Err("the ratio must be at least 1".into());
+                return Err(ValueError::RatioBelowOne);
             }
             Ok(DataKind::Compressible(v))
         }
@@ -109,23 +135,20 @@ pub struct Rw {
 
 impl Rw {
     /// Parse `NAME[:READ_PCT]` (`randrw:70`).
-    pub fn parse(s: &str) -> Result<Rw, String> {
+    pub fn parse(s: &str) -> Result<Rw, ValueError> {
         let (name, pct) = match s.split_once(':') {
             Some((n, p)) => (n, Some(p)),
             None => (s, None),
         };
-        let name = RwName::from_str(name, false).map_err(|_| {
-            "unknown pattern; use read, write, randread, randwrite, rw, randrw[:READ_PCT] or trim"
-                .to_owned()
-        })?;
+        let name = RwName::from_str(name, false).map_err(|_| ValueError::UnknownPattern)?;
         let read_pct = match (name, pct) {
             (RwName::Rw | RwName::Randrw, None) => 50,
             (RwName::Rw | RwName::Randrw, Some(p)) => p
                 .parse::<u8>()
                 .ok()
                 .filter(|v| *v <= 100)
-                .ok_or("READ_PCT must be 0..100")?,
-            (_, Some(_)) => return Err("only randrw and rw take :READ_PCT".into()),
+                .ok_or(ValueError::ReadPct)?,
+            (_, Some(_)) => return Err(ValueError::ReadPctNotTaken),
             (RwName::Read | RwName::Randread, None) => 100,
             (_, None) => 0,
         };
@@ -242,7 +265,7 @@ impl EngineArgs {
     /// `--qd`, or `default`; checked as `run` checks it.
     pub fn qd_or(&self, default: u32) -> Result<u32, SuiteError> {
         let qd = self.qd.unwrap_or(default);
-        crate::units::check_qd("--qd", qd).map_err(SuiteError::Invalid)?;
+        crate::units::check_qd("--qd", qd)?;
         Ok(qd)
     }
 
@@ -486,13 +509,17 @@ mod tests {
         assert_eq!(fraction("75%"), Ok(0.75));
         assert_eq!(span("75%"), Ok(SpanSpec::Percent(75.0)));
         assert_eq!(span("1g"), Ok(SpanSpec::Bytes(1 << 30)));
-        assert!(size("1.3k").unwrap_err().starts_with("expected a size"));
+        assert!(size("1.3k")
+            .unwrap_err()
+            .to_string()
+            .starts_with("expected a size"));
         assert!(duration("soon")
             .unwrap_err()
+            .to_string()
             .starts_with("expected a duration"));
         assert!(matches!(data("compressible:2"), Ok(DataKind::Compressible(r)) if r == 2.0));
-        assert!(data("compressible:0.5").is_err());
-        assert!(data("ones").is_err());
+        assert_eq!(data("compressible:0.5"), Err(ValueError::RatioBelowOne));
+        assert_eq!(data("ones"), Err(ValueError::UnknownData));
     }
 
     #[test]

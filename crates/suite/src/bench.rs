@@ -213,8 +213,9 @@ impl Plans for BenchConfig {
         });
         if self.state == DriveState::Used {
             if self.used_passes == 0 {
-                return Err(SuiteError::Invalid(
-                    "--used-passes 0: a used drive has run the trace at least once; hint: use --state seasoned".into(),
+                return Err(SuiteError::refused(
+                    "--used-passes 0: a used drive has run the trace at least once",
+                    "use --state seasoned",
                 ));
             }
             for i in 1..=self.used_passes {
@@ -293,10 +294,10 @@ impl Procedure for BenchConfig {
         let Workload::Profile { name, scale, seed } = &self.workload else {
             let p = self.trace_path(dir.path());
             if !p.is_file() {
-                return Err(SuiteError::Invalid(format!(
-                    "{}: no such trace file; hint: import or synthesize one first, or pass a profile name (storbench profiles)",
-                    p.display()
-                )));
+                return Err(SuiteError::refused(
+                    format!("{}: no such trace file", p.display()),
+                    "import or synthesize one first, or pass a profile name (storbench profiles)",
+                ));
             }
             return Ok(());
         };
@@ -309,9 +310,10 @@ impl Procedure for BenchConfig {
             return Ok(());
         }
         let profile = storbench_workload::synth::load(name).map_err(|e| {
-            SuiteError::Invalid(format!(
-                "profile {name}: {e}; hint: `storbench profiles` lists them"
-            ))
+            SuiteError::refused(
+                format!("profile {name}: {e}"),
+                "`storbench profiles` lists them",
+            )
         })?;
         let opts = storbench_workload::synth::SynthOptions {
             scale: *scale,
@@ -326,10 +328,13 @@ impl Procedure for BenchConfig {
         storbench_workload::synth::generate(&profile, &opts, &mut w, &mut |_, _| {}).map_err(
             |e| match e {
                 // Here the footprint is the tested span: say what to change in this command.
-                e @ SynthError::FootprintTooSmall { .. } => synth_err(format!(
-                    "{e}\n  hint: the profile's footprint shrinks with --scale ({:.1} MiB of offsets at scale {scale}): use a larger --scale",
-                    opts.capacity_bytes as f64 / (1u64 << 20) as f64
-                )),
+                e @ SynthError::FootprintTooSmall { .. } => SuiteError::refused(
+                    format!("synthesizing {name}: {e}"),
+                    format!(
+                        "the profile's footprint shrinks with --scale ({:.1} MiB of offsets at scale {scale}): use a larger --scale",
+                        opts.capacity_bytes as f64 / (1u64 << 20) as f64
+                    ),
+                ),
                 e => synth_err(e.to_string()),
             },
         )?;
@@ -341,8 +346,7 @@ impl Procedure for BenchConfig {
         if !(self.span_fraction > 0.0 && self.span_fraction <= 1.0) {
             return Err(SuiteError::Invalid("--span must be in (0, 100%]".into()));
         }
-        crate::units::check_qd("the default queue depth", self.default_qd)
-            .map_err(SuiteError::Invalid)?;
+        crate::units::check_qd("the default queue depth", self.default_qd)?;
         let mut plans = self.state_plans(dir, info)?;
         plans.push(self.replay_plan(
             "replay",

@@ -111,8 +111,8 @@ impl Procedure for ConsistencyConfig {
             ));
         }
         use crate::units::{check_block, check_duration, check_qd};
+        crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
         check_qd("--qd", self.qd)
-            .and_then(|_| crate::units::check_jobs(self.jobs).map_err(|e| e.to_string()))
             .and_then(|_| check_block("--bs", self.block_bytes, info.logical_block_bytes))
             .and_then(|_| {
                 check_block(
@@ -121,8 +121,7 @@ impl Procedure for ConsistencyConfig {
                     info.logical_block_bytes,
                 )
             })
-            .and_then(|_| check_duration("--time", self.duration_ns))
-            .map_err(SuiteError::Invalid)?;
+            .and_then(|_| check_duration("--time", self.duration_ns))?;
         if self.round_ns < NS_PER_S || self.score_last_s == 0 || self.window_rounds < 2 {
             return Err(SuiteError::Invalid(
                 "--round must be at least 1s, and scores and the steady-state window need at least 1 s and 2 rounds".into(),

@@ -406,6 +406,16 @@ pub enum SuiteError {
     Refused { message: String, hint: String },
 }
 
+impl SuiteError {
+    /// Input the run cannot use, with what to do instead ([`SuiteError::Refused`]).
+    pub fn refused(message: impl Into<String>, hint: impl Into<String>) -> SuiteError {
+        SuiteError::Refused {
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
 /// How a procedure runs: stop flag (Ctrl-C, tests), progress bars, checkpoint interval.
 #[derive(Clone, Debug)]
 pub struct Control {

@@ -302,12 +302,15 @@ fn open_run<P: Procedure>(
     let recorded = recorded_in(&rd)?;
     let mut real = cfg.real_open();
     if recorded.is_none() && real.destroy_data.is_some() {
-        return Err(SuiteError::Invalid(format!(
-            "{}: the run was started by a storbench that did not record which device you agreed to destroy, \
-             so a resume cannot check that {} is still that device; hint: start a new run",
-            dir.display(),
-            cfg.target_spec()
-        )));
+        return Err(SuiteError::refused(
+            format!(
+                "{}: the run was started by a storbench that did not record which device you agreed to destroy, \
+                 so a resume cannot check that {} is still that device",
+                dir.display(),
+                cfg.target_spec()
+            ),
+            "start a new run",
+        ));
     }
     if consent.is_some() {
         real.destroy_data.clone_from(&consent);

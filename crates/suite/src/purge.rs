@@ -76,6 +76,61 @@ pub fn purge_path(path: &Path) -> Result<PurgeReport, std::io::Error> {
     purge_fd(f.as_fd(), path)
 }
 
+/// Milliseconds since `s`.
+fn ms(s: Instant) -> u64 {
+    s.elapsed().as_millis() as u64
+}
+
+/// Purges a block device: secure discard, else discard, else zeroes (not fresh).
+fn purge_block(
+    fd: std::os::fd::RawFd,
+    started: Instant,
+    ctx: &dyn Fn(&str, std::io::Error) -> std::io::Error,
+) -> Result<PurgeReport, std::io::Error> {
+    let size = device_size(fd).map_err(|e| ctx("BLKGETSIZE64", e))?;
+    match range_ioctl(fd, BLKSECDISCARD, 0, size) {
+        Ok(()) => {
+            return Ok(PurgeReport {
+                method: PurgeMethod::SecureDiscard,
+                bytes: size,
+                fresh: true,
+                wall_ms: ms(started),
+                note: None,
+            })
+        }
+        Err(e) if unsupported(&e) => {}
+        Err(e) => return Err(ctx("BLKSECDISCARD", e)),
+    }
+    match range_ioctl(fd, BLKDISCARD, 0, size) {
+        Ok(()) => {
+            return Ok(PurgeReport {
+                method: PurgeMethod::Discard,
+                bytes: size,
+                fresh: true,
+                wall_ms: ms(started),
+                note: Some(
+                    "secure discard not supported; discarded the whole device instead".into(),
+                ),
+            })
+        }
+        Err(e) if unsupported(&e) => {}
+        Err(e) => return Err(ctx("BLKDISCARD", e)),
+    }
+    range_ioctl(fd, BLKZEROOUT, 0, size).map_err(|e| ctx("BLKZEROOUT", e))?;
+    Ok(PurgeReport {
+        method: PurgeMethod::ZeroOut,
+        bytes: size,
+        fresh: false,
+        wall_ms: ms(started),
+        note: Some(
+            "the device supports neither secure discard nor discard: it was zeroed instead, \
+             which does NOT return an SSD to its fresh state; secure-erase it (hdparm or nvme format) \
+             before the run for results comparable to the seeds"
+                .into(),
+        ),
+    })
+}
+
 /// Purge the block device or regular file open as `fd` for writing (`path` names it
 /// in messages).
 pub fn purge_fd(fd: BorrowedFd<'_>, path: &Path) -> Result<PurgeReport, std::io::Error> {
@@ -89,50 +144,8 @@ pub fn purge_fd(fd: BorrowedFd<'_>, path: &Path) -> Result<PurgeReport, std::io:
     );
     let md = f.metadata().map_err(|e| ctx("reading metadata", e))?;
     let fd = f.as_raw_fd();
-    let ms = |s: Instant| s.elapsed().as_millis() as u64;
     if md.file_type().is_block_device() {
-        let size = device_size(fd).map_err(|e| ctx("BLKGETSIZE64", e))?;
-        match range_ioctl(fd, BLKSECDISCARD, 0, size) {
-            Ok(()) => {
-                return Ok(PurgeReport {
-                    method: PurgeMethod::SecureDiscard,
-                    bytes: size,
-                    fresh: true,
-                    wall_ms: ms(started),
-                    note: None,
-                })
-            }
-            Err(e) if unsupported(&e) => {}
-            Err(e) => return Err(ctx("BLKSECDISCARD", e)),
-        }
-        match range_ioctl(fd, BLKDISCARD, 0, size) {
-            Ok(()) => {
-                return Ok(PurgeReport {
-                    method: PurgeMethod::Discard,
-                    bytes: size,
-                    fresh: true,
-                    wall_ms: ms(started),
-                    note: Some(
-                        "secure discard not supported; discarded the whole device instead".into(),
-                    ),
-                })
-            }
-            Err(e) if unsupported(&e) => {}
-            Err(e) => return Err(ctx("BLKDISCARD", e)),
-        }
-        range_ioctl(fd, BLKZEROOUT, 0, size).map_err(|e| ctx("BLKZEROOUT", e))?;
-        return Ok(PurgeReport {
-            method: PurgeMethod::ZeroOut,
-            bytes: size,
-            fresh: false,
-            wall_ms: ms(started),
-            note: Some(
-                "the device supports neither secure discard nor discard: it was zeroed instead, \
-                 which does NOT return an SSD to its fresh state; secure-erase it (hdparm or nvme format) \
-                 before the run for results comparable to the seeds"
-                    .into(),
-            ),
-        });
+        return purge_block(fd, started, &ctx);
     }
     if !md.file_type().is_file() {
         return Err(ctx(

@@ -185,8 +185,9 @@ impl Procedure for ReplayConfig {
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
         if self.time_limit_ns == Some(0) {
-            return Err(SuiteError::Invalid(
-                "--time 0: a replay of no time does no work; hint: give a duration, e.g. --time 10s, or leave it out to replay the whole trace".into(),
+            return Err(SuiteError::refused(
+                "--time 0: a replay of no time does no work",
+                "give a duration, e.g. --time 10s, or leave it out to replay the whole trace",
             ));
         }
         crate::units::check_jobs(self.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;

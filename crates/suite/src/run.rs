@@ -87,16 +87,8 @@ pub fn spec(cfg: &RunConfig, info: &TargetInfo) -> Result<GenSpec, SuiteError> {
     if cfg.qd == 0 || cfg.qd > MAX_QD {
         return bad(format!("--qd {}: must be between 1 and {MAX_QD}", cfg.qd));
     }
+    check(cfg)?;
     crate::units::check_jobs(cfg.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
-    if cfg.time_limit_ns == Some(0) {
-        return bad(
-            "--time 0: a run of no time does no work; hint: give a duration, e.g. --time 10s"
-                .into(),
-        );
-    }
-    if cfg.limit_bytes == Some(0) {
-        return bad("--bytes 0: a run of no bytes does no work; hint: give a size, e.g. --bytes 1g, or leave it out for one pass over the span".into());
-    }
     let lbs = u64::from(info.logical_block_bytes.max(1));
     if !cfg.block_bytes.is_multiple_of(lbs) {
         return bad(format!(

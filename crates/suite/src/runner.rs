@@ -748,10 +748,13 @@ impl<'a> Runner<'a> {
             });
         };
         let carry: Carry = serde_json::from_value(cp.carry.clone()).map_err(|e| {
-            SuiteError::Invalid(format!(
-                "state.json: phase {}: checkpoint does not read back: {e}; hint: finish the run with the storbench version that started it",
-                plan.name
-            ))
+            SuiteError::refused(
+                format!(
+                    "state.json: phase {}: checkpoint does not read back: {e}",
+                    plan.name
+                ),
+                "finish the run with the storbench version that started it",
+            )
         })?;
         let jobs = carry.positions();
         if jobs.len() != plan.jobs.max(1) as usize {

@@ -137,7 +137,7 @@ impl Procedure for SeasonConfig {
     }
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
-        crate::units::check_qd("--qd", self.qd).map_err(SuiteError::Invalid)?;
+        crate::units::check_qd("--qd", self.qd)?;
         if self.passes == 0 {
             return Err(SuiteError::Invalid("--passes must be at least 1".into()));
         }

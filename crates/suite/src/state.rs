@@ -50,23 +50,23 @@ pub enum StateError {
     Refused(#[source] std::io::Error),
     #[error("{path}: not a storbench run state: {message}")]
     Corrupt { path: PathBuf, message: String },
-    #[error("{path}: the run was started by another storbench (state version {found}; this one reads version {STATE_VERSION}), so it cannot be continued here; hint: finish it with the storbench that started it, or start a new run (--replace discards it)")]
+    #[error("{path}: the run was started by another storbench (state version {found}; this one reads version {STATE_VERSION}), so it cannot be continued here")]
     Version { path: PathBuf, found: u32 },
-    #[error("{dir}: already holds a run ({procedure}); hint: continue an unfinished one with `--resume {dir}`, choose another directory, or pass --replace to discard it")]
+    #[error("{dir}: already holds a run ({procedure})")]
     Exists { dir: PathBuf, procedure: String },
-    #[error("{dir}: holds {name}, which the run would replace; hint: choose another directory, or pass --replace to discard it")]
+    #[error("{dir}: holds {name}, which the run would replace")]
     Occupied { dir: PathBuf, name: String },
-    #[error("{dir}: holds no run state ({STATE_FILE} missing); hint: start a run there first, without --resume")]
+    #[error("{dir}: holds no run state ({STATE_FILE} missing)")]
     Missing { dir: PathBuf },
     #[error("{dir}: another storbench process is running in this directory")]
     Locked { dir: PathBuf },
-    #[error("{dir}: the run there is a `{found}` run, not `{expected}`; hint: resume it with `storbench {found} --resume {dir}`")]
+    #[error("{dir}: the run there is a `{found}` run, not `{expected}`")]
     WrongProcedure {
         dir: PathBuf,
         found: String,
         expected: String,
     },
-    #[error("{path}: {message}; hint: if its content is yours, give it back to your user and take write access from others (chown, chmod go-w), or start a new run")]
+    #[error("{path}: {message}")]
     Untrusted { path: PathBuf, message: String },
     #[error("{path}: line {line}: {message}")]
     Journal {
@@ -74,6 +74,21 @@ pub enum StateError {
         line: u64,
         message: String,
     },
+}
+
+impl StateError {
+    /// What to do instead, when there is something to say (shown apart from the message).
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            StateError::Version { .. } => "finish it with the storbench that started it, or start a new run (--replace discards it)".into(),
+            StateError::Exists { dir, .. } => format!("continue an unfinished one with `--resume {}`, choose another directory, or pass --replace to discard it", dir.display()),
+            StateError::Occupied { .. } => "choose another directory, or pass --replace to discard it".into(),
+            StateError::Missing { .. } => "start a run there first, without --resume".into(),
+            StateError::WrongProcedure { dir, found, .. } => format!("resume it with `storbench {found} --resume {}`", dir.display()),
+            StateError::Untrusted { .. } => "if its content is yours, give it back to your user and take write access from others (chown, chmod go-w), or start a new run".into(),
+            _ => return None,
+        })
+    }
 }
 
 /// An I/O error on `path`, or the refusal of a file in the run directory (a link, a
@@ -795,9 +810,13 @@ mod tests {
         fs::write(tmp.path().join(STATE_FILE), v.to_string()).unwrap();
         let e = read_state(tmp.path()).unwrap_err();
         assert!(matches!(e, StateError::Version { found: 1, .. }), "{e}");
+        assert!(
+            e.hint().is_some_and(|h| h.contains("start a new run")),
+            "{e:?}"
+        );
         let text = e.to_string();
         assert!(
-            text.contains("state.json") && text.contains("version 1") && text.contains("hint:"),
+            text.contains("state.json") && text.contains("version 1") && !text.contains("hint:"),
             "{text}"
         );
     }

@@ -12,8 +12,12 @@ use storbench_sim::SimSsd;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetOpenError {
-    #[error("simulated drive `{spec}`: {message}")]
-    Sim { spec: String, message: String },
+    /// `error` is shown in the message, its hint apart ([`TargetOpenError::hint`]).
+    #[error("simulated drive `{spec}`: {error}")]
+    Sim {
+        spec: String,
+        error: storbench_sim::SimError,
+    },
     #[error("target `{spec}`: {source}")]
     Real {
         spec: String,
@@ -33,6 +37,16 @@ pub enum SuiteTarget {
 }
 
 /// The spec names a simulated drive.
+impl TargetOpenError {
+    /// What to do instead, when the error has something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            TargetOpenError::Sim { error, .. } => error.hint(),
+            _ => None,
+        }
+    }
+}
+
 pub fn is_sim_spec(spec: &str) -> bool {
     spec.starts_with("sim:") || spec == "sim"
 }
@@ -58,9 +72,9 @@ impl SuiteTarget {
         buffers: Option<storbench_engine::BufferPlan>,
     ) -> Result<SuiteTarget, TargetOpenError> {
         if is_sim_spec(spec) {
-            let ssd = storbench_sim::open_spec(spec).map_err(|e| TargetOpenError::Sim {
+            let ssd = storbench_sim::open_spec(spec).map_err(|error| TargetOpenError::Sim {
                 spec: spec.to_owned(),
-                message: e.to_string(),
+                error,
             })?;
             return Ok(SuiteTarget::Sim(Box::new(ssd)));
         }

@@ -57,6 +57,31 @@ fn measure(name: &str, title: &str, bytes: u64, qd: u32) -> PhasePlan {
     )
 }
 
+/// The options and the target a TRIM check can run with.
+fn check_target(c: &TrimCheckConfig, info: &TargetInfo) -> Result<(), SuiteError> {
+    if !info.discard {
+        return Err(SuiteError::Invalid(format!(
+            "{}: the target does not support discard (TRIM), so a TRIM check cannot run",
+            info.name
+        )));
+    }
+    if !(c.measure_fraction > 0.0 && c.measure_fraction <= 1.0) {
+        return Err(SuiteError::Invalid("--measure must be in (0, 100%]".into()));
+    }
+    use crate::units::{check_duration, check_qd};
+    crate::units::check_jobs(c.jobs).map_err(|e| SuiteError::Invalid(e.to_string()))?;
+    check_qd("--qd", c.qd)
+        .and_then(|_| check_qd("the measurements' queue depth", c.measure_qd))
+        .and_then(|_| check_duration("--dirty-for", c.dirty_for_ns))?;
+    if info.logical_block_bytes > 4096 {
+        return Err(SuiteError::Invalid(format!(
+            "{}: logical blocks of {} bytes; the TRIM check writes 4 KiB blocks",
+            info.name, info.logical_block_bytes
+        )));
+    }
+    Ok(())
+}
+
 impl Procedure for TrimCheckConfig {
     const NAME: &'static str = "trim-check";
     type Args = TrimCheckArgs;
@@ -92,27 +117,7 @@ impl Procedure for TrimCheckConfig {
     }
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
-        if !info.discard {
-            return Err(SuiteError::Invalid(format!(
-                "{}: the target does not support discard (TRIM), so a TRIM check cannot run",
-                info.name
-            )));
-        }
-        if !(self.measure_fraction > 0.0 && self.measure_fraction <= 1.0) {
-            return Err(SuiteError::Invalid("--measure must be in (0, 100%]".into()));
-        }
-        use crate::units::{check_duration, check_qd};
-        check_qd("--qd", self.qd)
-            .and_then(|_| crate::units::check_jobs(self.jobs).map_err(|e| e.to_string()))
-            .and_then(|_| check_qd("the measurements' queue depth", self.measure_qd))
-            .and_then(|_| check_duration("--dirty-for", self.dirty_for_ns))
-            .map_err(SuiteError::Invalid)?;
-        if info.logical_block_bytes > 4096 {
-            return Err(SuiteError::Invalid(format!(
-                "{}: logical blocks of {} bytes; the TRIM check writes 4 KiB blocks",
-                info.name, info.logical_block_bytes
-            )));
-        }
+        check_target(self, info)?;
         let span = crate::consistency::span_of(info, self.span_fraction);
         let mbytes =
             ((span as f64 * self.measure_fraction) as u64 / (128 * 1024)).max(1) * 128 * 1024;

@@ -1,5 +1,5 @@
 //! Procedure checks on quantities (block size, queue depth, phase length, span). The
-//! parsing rules themselves live in `storbench_workload::units`, the one units module,
+//! parsing rules themselves live in `storbench_core::units`, the one units module,
 //! re-exported here for the procedures' callers.
 
 pub use storbench_workload::units::{
@@ -18,30 +18,58 @@ pub fn span_bytes(capacity_bytes: u64, fraction: f64, align_bytes: u64) -> u64 {
 /// Largest block size a procedure takes (as `run --bs`).
 pub const MAX_BLOCK_BYTES: u64 = 64 << 20;
 
+/// A quantity out of the bounds a procedure takes; `field` names the flag (or what the
+/// quantity is) as the user gave it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BoundError {
+    #[error("{field} {size}: must be between 1 byte and 64m")]
+    BlockSize { field: String, size: String },
+    #[error("{field} {size}: not a multiple of the target's logical block size ({logical_block_bytes} bytes)")]
+    Unaligned {
+        field: String,
+        size: String,
+        logical_block_bytes: u64,
+    },
+    #[error("{field} {qd}: must be between 1 and 4096")]
+    Qd { field: String, qd: u32 },
+    #[error("{field} 0: the phase would do no work; give a duration like 30s")]
+    NoTime { field: String },
+}
+
+impl From<BoundError> for crate::SuiteError {
+    fn from(e: BoundError) -> Self {
+        crate::SuiteError::Invalid(e.to_string())
+    }
+}
+
 /// A block size as `run` checks it: more than 0, at most 64 MiB, and a multiple of the
 /// target's logical block size (an unaligned size would be widened on every I/O while
 /// the result still named the size asked for).
-pub fn check_block(field: &str, bytes: u64, logical_block_bytes: u32) -> Result<(), String> {
+pub fn check_block(field: &str, bytes: u64, logical_block_bytes: u32) -> Result<(), BoundError> {
     let lbs = u64::from(logical_block_bytes.max(1));
     if bytes == 0 || bytes > MAX_BLOCK_BYTES {
-        return Err(format!(
-            "{field} {}: must be between 1 byte and 64m",
-            fmt_bytes(bytes)
-        ));
+        return Err(BoundError::BlockSize {
+            field: field.into(),
+            size: fmt_bytes(bytes),
+        });
     }
     if !bytes.is_multiple_of(lbs) {
-        return Err(format!(
-            "{field} {}: not a multiple of the target's logical block size ({lbs} bytes)",
-            fmt_bytes(bytes)
-        ));
+        return Err(BoundError::Unaligned {
+            field: field.into(),
+            size: fmt_bytes(bytes),
+            logical_block_bytes: lbs,
+        });
     }
     Ok(())
 }
 
 /// A queue depth as `run` checks it: 1 to 4096.
-pub fn check_qd(field: &str, qd: u32) -> Result<(), String> {
+pub fn check_qd(field: &str, qd: u32) -> Result<(), BoundError> {
     if qd == 0 || qd > 4096 {
-        return Err(format!("{field} {qd}: must be between 1 and 4096"));
+        return Err(BoundError::Qd {
+            field: field.into(),
+            qd,
+        });
     }
     Ok(())
 }
@@ -63,11 +91,11 @@ pub fn check_jobs(jobs: u32) -> Result<(), JobsOutOfRange> {
 }
 
 /// A phase length that must do some work.
-pub fn check_duration(field: &str, ns: u64) -> Result<(), String> {
+pub fn check_duration(field: &str, ns: u64) -> Result<(), BoundError> {
     if ns == 0 {
-        return Err(format!(
-            "{field} 0: the phase would do no work; give a duration like 30s"
-        ));
+        return Err(BoundError::NoTime {
+            field: field.into(),
+        });
     }
     Ok(())
 }

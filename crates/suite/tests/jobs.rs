@@ -173,6 +173,10 @@ fn run_two_jobs(seed: u64, dir: &Path) -> (SuiteResult<RunConfig>, Vec<IoRecord>
 /// drive sees the two jobs' I/Os interleaved in virtual time, as a multi-queue host
 /// issues them, each job keeping its 32 in flight.
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn run_jobs_offsets_come_from_the_seed_job_by_job_and_interleave_on_sim() {
     let tmp = tempfile::tempdir().unwrap();
     let (r, log) = run_two_jobs(5, &tmp.path().join("a"));

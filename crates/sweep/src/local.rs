@@ -94,6 +94,21 @@ fn never_stop() -> Arc<AtomicBool> {
     Arc::new(AtomicBool::new(false))
 }
 
+/// A failed point, told on stderr and counted on the bar.
+fn failure(pb: &ProgressBar, p: &Point, message: String) -> Failure {
+    // Dropped when stderr is closed: the failure is in the outcome.
+    pb.suspend(|| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "point {} ({}): {message}", p.index, p.id);
+    });
+    pb.inc(1);
+    Failure {
+        index: p.index,
+        id: p.id.clone(),
+        message,
+    }
+}
+
 /// Run `plan` into `out` with `o.jobs` points at a time, then write the dataset.
 pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, SweepError> {
     let sd = SweepDir::open(out, plan)?;
@@ -137,22 +152,7 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
                         interrupted.store(true, Ordering::Relaxed);
                     }
                     Err(PointError::Failed(message)) => {
-                        // Dropped when stderr is closed: the failure is in the outcome.
-                        pb.suspend(|| {
-                            use std::io::Write;
-                            let _ = writeln!(
-                                std::io::stderr(),
-                                "point {} ({}): {message}",
-                                p.index,
-                                p.id
-                            );
-                        });
-                        failed.lock().expect("lock").push(Failure {
-                            index: p.index,
-                            id: p.id.clone(),
-                            message,
-                        });
-                        pb.inc(1);
+                        failed.lock().expect("lock").push(failure(&pb, p, message));
                     }
                 }
             };

@@ -1001,7 +1001,7 @@ impl Sections {
                     file: file.to_owned(),
                     line,
                     message: format!("point {} ({}): {e}", pt.index, pt.run.target),
-                    hint: None,
+                    hint: e.hint(),
                 });
             }
             if let Err(e) = point::check(&pt.run) {

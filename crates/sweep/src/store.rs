@@ -48,8 +48,9 @@ pub enum SweepError {
         message: String,
         hint: &'static str,
     },
-    #[error("{0}")]
-    Busy(String),
+    /// Another sweep holds the output's lock.
+    #[error("{}: another sweep is writing there (its lock {} is held)\n  hint: wait for it, or give another -o", dir.display(), lock.display())]
+    Busy { dir: PathBuf, lock: PathBuf },
     /// A point that failed or was stopped (runners that run one point at a time).
     #[error("{0}")]
     Point(String),
@@ -99,13 +100,12 @@ impl SweepDir {
             .open_in_place(LOCK_FILE, true)
             .map_err(io(&lock_path, "opening the lock"))?
             .expect("created when missing");
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
-            SweepError::Busy(format!(
-                "{}: another sweep is writing there (its lock {} is held)\n  hint: wait for it, or give another -o",
-                dir.display(),
-                lock_path.display()
-            ))
-        })?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
+            |_| SweepError::Busy {
+                dir: dir.to_path_buf(),
+                lock: lock_path.clone(),
+            },
+        )?;
         out.write(PLAN_FILE, plan.text.as_bytes())
             .map_err(io(&out.join(PLAN_FILE), "writing"))?;
         Ok(SweepDir {
@@ -256,6 +256,19 @@ impl SweepDir {
     }
 }
 
+/// Every figure of the plan's procedures, once each, in the procedures' order.
+fn plan_figures(plan: &Plan) -> Vec<(&'static str, Kind)> {
+    let mut figures: Vec<(&'static str, Kind)> = Vec::new();
+    for p in &plan.procedures {
+        for f in point::figures(p) {
+            if !figures.iter().any(|(n, _)| *n == f.0) {
+                figures.push(f);
+            }
+        }
+    }
+    figures
+}
+
 /// The dataset of `plan` from its points' records (`None`: not finished). Its columns
 /// follow from the plan alone: keys, then the plan's axes, then every figure of the
 /// plan's procedures.
@@ -288,14 +301,7 @@ pub fn dataset(plan: &Plan, records: &[Option<PointRecord>]) -> SweepTable {
     for a in plan.axes.iter().filter(|a| a.name != "preset") {
         columns.push(col(&a.name, Role::Param, Kind::of(&a.values)));
     }
-    let mut figures: Vec<(&str, Kind)> = Vec::new();
-    for p in &plan.procedures {
-        for f in point::figures(p) {
-            if !figures.iter().any(|(n, _)| *n == f.0) {
-                figures.push(f);
-            }
-        }
-    }
+    let figures = plan_figures(plan);
     columns.extend(figures.iter().map(|(n, k)| col(n, Role::Figure, *k)));
     let mut rows = Vec::new();
     for (p, rec) in plan.points.iter().zip(records) {

@@ -73,6 +73,10 @@ fn synth_with(n: u64, fifo: bool, mut f: impl FnMut(&IoRecord)) {
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "a benchmark driver: a table of subcommands"
+)]
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: trace_bench gen|gen-text|characterize|import ...";
@@ -297,6 +301,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Writes the bench workload with several Parquet writer settings; prints file size,
 /// encode and decode CPU time per row for each.
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table of Parquet writer settings, measured in turn"
+)]
 fn encodings(n: u64, dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     use arrow_array::{
         ArrayRef, DictionaryArray, Int32Array, Int64Array, RecordBatch, StringArray,

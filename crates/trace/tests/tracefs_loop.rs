@@ -54,6 +54,10 @@ fn tracefs_capture_of_loop_device_matches_raw_text() {
 
 /// Ok(()) when the test ran and passed; Err(reason) when the environment lacks
 /// something (skip). Once the loop device exists, failures panic.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario on one device or directory; its steps share state and read in order"
+)]
 fn run() -> Result<(), String> {
     if let Some(why) = skip_reason(&["losetup", "mkfs.ext4", "fio", "fstrim", "mount"]) {
         return Err(why);

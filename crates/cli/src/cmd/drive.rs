@@ -179,21 +179,18 @@ fn default_dir(procedure: &str) -> PathBuf {
 fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
     use storbench_engine::EngineError;
     match e {
-        SuiteError::Invalid(_) => {
-            let message = e.to_string();
-            // A message may carry its own, more specific hint.
-            let hint = if message.contains("hint:") {
-                ""
-            } else {
-                "check the options; `storbench sim` lists the simulated presets"
-            };
-            user(message, hint)
-        }
+        // An error with its own, more specific hint is `Refused`.
+        SuiteError::Invalid(message) => user(
+            message,
+            "check the options; `storbench sim` lists the simulated presets",
+        ),
         SuiteError::Refused { message, hint } => user(message, &hint),
         SuiteError::Target(TargetOpenError::Real { spec, source }) => {
             super::run::target_err(source).context(format!("target `{spec}`"))
         }
-        SuiteError::Target(t @ TargetOpenError::Sim { .. }) => user(t.to_string(), ""),
+        SuiteError::Target(t @ TargetOpenError::Sim { .. }) => {
+            user(t.to_string(), &t.hint().unwrap_or_default())
+        }
         // A state file or journal that cannot be written (a full disk) is a failure
         // (issue 30: it exited 2); a result directory that is not one (a file, a
         // missing parent, no permission), another run's, or a state that does not read
@@ -201,7 +198,7 @@ fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
         SuiteError::State(StateError::Io { ref source, .. }) if !super::path_mistake(source) => {
             anyhow::Error::new(e).context(format!("{procedure} in {}", dir.display()))
         }
-        SuiteError::State(s) => user(s.to_string(), ""),
+        SuiteError::State(s) => user(s.to_string(), &s.hint().unwrap_or_default()),
         SuiteError::Source { phase, source } => user(
             format!("phase {phase}: {source}"),
             "is the input a storbench trace?",

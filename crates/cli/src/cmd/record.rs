@@ -51,9 +51,11 @@ pub struct Args {
 }
 
 /// A recording length: a positive duration.
-fn positive_duration(text: &str) -> Result<Duration, String> {
+fn positive_duration(text: &str) -> Result<Duration, storbench_suite::args::ValueError> {
     match super::values::duration(text)? {
-        d if d.is_zero() => Err("a recording of no time records nothing; give e.g. 60s".into()),
+        d if d.is_zero() => Err(storbench_suite::args::ValueError::NoWork(
+            "a recording of no time records nothing; give e.g. 60s",
+        )),
         d => Ok(d),
     }
 }

@@ -76,7 +76,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let r = match storbench_sweep::run_local(&plan, &out, &o) {
         Ok(r) => r,
-        Err(e @ (SweepError::Busy(_) | SweepError::Plan(_) | SweepError::Invalid { .. })) => {
+        Err(e @ (SweepError::Busy { .. } | SweepError::Plan(_) | SweepError::Invalid { .. })) => {
             return Err(user(e))
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("sweep in {}", out.display()))),

@@ -813,7 +813,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_trim_season_and_bench_results() {
+    fn reads_trim_check_results() {
         let t = result(
             "trim-check",
             TrimCheckConfig::quick("sim:mlc-7op"),
@@ -838,6 +838,10 @@ mod tests {
                 note: None
             })
         );
+    }
+
+    #[test]
+    fn reads_season_results() {
         let seq = metrics(|m| m.data_rate_mb_per_s = 470.0);
         let restore = metrics(|m| {
             m.write_bytes = 65_000_000;
@@ -871,6 +875,10 @@ mod tests {
             (season.seq_pass_mb_s, season.restore_mb_s),
             (Some(470.0), Some(449.0))
         );
+    }
+
+    #[test]
+    fn reads_bench_results() {
         let m = metrics(|m| {
             m.data_rate_mb_per_s = 300.0;
             m.read_rate_mb_per_s = 400.0;

@@ -232,6 +232,39 @@ pub fn render(runs: &[RunView], charts: &[Chart], tables: &[Table], generator: &
     render_with(runs, charts, tables, &[], generator)
 }
 
+/// The sections in page order: the built-in procedures' first, then a section per
+/// procedure whose charts are declared as data (named by the procedure), then the rest.
+fn section_order(charts: &[Chart]) -> Vec<(&str, &str)> {
+    let mut own: Vec<&str> = Vec::new();
+    for c in charts {
+        let id = c.section.as_str();
+        if !SECTIONS.iter().any(|s| s.id == id) && !own.contains(&id) {
+            own.push(id);
+        }
+    }
+    let builtin = |s: &'static Section| (s.id, s.title);
+    SECTIONS[..4]
+        .iter()
+        .map(builtin)
+        .chain(own.iter().map(|id| (*id, *id)))
+        .chain(SECTIONS[4..].iter().map(builtin))
+        .collect()
+}
+
+/// The methods section's list of the command lines that made each result.
+fn command_lines(runs: &[RunView]) -> String {
+    let mut out = String::from("<h3>Command lines</h3>\n<pre>");
+    for r in runs {
+        out += &format!(
+            "# {} ({})\n{}\n",
+            esc(&r.label()),
+            esc(&r.source),
+            esc(&r.command_line)
+        );
+    }
+    out + "</pre>\n"
+}
+
 /// [`render`] with extra sections first (the sweeps).
 pub fn render_with(
     runs: &[RunView],
@@ -249,23 +282,7 @@ pub fn render_with(
             sec.id, sec.title, sec.html
         );
     }
-    // A procedure's charts declared as data get a section of their own, named by the
-    // procedure, after the built-in procedures' sections.
-    let mut own: Vec<&str> = Vec::new();
-    for c in charts {
-        let id = c.section.as_str();
-        if !SECTIONS.iter().any(|s| s.id == id) && !own.contains(&id) {
-            own.push(id);
-        }
-    }
-    let builtin = |s: &'static Section| (s.id, s.title);
-    let order: Vec<(&str, &str)> = SECTIONS[..4]
-        .iter()
-        .map(builtin)
-        .chain(own.iter().map(|id| (*id, *id)))
-        .chain(SECTIONS[4..].iter().map(builtin))
-        .collect();
-    for (id, title) in order {
+    for (id, title) in section_order(charts) {
         let sc: Vec<&Chart> = charts.iter().filter(|c| c.section == id).collect();
         let st: Vec<&Table> = tables.iter().filter(|t| t.section == id).collect();
         if sc.is_empty() && st.is_empty() {
@@ -286,16 +303,7 @@ pub fn render_with(
             body += &table_html(t);
         }
         if id == "methods" {
-            body += "<h3>Command lines</h3>\n<pre>";
-            for r in runs {
-                body += &format!(
-                    "# {} ({})\n{}\n",
-                    esc(&r.label()),
-                    esc(&r.source),
-                    esc(&r.command_line)
-                );
-            }
-            body += "</pre>\n";
+            body += &command_lines(runs);
         }
         body += "</section>\n";
     }

@@ -352,33 +352,31 @@ pub struct Datasheet {
     pub rand_span_bytes: Option<u64>,
 }
 
+/// A `sim:` spec or configuration that cannot build a drive. The message names the
+/// spec item; [`SimError::hint`] says what to write instead (the caller shows it).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SimError {
-    #[error("sim spec `{spec}`: must start with `sim:`\n  hint: e.g. `sim:sata-mlc-2013,capacity=4g`; presets: {presets}")]
+    #[error("sim spec `{spec}`: must start with `sim:`")]
     NotSim { spec: String, presets: String },
-    #[error("sim spec: unknown preset `{name}`\n  hint: valid presets: {presets}")]
+    #[error("sim spec: unknown preset `{name}`")]
     UnknownPreset { name: String, presets: String },
-    #[error("sim spec: unknown key `{key}`\n  hint: valid keys: {keys}")]
+    #[error("sim spec: unknown key `{key}`")]
     UnknownKey { key: String, keys: String },
-    #[error("sim spec: bad value `{value}` for `{key}`\n  hint: {hint}")]
+    #[error("sim spec: bad value `{value}` for `{key}`")]
     BadValue {
         key: String,
         value: String,
         hint: String,
     },
-    #[error(
-        "sim spec: `{item}` is not key=value\n  hint: write e.g. `capacity=4g`; valid keys: {keys}"
-    )]
+    #[error("sim spec: `{item}` is not key=value")]
     NotKeyValue { item: String, keys: String },
-    #[error(
-        "sim spec: `{key}` is given twice (`{first}`, then `{second}`)\n  hint: give each key once"
-    )]
+    #[error("sim spec: `{key}` is given twice (`{first}`, then `{second}`)")]
     DuplicateKey {
         key: String,
         first: String,
         second: String,
     },
-    #[error("sim spec `{spec}`: item {position} is empty\n  hint: {hint}")]
+    #[error("sim spec `{spec}`: item {position} is empty")]
     EmptyItem {
         spec: String,
         /// 1-based, the preset being item 0.
@@ -387,6 +385,27 @@ pub enum SimError {
     },
     #[error("sim config: {0}")]
     Invalid(String),
+}
+
+impl SimError {
+    /// What to write instead, when there is something to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            SimError::NotSim { presets, .. } => Some(format!(
+                "e.g. `sim:sata-mlc-2013,capacity=4g`; presets: {presets}"
+            )),
+            SimError::UnknownPreset { presets, .. } => Some(format!("valid presets: {presets}")),
+            SimError::UnknownKey { keys, .. } => Some(format!("valid keys: {keys}")),
+            SimError::BadValue { hint, .. } | SimError::EmptyItem { hint, .. } => {
+                Some(hint.clone())
+            }
+            SimError::NotKeyValue { keys, .. } => {
+                Some(format!("write e.g. `capacity=4g`; valid keys: {keys}"))
+            }
+            SimError::DuplicateKey { .. } => Some("give each key once".into()),
+            SimError::Invalid(_) => None,
+        }
+    }
 }
 
 pub(crate) const GIB: u64 = 1 << 30;

@@ -108,6 +108,10 @@ pub fn steady_random_writes(
 /// Every figure of METHODOLOGY "Timing" for a 2013-class SATA MLC client drive, each
 /// measured as the sources measured it, on `drive` (a `sim:` spec). One drive is
 /// purged or put in a state (`fast_state` purges first) between measurements.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the seed article's figure table, one entry per figure"
+)]
 pub fn sata_2013_figures(drive: &str) -> Vec<Figure> {
     let mut f = Vec::new();
     let mut fig = |name, unit, lo, hi, value| {

@@ -326,6 +326,10 @@ impl Model {
         self.sweep_ns = t;
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the plain reference model the fast path is checked against, kept whole to read against METHODOLOGY.md"
+    )]
     fn push(&mut self, r: &IoRecord) {
         let mut issue = r.issue_ns;
         match self.first_issue_ns {
@@ -419,6 +423,10 @@ impl Model {
         self.qd_issued[model_qd_bucket(qd)] += 1;
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the plain reference model the fast path is checked against, kept whole to read against METHODOLOGY.md"
+    )]
     fn finish(mut self) -> Characterization {
         while !self.outstanding.is_empty() {
             let c = self.outstanding[0];

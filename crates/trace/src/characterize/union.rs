@@ -23,6 +23,28 @@ pub const MAX_RUNS: usize = 64;
 const MIN_PENDING: usize = 1 << 16;
 const RUN_IO_BYTES: usize = 256 << 10;
 
+/// A run file that could not be created, written or read back.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error("creating a temporary directory")]
+    TempDir(#[source] std::io::Error),
+    #[error("{}", path.display())]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RunError {
+    fn file(path: &std::path::Path, source: std::io::Error) -> RunError {
+        RunError::File {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// A run of disjoint ranges, sorted, on disk.
 struct Run {
     path: PathBuf,
@@ -140,12 +162,12 @@ impl Union {
         }
     }
 
-    fn run_path(&mut self) -> Result<PathBuf, String> {
+    fn run_path(&mut self) -> Result<PathBuf, RunError> {
         if self.dir.is_none() {
             let d = tempfile::Builder::new()
                 .prefix("storbench-footprint-")
                 .tempdir()
-                .map_err(|e| format!("creating a temporary directory: {e}"))?;
+                .map_err(RunError::TempDir)?;
             self.dir = Some(d);
         }
         self.next_run += 1;
@@ -157,7 +179,7 @@ impl Union {
             .join(format!("run-{}", self.next_run)))
     }
 
-    fn write_run(&mut self) -> Result<(), String> {
+    fn write_run(&mut self) -> Result<(), RunError> {
         let path = self.run_path()?;
         let mut w = RunWriter::create(&path)?;
         for &r in &self.set {
@@ -169,7 +191,7 @@ impl Union {
     }
 
     /// Merges every run on disk into one.
-    fn merge_runs(&mut self) -> Result<(), String> {
+    fn merge_runs(&mut self) -> Result<(), RunError> {
         let path = self.run_path()?;
         let mut w = RunWriter::create(&path)?;
         let mut sources = self
@@ -196,7 +218,7 @@ impl Union {
         self.merge();
         let set = std::mem::take(&mut self.set);
         let runs = std::mem::take(&mut self.runs);
-        let r = (|| -> Result<(), String> {
+        let r = (|| -> Result<(), RunError> {
             let mut sources = runs
                 .iter()
                 .map(RunReader::open)
@@ -210,7 +232,11 @@ impl Union {
             let _ = std::fs::remove_file(&r.path);
         }
         if let Err(e) = r {
-            panic!("footprint: reading back a run written to the temporary directory: {e}");
+            let source = std::error::Error::source(&e).map(ToString::to_string);
+            panic!(
+                "footprint: reading back a run written to the temporary directory: {e}: {}",
+                source.unwrap_or_default()
+            );
         }
     }
 
@@ -242,8 +268,8 @@ fn coalesce(v: &mut Vec<(u64, u64)>) {
 fn union_of(
     runs: &mut [RunReader],
     set: &[(u64, u64)],
-    out: &mut dyn FnMut(u64, u64) -> Result<(), String>,
-) -> Result<(), String> {
+    out: &mut dyn FnMut(u64, u64) -> Result<(), RunError>,
+) -> Result<(), RunError> {
     use std::cmp::Reverse;
     let mut heap = std::collections::BinaryHeap::new();
     for (i, r) in runs.iter_mut().enumerate() {
@@ -296,8 +322,8 @@ struct RunWriter {
 }
 
 impl RunWriter {
-    fn create(path: &std::path::Path) -> Result<RunWriter, String> {
-        let f = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    fn create(path: &std::path::Path) -> Result<RunWriter, RunError> {
+        let f = File::create(path).map_err(|source| RunError::file(path, source))?;
         Ok(RunWriter {
             path: path.to_path_buf(),
             w: BufWriter::with_capacity(RUN_IO_BYTES, f),
@@ -305,20 +331,20 @@ impl RunWriter {
         })
     }
 
-    fn push(&mut self, (s, e): (u64, u64)) -> Result<(), String> {
+    fn push(&mut self, (s, e): (u64, u64)) -> Result<(), RunError> {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&s.to_le_bytes());
         b[8..].copy_from_slice(&e.to_le_bytes());
         self.n += 1;
         self.w
             .write_all(&b)
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|source| RunError::file(&self.path, source))
     }
 
-    fn finish(mut self) -> Result<u64, String> {
+    fn finish(mut self) -> Result<u64, RunError> {
         self.w
             .flush()
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            .map_err(|source| RunError::file(&self.path, source))?;
         Ok(self.n)
     }
 }
@@ -330,8 +356,8 @@ struct RunReader {
 }
 
 impl RunReader {
-    fn open(run: &Run) -> Result<RunReader, String> {
-        let f = File::open(&run.path).map_err(|e| format!("{}: {e}", run.path.display()))?;
+    fn open(run: &Run) -> Result<RunReader, RunError> {
+        let f = File::open(&run.path).map_err(|source| RunError::file(&run.path, source))?;
         Ok(RunReader {
             path: run.path.clone(),
             r: BufReader::with_capacity(RUN_IO_BYTES, f),
@@ -339,14 +365,14 @@ impl RunReader {
         })
     }
 
-    fn next(&mut self) -> Result<Option<(u64, u64)>, String> {
+    fn next(&mut self) -> Result<Option<(u64, u64)>, RunError> {
         if self.left == 0 {
             return Ok(None);
         }
         let mut b = [0u8; 16];
         self.r
             .read_exact(&mut b)
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            .map_err(|source| RunError::file(&self.path, source))?;
         self.left -= 1;
         let u = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         Ok(Some((u(0), u(8))))

@@ -152,6 +152,22 @@ pub fn parse_line(line: &[u8], version: u8) -> Result<Line<'_>, (&'static str, S
     ))
 }
 
+/// Reads line 1 and fails unless it is `header`.
+fn expect_header(ctx: &mut Ctx, lr: &mut LineReader, header: &[u8]) -> Result<(), TraceError> {
+    match lr.next_line()? {
+        Some(l) if super::lines::trim(l) == header => Ok(()),
+        Some(l) => {
+            let msg = format!(
+                "expected header {:?}, found {}",
+                String::from_utf8_lossy(header),
+                show(l)
+            );
+            Err(ctx.err(1, "header", msg))
+        }
+        None => Err(ctx.err(1, "header", "empty file")),
+    }
+}
+
 pub fn import(
     ctx: &mut Ctx,
     lr: &mut LineReader,
@@ -163,18 +179,7 @@ pub fn import(
     } else {
         b"fio version 3 iolog"
     };
-    match lr.next_line()? {
-        Some(l) if super::lines::trim(l) == header => {}
-        Some(l) => {
-            let msg = format!(
-                "expected header {:?}, found {}",
-                String::from_utf8_lossy(header),
-                show(l)
-            );
-            return Err(ctx.err(1, "header", msg));
-        }
-        None => return Err(ctx.err(1, "header", "empty file")),
-    }
+    expect_header(ctx, lr, header)?;
     let mut clock_us: u64 = 0;
     let mut last_file: Vec<u8> = Vec::new();
     let mut last_dev: Option<DeviceId> = None;
@@ -210,11 +215,8 @@ pub fn import(
                     ctx.bad_line(e)?;
                     continue;
                 }
-                let (offset, len) = if op == Op::Flush {
-                    (0, 0)
-                } else {
-                    (offset, len)
-                };
+                // A flush carries no range.
+                let (offset, len) = if op == Op::Flush { (0, 0) } else { (offset, len) };
                 if len == 0 && op != Op::Flush {
                     ctx.summary.note_drop("zero-length reads, writes or trims");
                     continue;

@@ -51,26 +51,31 @@ pub enum Line<'a> {
     Lost,
 }
 
+/// What a line without a block event is: a header, a lost-events note, another event.
+fn not_a_block_event(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
+    let t = super::lines::trim(line);
+    if t.is_empty()
+        || t.starts_with(b"#")
+        || t.starts_with(b"cpus=")
+        || t.starts_with(b"version")
+        || t.starts_with(b"trace-cmd")
+    {
+        return Ok(Line::Skip);
+    }
+    if t.starts_with(b"CPU:") || memchr::memmem::find(t, b"LOST").is_some() {
+        return Ok(Line::Lost);
+    }
+    // An event line: "... <ts>: <name>:" somewhere.
+    if memchr::memmem::find(t, b": ").is_some() {
+        return Ok(Line::OtherEvent);
+    }
+    Err(("line", format!("not an ftrace event line: {}", show(line))))
+}
+
 /// Parses one line; errors name the field.
 pub fn parse_line(line: &[u8]) -> Result<Line<'_>, (&'static str, String)> {
     let Some(pos) = MARK_FINDER.find(line) else {
-        let t = super::lines::trim(line);
-        if t.is_empty()
-            || t.starts_with(b"#")
-            || t.starts_with(b"cpus=")
-            || t.starts_with(b"version")
-            || t.starts_with(b"trace-cmd")
-        {
-            return Ok(Line::Skip);
-        }
-        if t.starts_with(b"CPU:") || memchr::memmem::find(t, b"LOST").is_some() {
-            return Ok(Line::Lost);
-        }
-        // An event line: "... <ts>: <name>:" somewhere.
-        if memchr::memmem::find(t, b": ").is_some() {
-            return Ok(Line::OtherEvent);
-        }
-        return Err(("line", format!("not an ftrace event line: {}", show(line))));
+        return not_a_block_event(line);
     };
     let after = &line[pos + MARK.len()..];
     // block_rq_requeue prints what block_rq_complete does: `(CMD) SECTOR + N ... [0]`.

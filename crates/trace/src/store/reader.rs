@@ -859,6 +859,32 @@ pub(super) fn op_values(path: &Path, col: &ArrayRef) -> Result<Vec<Op>, TraceErr
     Ok(out)
 }
 
+/// The name slot of dictionary entry `k` (any key type), interned on first use and
+/// remembered in `scratch`.
+fn dictionary_slot<K: TryInto<usize>>(
+    path: &Path,
+    name: &str,
+    values: &ArrayRef,
+    k: K,
+    names: &mut Names,
+    scratch: &mut [Option<u32>],
+) -> Result<u32, TraceError> {
+    let k = k
+        .try_into()
+        .ok()
+        .filter(|&k| k < values.len())
+        .ok_or_else(|| bad_key_error(path, name))?;
+    if let Some(id) = scratch[k] {
+        return Ok(id);
+    }
+    let s = string_at(values, k).ok_or_else(|| {
+        TraceError::schema(path, format!("column `{name}`: bad dictionary value"))
+    })?;
+    let id = name_slot(path, name, names.intern(s))?;
+    scratch[k] = Some(id);
+    Ok(id)
+}
+
 /// Per-row name slots for a stream/device column: 0 for null, else the global name
 /// id + 1 (names interned into `names`).
 pub(super) fn name_slots(
@@ -896,22 +922,7 @@ pub(super) fn name_slots(
                 out.push(0);
                 continue;
             }
-            let k = usize::try_from(k)
-                .ok()
-                .filter(|&k| k < values.len())
-                .ok_or_else(|| bad_key_error(path, name))?;
-            let id = match scratch[k] {
-                Some(id) => id,
-                None => {
-                    let s = string_at(values, k).ok_or_else(|| {
-                        TraceError::schema(path, format!("column `{name}`: bad dictionary value"))
-                    })?;
-                    let id = slot(names.intern(s))?;
-                    scratch[k] = Some(id);
-                    id
-                }
-            };
-            out.push(id);
+            out.push(dictionary_slot(path, name, values, k, names, scratch)?);
         }
         return Ok(out);
     }
@@ -926,22 +937,7 @@ pub(super) fn name_slots(
                 out.push(0);
                 continue;
             }
-            let k = usize::try_from(k)
-                .ok()
-                .filter(|&k| k < values.len())
-                .ok_or_else(|| bad_key_error(path, name))?;
-            let id = match scratch[k] {
-                Some(id) => id,
-                None => {
-                    let s = string_at(values, k).ok_or_else(|| {
-                        TraceError::schema(path, format!("column `{name}`: bad dictionary value"))
-                    })?;
-                    let id = slot(names.intern(s))?;
-                    scratch[k] = Some(id);
-                    id
-                }
-            };
-            out.push(id);
+            out.push(dictionary_slot(path, name, values, k, names, scratch)?);
         }
         return Ok(out);
     }

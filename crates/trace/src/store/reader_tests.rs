@@ -485,6 +485,10 @@ fn corrupt_pages_are_errors_naming_the_file_never_panics() {
 /// LargeUtf8, integer columns of any width and signedness, and an integer column with
 /// nulls as float64 (pandas). Every shape reads as the trace it holds.
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a table of Arrow column shapes, each with the trace it must read as"
+)]
 fn columns_of_other_arrow_types_read_as_the_values_they_hold() {
     use arrow_array::types::{Int16Type, Int8Type, UInt32Type};
     use arrow_array::{

@@ -328,32 +328,43 @@ pub fn generate<S: Sink>(
     Ok(g.finish())
 }
 
+/// How many I/Os to generate at `opts.scale`, and the (reads, writes) split when the
+/// profile targets one.
+fn io_counts(
+    profile: &Profile,
+    opts: &SynthOptions,
+) -> Result<(u64, Option<(u64, u64)>), SynthError> {
+    if !(opts.scale.is_finite() && opts.scale > 0.0 && opts.scale <= 100.0) {
+        return Err(SynthError::Options(format!(
+            "--scale {}: must be in (0, 100]",
+            opts.scale
+        )));
+    }
+    let t = &profile.targets;
+    let (total, read_target) = match (t.reads, t.writes) {
+        (Some(r), Some(w)) => {
+            let r = (r as f64 * opts.scale).round() as u64;
+            let w = (w as f64 * opts.scale).round() as u64;
+            (r + w, Some((r, w)))
+        }
+        _ => {
+            let n = profile.ios.expect("validated");
+            ((n as f64 * opts.scale).round() as u64, None)
+        }
+    };
+    if total == 0 {
+        return Err(SynthError::Options(format!(
+            "--scale {} leaves no I/O of profile {}",
+            opts.scale, profile.name
+        )));
+    }
+    Ok((total, read_target))
+}
+
 impl<'a, S: Sink> Gen<'a, S> {
     fn new(profile: &Profile, opts: &SynthOptions, sink: &'a mut S) -> Result<Self, SynthError> {
-        if !(opts.scale.is_finite() && opts.scale > 0.0 && opts.scale <= 100.0) {
-            return Err(SynthError::Options(format!(
-                "--scale {}: must be in (0, 100]",
-                opts.scale
-            )));
-        }
+        let (total, read_target) = io_counts(profile, opts)?;
         let t = &profile.targets;
-        let (total, read_target) = match (t.reads, t.writes) {
-            (Some(r), Some(w)) => {
-                let r = (r as f64 * opts.scale).round() as u64;
-                let w = (w as f64 * opts.scale).round() as u64;
-                (r + w, Some((r, w)))
-            }
-            _ => {
-                let n = profile.ios.expect("validated");
-                ((n as f64 * opts.scale).round() as u64, None)
-            }
-        };
-        if total == 0 {
-            return Err(SynthError::Options(format!(
-                "--scale {} leaves no I/O of profile {}",
-                opts.scale, profile.name
-            )));
-        }
         let footprint = footprint_bytes(profile, opts);
         let mut streams = Vec::with_capacity(profile.streams.len());
         let mut windows = Vec::new();

@@ -83,6 +83,10 @@ fn close(what: &str, measured: f64, target: f64, rel: f64) {
 
 /// The figures one profile's published table (and its stated assumptions) ask for,
 /// at a small scale: counts scale exactly, every ratio within 2%.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the published table's figures, checked row by row"
+)]
 fn check_profile(name: &str, scale: f64) -> (Characterization, CharSink) {
     let p = builtin(name).expect("built-in");
     let opts = SynthOptions {
