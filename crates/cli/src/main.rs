@@ -43,6 +43,8 @@ enum Command {
     TrimCheck(cmd::procedures::TrimCheckArgs),
     /// Trace bench: optional seasoning, then replay with idle time cut
     Bench(cmd::procedures::BenchArgs),
+    /// A drive's digital twin: measure it, then fit a simulated drive to the figures
+    Twin(cmd::twin::Args),
     /// Run a sweep plan (TOML) on the simulated drive, on every core; resumable
     Sweep(cmd::sweep::Args),
     /// Write a self-contained HTML report comparing result directories
@@ -75,6 +77,7 @@ fn main() {
         Command::Season(a) => cmd::procedures::run_season(a),
         Command::TrimCheck(a) => cmd::procedures::run_trim_check(a),
         Command::Bench(a) => cmd::procedures::run_bench(a),
+        Command::Twin(a) => cmd::twin::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Compare(a) => cmd::report::run_compare(a),

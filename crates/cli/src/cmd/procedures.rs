@@ -59,11 +59,11 @@ pub struct Common {
 }
 
 impl Common {
-    fn data(&self) -> anyhow::Result<storbench_engine::DataKind> {
+    pub(crate) fn data(&self) -> anyhow::Result<storbench_engine::DataKind> {
         Ok(self.data)
     }
 
-    fn real_open(&self) -> anyhow::Result<storbench_suite::targets::RealOpen> {
+    pub(crate) fn real_open(&self) -> anyhow::Result<storbench_suite::targets::RealOpen> {
         Ok(storbench_suite::targets::RealOpen {
             size_bytes: self.size,
             overwrite: self.overwrite,
