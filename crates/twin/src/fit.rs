@@ -201,16 +201,95 @@ pub fn fit(m: &Measurement, opts: &FitOptions) -> Result<TwinFile, TwinError> {
         .pop()
         .flatten()
         .ok_or_else(|| TwinError::Invalid(format!("preset {name}: cannot be simulated")))?;
-    let lm = levenberg_marquardt(
-        &mut prob,
-        &name,
-        &params,
-        u0.clone(),
-        r0.clone(),
-        opts.max_iterations,
-    );
-    let j = jacobian(&mut prob, &name, &params, &lm.u, &lm.r);
+    let mut lm = Lm {
+        u: u0.clone(),
+        r: r0.clone(),
+        iterations: 0,
+    };
+    // Stages first (each path's parameters against its own figures, so a parameter
+    // of one path cannot stand in for another's: a slow channel for slow programs),
+    // then every parameter against every figure.
+    let all: Vec<usize> = (0..params.len()).collect();
+    let rows_all: Vec<usize> = (0..m.figures.len()).collect();
+    for stage in STAGES {
+        let free: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&k| stage.params.contains(&params[k].key.as_str()))
+            .collect();
+        let rows: Vec<usize> = rows_all
+            .iter()
+            .copied()
+            .filter(|&i| {
+                stage
+                    .figures
+                    .iter()
+                    .any(|f| m.figures[i].name.starts_with(f))
+            })
+            .collect();
+        if free.is_empty() || rows.is_empty() {
+            continue;
+        }
+        let sub = Subset {
+            free: &free,
+            rows: &rows,
+        };
+        lm = levenberg_marquardt(&mut prob, &name, &params, lm, &sub, opts.max_iterations);
+    }
+    let sub = Subset {
+        free: &all,
+        rows: &rows_all,
+    };
+    lm = levenberg_marquardt(&mut prob, &name, &params, lm, &sub, opts.max_iterations);
+    let j = jacobian(&mut prob, &name, &params, &lm.u, &lm.r, &sub);
     report(&prob, &name, &params, &u0, &r0, &lm, &j)
+}
+
+/// A stage of the fit: parameters moved, and the figures (by name prefix) they are
+/// fitted to.
+struct Stage {
+    params: &'static [&'static str],
+    figures: &'static [&'static str],
+}
+
+const STAGES: &[Stage] = &[
+    Stage {
+        params: &[
+            "read_us",
+            "read_cmd_us",
+            "read_latency_us",
+            "channel_mbps",
+            "link_mbps",
+        ],
+        figures: &["seq_read", "rand_read"],
+    },
+    Stage {
+        params: &[
+            "program_us",
+            "write_cmd_us",
+            "write_latency_us",
+            "write_buffer",
+            "slc_static_share",
+            "slc_dynamic_share",
+        ],
+        figures: &["seq_write", "rand_write"],
+    },
+    Stage {
+        params: &["op", "erase_us", "suspend_program_us", "suspend_erase_us"],
+        figures: &["steady", "mixed", "trim_recovery"],
+    },
+];
+
+/// The parameters a stage moves and the residuals it fits (indices).
+struct Subset<'a> {
+    free: &'a [usize],
+    rows: &'a [usize],
+}
+
+impl Subset<'_> {
+    fn pick(&self, r: &[f64]) -> Vec<f64> {
+        self.rows.iter().map(|&i| r[i]).collect()
+    }
 }
 
 struct Lm {
@@ -223,30 +302,52 @@ fn levenberg_marquardt(
     prob: &mut Problem<'_>,
     name: &str,
     params: &[Param],
-    mut u: Vec<f64>,
-    mut r: Vec<f64>,
+    start: Lm,
+    sub: &Subset<'_>,
     max_iterations: usize,
 ) -> Lm {
+    let Lm {
+        mut u,
+        mut r,
+        mut iterations,
+    } = start;
     let mut lambda = 1e-2;
-    let mut iterations = 0;
-    let n = params.len();
-    while iterations < max_iterations && cost(&r) > 1e-6 * r.len() as f64 {
+    let n = sub.free.len();
+    let mut rounds = 0;
+    while rounds < max_iterations && cost(&sub.pick(&r)) > 1e-6 * sub.rows.len() as f64 {
+        rounds += 1;
         iterations += 1;
-        let j = jacobian(prob, name, params, &u, &r);
-        let (a, g) = normal_equations(&j, &r, n);
+        let j = jacobian(prob, name, params, &u, &r, sub);
+        let rs = sub.pick(&r);
+        let (a, g) = normal_equations(&j, &rs, n);
         let mut accepted = None;
         for _ in 0..4 {
             // Two damping factors at once (one evaluation each, in parallel).
             let lambdas = [lambda, lambda * 10.0];
-            let trials: Vec<Vec<f64>> = lambdas.iter().map(|&l| lm_step(&a, &g, &u, l)).collect();
+            let trials: Vec<Vec<f64>> = lambdas
+                .iter()
+                .map(|&l| {
+                    let step = lm_step(
+                        &a,
+                        &g,
+                        &sub.free.iter().map(|&k| u[k]).collect::<Vec<_>>(),
+                        l,
+                    );
+                    let mut t = u.clone();
+                    for (x, &k) in step.iter().zip(sub.free) {
+                        t[k] = *x;
+                    }
+                    t
+                })
+                .collect();
             let points: Vec<Point> = trials.iter().map(|t| point_of(name, params, t)).collect();
             let res = prob.eval_all(&points);
             let best = res
                 .into_iter()
                 .enumerate()
                 .filter_map(|(i, r)| r.map(|r| (i, r)))
-                .filter(|(_, rn)| cost(rn) < cost(&r))
-                .min_by(|x, y| cost(&x.1).total_cmp(&cost(&y.1)));
+                .filter(|(_, rn)| cost(&sub.pick(rn)) < cost(&rs))
+                .min_by(|x, y| cost(&sub.pick(&x.1)).total_cmp(&cost(&sub.pick(&y.1))));
             if let Some((i, rn)) = best {
                 lambda = (lambdas[i] / 4.0).max(1e-7);
                 accepted = Some((trials[i].clone(), rn));
@@ -255,7 +356,7 @@ fn levenberg_marquardt(
             lambda *= 100.0;
         }
         let Some((un, rn)) = accepted else { break };
-        let gain = (cost(&r) - cost(&rn)) / cost(&r);
+        let gain = (cost(&rs) - cost(&sub.pick(&rn))) / cost(&rs);
         u = un;
         r = rn;
         if gain < 1e-4 {
@@ -265,32 +366,44 @@ fn levenberg_marquardt(
     Lm { u, r, iterations }
 }
 
-/// d residual / d u, one column per parameter (forward steps, backward at the upper
-/// bound; a column whose step fails to simulate is zero).
+/// d residual / d u for the subset's parameters and residuals, one column per
+/// parameter (forward steps, backward at the upper bound; a column whose step fails
+/// to simulate is zero).
 fn jacobian(
     prob: &mut Problem<'_>,
     name: &str,
     params: &[Param],
     u: &[f64],
     r: &[f64],
+    sub: &Subset<'_>,
 ) -> Vec<Vec<f64>> {
-    let steps: Vec<f64> = u
+    let steps: Vec<f64> = sub
+        .free
         .iter()
-        .map(|&x| if x + STEP <= 1.0 { STEP } else { -STEP })
+        .map(|&k| if u[k] + STEP <= 1.0 { STEP } else { -STEP })
         .collect();
-    let points: Vec<Point> = (0..u.len())
-        .map(|k| {
+    let points: Vec<Point> = sub
+        .free
+        .iter()
+        .zip(&steps)
+        .map(|(&k, h)| {
             let mut v = u.to_vec();
-            v[k] += steps[k];
+            v[k] += h;
             point_of(name, params, &v)
         })
         .collect();
+    let rs = sub.pick(r);
     prob.eval_all(&points)
         .into_iter()
         .zip(steps)
         .map(|(rk, h)| match rk {
-            Some(rk) => rk.iter().zip(r).map(|(a, b)| (a - b) / h).collect(),
-            None => vec![0.0; r.len()],
+            Some(rk) => sub
+                .pick(&rk)
+                .iter()
+                .zip(&rs)
+                .map(|(a, b)| (a - b) / h)
+                .collect(),
+            None => vec![0.0; rs.len()],
         })
         .collect()
 }

@@ -109,6 +109,12 @@ fn check(hidden: &str) {
         "twin: {} (cost {:.2} from {:.1}, {} evaluations)",
         twin.target, twin.cost, twin.start_cost, twin.evaluations
     );
+    for f in &twin.figures {
+        eprintln!(
+            "  {:<26} {:>10.1} {:>10.1} {:+6.1}%",
+            f.name, f.measured, f.twin, f.error_pct
+        );
+    }
     assert!(
         worst <= 10.0,
         "{hidden}: a prediction is {worst:.1}% off; twin {}",
@@ -119,6 +125,11 @@ fn check(hidden: &str) {
 #[test]
 fn slower_program_more_spare_area_slower_controller() {
     check("sim:sata-mlc-2013,capacity=256m,program_us=1400,read_us=60,op=0.15,write_cmd_us=50,suspend_program_us=0");
+}
+
+#[test]
+fn faster_program_slow_reads_suspend_small_buffer() {
+    check("sim:sata-mlc-2013,capacity=256m,program_us=900,read_us=90,op=0.10,read_cmd_us=45,suspend_program_us=300,write_buffer=4m");
 }
 
 /// Wear levelling's threshold moves nothing the plan measures: the twin must say so
