@@ -45,6 +45,13 @@ fn measure_then_fit_writes_a_twin_whose_target_opens() {
     assert_eq!(twin["figures"].as_array().unwrap().len(), 20);
     // The start is the hidden drive's preset, so the fit can only improve on it.
     assert!(twin["cost"].as_f64().unwrap() <= twin["start_cost"].as_f64().unwrap());
+    // The report shows the twin: measured beside fitted.
+    let html = tmp.path().join("r.html");
+    let o = storbench(&["report", d, "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"twin\">"), "no twin section");
+    assert!(page.contains("steady_half_iops"));
     // The twin's target drives a procedure like any spec.
     let o = storbench(&[
         "twin",

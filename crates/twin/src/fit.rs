@@ -209,6 +209,11 @@ pub fn fit(m: &Measurement, opts: &FitOptions) -> Result<TwinFile, TwinError> {
     // Stages first (each path's parameters against its own figures, so a parameter
     // of one path cannot stand in for another's: a slow channel for slow programs),
     // then every parameter against every figure.
+    let mut best = Lm {
+        u: u0.clone(),
+        r: r0.clone(),
+        iterations: 0,
+    };
     let all: Vec<usize> = (0..params.len()).collect();
     let rows_all: Vec<usize> = (0..m.figures.len()).collect();
     for stage in STAGES {
@@ -235,12 +240,16 @@ pub fn fit(m: &Measurement, opts: &FitOptions) -> Result<TwinFile, TwinError> {
             rows: &rows,
         };
         lm = levenberg_marquardt(&mut prob, &name, &params, lm, &sub, opts.max_iterations);
+        best = better(best, &lm);
     }
     let sub = Subset {
         free: &all,
         rows: &rows_all,
     };
     lm = levenberg_marquardt(&mut prob, &name, &params, lm, &sub, opts.max_iterations);
+    // A stage lowers its own figures' cost and may raise the others'; the twin is the
+    // best point of the whole fit, never worse than its start.
+    let lm = better(best, &lm);
     let j = jacobian(&mut prob, &name, &params, &lm.u, &lm.r, &sub);
     report(&prob, &name, &params, &u0, &r0, &lm, &j)
 }
@@ -289,6 +298,20 @@ struct Subset<'a> {
 impl Subset<'_> {
     fn pick(&self, r: &[f64]) -> Vec<f64> {
         self.rows.iter().map(|&i| r[i]).collect()
+    }
+}
+
+/// The point of lower total cost (`a` on a tie), with the iterations of `b`.
+fn better(a: Lm, b: &Lm) -> Lm {
+    let iterations = b.iterations;
+    if cost(&b.r) < cost(&a.r) {
+        Lm {
+            u: b.u.clone(),
+            r: b.r.clone(),
+            iterations,
+        }
+    } else {
+        Lm { iterations, ..a }
     }
 }
 

@@ -14,14 +14,35 @@ use std::path::{Path, PathBuf};
 use storbench_metrics::PhaseMetrics;
 
 pub use crate::result::RESULT_FILE;
+
+/// The twin `storbench twin fit` writes beside a twin measurement's result.
+pub const TWIN_FILE: &str = "twin.json";
 use crate::ReportError;
 
 /// Reads `dir/result.json` (and, when needed, its series) into a view.
 pub fn load(dir: &Path) -> Result<(RunView, String), ReportError> {
     let path = dir.join(RESULT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| ReportError::io(&path, "read", e))?;
-    let view = from_json(&text, &path, dir)?;
+    let mut view = from_json(&text, &path, dir)?;
+    view.twin = load_twin(dir)?;
     Ok((view, text))
+}
+
+/// `dir/twin.json` (written by `storbench twin fit`), when there is one.
+fn load_twin(dir: &Path) -> Result<Option<super::view::TwinView>, ReportError> {
+    let path = dir.join(TWIN_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ReportError::io(&path, "read", e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| ReportError::Field {
+            path: path.clone(),
+            field: "twin".into(),
+            message: e.to_string(),
+        })
 }
 
 fn scalar_text(v: &serde_json::Value) -> String {
@@ -127,6 +148,7 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
         consistency,
         bench: (procedure == "bench").then(|| bench_metrics(&r)).flatten(),
         trim: trim.map(trim_view),
+        twin: None,
         traces: trace_views(&r, bench_summary.as_ref(), &workload),
         health: health_view(&r),
         target: r.target.clone(),

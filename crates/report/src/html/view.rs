@@ -7,6 +7,26 @@
 use serde::{Deserialize, Serialize};
 use storbench_core::TargetInfo;
 
+/// A twin fitted to a measurement: `twin.json`'s figures (written by `storbench-twin`;
+/// read leniently, fields it does not show ignored).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TwinView {
+    pub target: String,
+    #[serde(default)]
+    pub unidentified: Vec<String>,
+    pub figures: Vec<TwinFigureView>,
+}
+
+/// One figure, measured and the twin's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TwinFigureView {
+    pub name: String,
+    pub unit: String,
+    pub measured: f64,
+    pub twin: f64,
+    pub error_pct: f64,
+}
+
 /// One result directory (one drive at one setting running one procedure).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunView {
@@ -31,6 +51,9 @@ pub struct RunView {
     pub consistency: Option<ConsistencyView>,
     pub bench: Option<BenchView>,
     pub trim: Option<TrimView>,
+    /// `twin.json` beside a twin measurement (`storbench twin fit`).
+    #[serde(default)]
+    pub twin: Option<TwinView>,
     /// Characterize tables of the traces used.
     pub traces: Vec<TraceView>,
     pub health: HealthView,
