@@ -136,6 +136,7 @@ mod tests {
         let page = std::fs::read_to_string(tmp.path().join("storbench-consistency.1")).unwrap();
         assert!(page.contains("checkpoint\\-every"), "{page}");
         assert!(tmp.path().join("storbench-sim-presets.1").is_file());
-        assert_eq!(n, Cli::command().get_subcommands().count() + 1 + 1 + 5);
+        // The top page, `sim presets`, the five `db` subcommands, `twin measure` and `twin fit`.
+        assert_eq!(n, Cli::command().get_subcommands().count() + 1 + 1 + 5 + 2);
     }
 }

@@ -24,7 +24,7 @@ pub struct TwinMeasureConfig {
 }
 
 impl TwinMeasureConfig {
-    /// The plan for a real drive (about 30 minutes on a 256 GB SATA drive).
+    /// The plan for a real drive (about 40 minutes on a 256 GB SATA drive).
     pub fn new(target: &str) -> Self {
         TwinMeasureConfig {
             target: target.to_owned(),

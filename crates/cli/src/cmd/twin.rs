@@ -20,7 +20,7 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 pub enum Sub {
-    /// Measure a drive with the twin's plan (about 30 min on a real drive; seconds on sim:)
+    /// Measure a drive with the twin's plan (about 40 min on a 256 GB drive; seconds on sim:)
     Measure(MeasureArgs),
     /// Fit a simulated twin to a measurement: writes DIR/twin.json
     Fit(FitArgs),
