@@ -30,19 +30,19 @@ enum Command {
     /// List the synthesizable profiles with their published figures
     Profiles(cmd::synth::ProfilesArgs),
     /// Run a generator on a target, fio-style
-    Run(cmd::run::Args),
+    Run(cmd::drive::Driven<storbench_suite::run::RunArgs>),
     /// Replay a trace on a target
-    Replay(cmd::replay::Args),
+    Replay(cmd::drive::Driven<storbench_suite::replay::ReplayArgs>),
     /// The simulated SSD: list presets
     Sim(cmd::sim::Args),
     /// Performance consistency: precondition, then sustained 4 KB random writes, IOPS every second
-    Consistency(cmd::procedures::ConsistencyArgs),
+    Consistency(cmd::drive::Driven<storbench_suite::consistency::ConsistencyArgs>),
     /// Season a drive: purge, one sequential pass, restore an image
-    Season(cmd::procedures::SeasonArgs),
+    Season(cmd::drive::Driven<storbench_suite::season::SeasonArgs>),
     /// TRIM validation: clean, dirty and after-TRIM sequential write throughput
-    TrimCheck(cmd::procedures::TrimCheckArgs),
+    TrimCheck(cmd::drive::Driven<storbench_suite::trimcheck::TrimCheckArgs>),
     /// Trace bench: optional seasoning, then replay with idle time cut
-    Bench(cmd::procedures::BenchArgs),
+    Bench(cmd::drive::Driven<storbench_suite::bench::BenchArgs>),
     /// A drive's digital twin: measure it, then fit a simulated drive to the figures
     Twin(cmd::twin::Args),
     /// Run a sweep plan (TOML) on the simulated drive, on every core; resumable

@@ -10,55 +10,96 @@ use std::path::{Path, PathBuf};
 mod common;
 use common::{ok, storbench};
 
-const TARGET: &str = r#"{"kind":"sim","name":"sim:client-7op","capacity_bytes":1073741824,
-    "logical_block_bytes":4096,"rotational":false,"discard":true,"model":MODEL,
-    "backend":"virtual","details":{}}"#;
-
-fn write_result(dir: &Path, procedure: &str, model: &str, span: f64, summary: &str) {
+/// A result as the suite writes it (the writer's own types), with no phases: what
+/// `report`, `compare` and `db` read of it.
+fn write_result<C: serde::Serialize, S: serde::Serialize>(
+    dir: &Path,
+    procedure: &str,
+    model: &str,
+    config: C,
+    summary: S,
+) {
+    use storbench_results::{HealthDelta, HealthSnapshot, RunResult};
     std::fs::create_dir_all(dir).unwrap();
-    let text = format!(
-        r#"{{"format":"storbench-suite-result/1","tool_version":"0.1.0","procedure":"{procedure}",
-        "target":{},"config":{{"target":"sim:client-7op","span_fraction":{span}}},"phases":[],
-        "summary":{summary},"health_before":{{"available":false,"note":"simulated"}},"notes":[]}}"#,
-        TARGET.replace("MODEL", &format!("\"{model}\""))
-    );
-    std::fs::write(dir.join("result.json"), text).unwrap();
+    let target = serde_json::from_value(serde_json::json!({"kind":"sim","name":"sim:client-7op",
+        "capacity_bytes":1073741824u64,"logical_block_bytes":4096,"rotational":false,"discard":true,
+        "model":model,"backend":"virtual","details":{}}))
+    .unwrap();
+    let health = HealthSnapshot::unavailable("sim", "simulated");
+    let r = RunResult {
+        format: storbench_results::RESULT_FORMAT.into(),
+        schema_version: storbench_results::SCHEMA_VERSION,
+        command_line: Vec::new(),
+        options: Default::default(),
+        complete: true,
+        tool_version: "0.1.0".into(),
+        procedure: procedure.into(),
+        target,
+        config,
+        phases: Vec::new(),
+        summary: Some(summary),
+        trace: None,
+        health_before: health.clone(),
+        health_after: health,
+        health_delta: HealthDelta::default(),
+        resumes: 0,
+        notes: Vec::new(),
+        created_unix_ms: 0,
+        finished_unix_ms: 0,
+    };
+    std::fs::write(dir.join("result.json"), serde_json::to_vec(&r).unwrap()).unwrap();
 }
 
-fn consistency_summary(level: f64) -> String {
-    let iops: Vec<String> = (0..60)
-        .map(|t| format!("{}", level + (t % 7) as f64 * 10.0))
-        .collect();
-    format!(
-        r#"{{"span_percent":SPAN,"iops_per_s":[{}],"scores":{{"avg":{level},"stddev":20.0,"min":{level},"avg_over_stddev":null,"window_s":400}},"steady_state_at_s":30}}"#,
-        iops.join(",")
-    )
+fn consistency(dir: &Path, span: f64, level: f64) {
+    use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary};
+    let mut c = ConsistencyConfig::new("sim:client-7op");
+    c.span_fraction = span;
+    let summary = ConsistencySummary {
+        span_bytes: (span * (1u64 << 30) as f64) as u64,
+        span_pct: span * 100.0,
+        spare_area_pct: 100.0 - span * 100.0,
+        iops_per_s: (0..60).map(|t| level + (t % 7) as f64 * 10.0).collect(),
+        scores: Some(storbench_metrics::ConsistencyScores {
+            avg: level,
+            stddev: 20.0,
+            min: level,
+            avg_over_stddev: None,
+            window_s: 400,
+        }),
+        round_s: 60,
+        round_iops: Vec::new(),
+        steady_state: None,
+        steady_state_reached: true,
+        steady_state_at_s: Some(30),
+        precondition_mb_per_s: 0.0,
+        ended: "time-limit".into(),
+    };
+    write_result(dir, "consistency", "Drive A", c, summary);
 }
 
 fn fixtures(root: &Path) -> Vec<PathBuf> {
+    use storbench_results::trimcheck::{TrimCheckConfig, TrimTable};
     let a = root.join("a-full");
     let b = root.join("a-spare");
     let c = root.join("a-trim");
-    write_result(
-        &a,
-        "consistency",
-        "Drive A",
-        1.0,
-        &consistency_summary(1000.0).replace("SPAN", "100.0"),
-    );
-    write_result(
-        &b,
-        "consistency",
-        "Drive A",
-        0.75,
-        &consistency_summary(3000.0).replace("SPAN", "75.0"),
-    );
+    consistency(&a, 1.0, 1000.0);
+    consistency(&b, 0.75, 3000.0);
+    let table = TrimTable {
+        clean_mb_per_s: 500.0,
+        dirty_mb_per_s: 120.0,
+        after_trim_mb_per_s: 480.0,
+        after_trim_of_clean_pct: 96.0,
+        dirty_of_clean_pct: 24.0,
+        measure_bytes: 0,
+        trim_pass_s: 0.0,
+        note: None,
+    };
     write_result(
         &c,
         "trim-check",
         "Drive A",
-        1.0,
-        r#"{"clean_mb_per_s":500.0,"dirty_mb_per_s":120.0,"after_trim_mb_per_s":480.0}"#,
+        TrimCheckConfig::new("sim:client-7op"),
+        table,
     );
     vec![a, b, c]
 }
@@ -331,14 +372,12 @@ fn issue_25_report_of_ten_runs_in_chromium() {
     for p in drives {
         let t = format!("sim:{p},capacity=1g,seed=1");
         for w in ["heavy-2011", "light-2011"] {
-            go(
-                &format!("bench-{p}-{w}-fresh"),
-                &["bench", "--quick", "-t", &t, w],
-            );
-            go(
-                &format!("bench-{p}-{w}-seasoned"),
-                &["bench", "--quick", "--season", "-t", &t, w],
-            );
+            for state in ["fresh", "seasoned"] {
+                go(
+                    &format!("bench-{p}-{w}-{state}"),
+                    &["bench", "--quick", "--state", state, "-t", &t, w],
+                );
+            }
         }
         go(
             &format!("consistency-{p}"),

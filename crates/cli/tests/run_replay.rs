@@ -83,7 +83,7 @@ fn run_on_a_file_writes_the_asked_ios_and_complete_results() {
     assert_eq!(u(&m["write_bytes"]), 8 << 20);
     assert_eq!(u(&m["read_ios"]), 0);
     assert_eq!(u(&m["errors"]), 0);
-    assert_eq!(u(&r["phases"][0]["ios_issued"]), 128);
+    assert_eq!(u(&r["phases"][0]["issued_ios"]), 128);
     assert!(out.join("series.parquet").is_file());
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 8 << 20);
 
@@ -258,7 +258,7 @@ fn interrupted(signal: &str, resume: bool) {
     // Rolled back to the whole second it stopped at: what completed before it, no
     // more; I/Os in flight then are issued again by a resume.
     let done = u(&m["read_ios"]) + u(&m["write_ios"]) + u(&m["errors"]);
-    assert!(done > 0 && done <= u(&p["ios_issued"]));
+    assert!(done > 0 && done <= u(&p["issued_ios"]));
     let elapsed = u(&m["elapsed_ns"]);
     assert!(
         elapsed > 0 && elapsed.is_multiple_of(1_000_000_000),
@@ -407,7 +407,7 @@ fn bad_input_gives_a_clear_error_and_exit_2() {
 
 /// Regression: a text file given as a trace exited 1 (as if storbench had failed) and
 /// printed the Parquet error twice; `bench` found out only in its replay phase, after
-/// creating the run directory (and after seasoning, with `--season`).
+/// creating the run directory (and after seasoning, with `--state seasoned`).
 fn not_a_trace_is_a_user_error_said_once(tmp: &Path, junk: &Path) {
     let res = tmp.join("bench-res");
     let r = storbench(&[
@@ -616,7 +616,7 @@ fn failed_ios_are_printed_counted_and_exit_1_with_the_results_kept() {
     let r = result(&out);
     assert!(u(&metrics(&r)["errors"]) > 0);
     assert_eq!(
-        u(&r["phases"][0]["ios_issued"]),
+        u(&r["phases"][0]["issued_ios"]),
         3000,
         "it went on to the end"
     );

@@ -320,7 +320,7 @@ fn resume_refuses_a_state_edited_to_name_another_device() {
     let mut st: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut id = storbench_engine::safety::identity::DeviceIdentity::of(victim.path()).unwrap();
     id.signatures = storbench_engine::safety::signature_keys(victim.path()).unwrap();
-    st["extra"]["target_identity"] =
+    st["target_identity"] =
         serde_json::to_value(storbench_engine::TargetIdentity::BlockDevice(id)).unwrap();
     std::fs::write(&state, serde_json::to_vec(&st).unwrap()).unwrap();
 

@@ -73,6 +73,70 @@ fn a_bad_plan_is_a_user_error_naming_file_and_line() {
     );
 }
 
+/// Issue 32: a plan's options go through the command's own parser, so `sweep
+/// --dry-run` refuses a bad value with the words `storbench consistency` uses for it,
+/// and the same exit status.
+#[test]
+fn dry_run_refuses_a_bad_value_as_the_command_line_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = "sim:client-7op,capacity=1g";
+    for (key, flag, value, words) in [
+        (
+            "qd",
+            "--qd",
+            "5000",
+            "--qd 5000: must be between 1 and 4096",
+        ),
+        (
+            "time",
+            "--time",
+            "ten",
+            "invalid value 'ten' for '--time <TIME>'",
+        ),
+        (
+            "bs",
+            "--bs",
+            "1.3k",
+            "invalid value '1.3k' for '--bs <SIZE>'",
+        ),
+    ] {
+        let plan = tmp.path().join(format!("{key}.toml"));
+        let quoted = if key == "qd" {
+            value.to_owned()
+        } else {
+            format!("\"{value}\"")
+        };
+        std::fs::write(
+            &plan,
+            PLAN.replace("duration = \"10s\"", &format!("{key} = {quoted}")),
+        )
+        .unwrap();
+        let sweep = storbench(&["sweep", s(&plan), "--dry-run"]);
+        let out = tmp.path().join(key);
+        let cli = storbench(&[
+            "consistency",
+            "--target",
+            target,
+            "--quick",
+            flag,
+            value,
+            "-o",
+            s(&out),
+        ]);
+        let (se, ce) = (
+            String::from_utf8_lossy(&sweep.stderr),
+            String::from_utf8_lossy(&cli.stderr),
+        );
+        assert!(
+            se.contains(words) && se.contains(&format!("{key}.toml:")),
+            "{se}"
+        );
+        assert!(ce.contains(words), "{ce}");
+        assert_eq!(sweep.status.code(), Some(2), "{se}");
+        assert_eq!(cli.status.code(), Some(2), "{ce}");
+    }
+}
+
 #[test]
 fn a_sweep_killed_mid_point_continues_to_the_dataset_of_one_never_stopped() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! Procedures check every option and input before they touch the drive (issue 19):
 //! options as `run` checks them, zero-work runs refused, and a bad trace refused
-//! before the purge and seasoning of `bench --season`, the target's bytes unchanged.
+//! before the purge and seasoning of `bench --state seasoned`, the target's bytes
+//! unchanged.
 //! Buffers are sized from the trace. All on simulated drives and files the test makes.
 
 use std::path::Path;
@@ -115,7 +116,7 @@ fn write_trace(path: &Path, recs: impl IntoIterator<Item = IoRecord>) {
     w.finish().unwrap();
 }
 
-/// Issue 19: `bench --season` with a bad trace failed only after purging and
+/// Issue 19: `bench --season` (now `--state seasoned`) with a bad trace failed only after purging and
 /// seasoning the drive. A corrupt trace and one with an I/O larger than the target
 /// are refused first, naming the trace, and the target keeps every byte.
 #[test]
@@ -141,7 +142,8 @@ fn bench_with_a_bad_trace_fails_before_touching_the_drive() {
         s(&big),
         "--target",
         s(&target),
-        "--season",
+        "--state",
+        "seasoned",
         "-q",
         "-o",
         s(&tmp.path().join("a")),
@@ -164,7 +166,8 @@ fn bench_with_a_bad_trace_fails_before_touching_the_drive() {
         s(&bad),
         "--target",
         s(&target),
-        "--season",
+        "--state",
+        "seasoned",
         "-q",
         "-o",
         s(&tmp.path().join("b")),

@@ -261,14 +261,14 @@ impl Recorder {
         let elapsed_ns = end_ns - self.start_ns;
         let total_ios: u64 = self.ios_by_op.iter().sum();
         let qd_len = self.qd_max as usize + 1;
-        let time_ns_by_qd = self.qd_time_ns[..qd_len].to_vec();
+        let time_by_qd_ns = self.qd_time_ns[..qd_len].to_vec();
         let submits_by_qd = self.qd_submits[..qd_len].to_vec();
-        let weighted: u128 = time_ns_by_qd
+        let weighted: u128 = time_by_qd_ns
             .iter()
             .enumerate()
             .map(|(q, &t)| q as u128 * u128::from(t))
             .sum();
-        debug_assert_eq!(time_ns_by_qd[1..].iter().sum::<u64>(), self.busy_ns);
+        debug_assert_eq!(time_by_qd_ns[1..].iter().sum::<u64>(), self.busy_ns);
         let submits: u64 = submits_by_qd.iter().sum();
         let qd = QdStats {
             mean_over_busy: if self.busy_ns == 0 {
@@ -282,7 +282,7 @@ impl Recorder {
             } else {
                 100.0 * submits_by_qd.get(1).copied().unwrap_or(0) as f64 / submits as f64
             },
-            time_ns_by_qd,
+            time_by_qd_ns,
             submits_by_qd,
         };
         PhaseMetrics {

@@ -284,8 +284,9 @@ pub struct QdStats {
     pub mean_over_busy: f64,
     /// Largest number of I/Os outstanding at once.
     pub max: u64,
-    /// `time_ns_by_qd[q]` = time with exactly `q` I/Os outstanding; `[0]` is idle time.
-    pub time_ns_by_qd: Vec<u64>,
+    /// `time_by_qd_ns[q]` = time with exactly `q` I/Os outstanding; `[0]` is idle time.
+    #[serde(alias = "time_ns_by_qd")]
+    pub time_by_qd_ns: Vec<u64>,
     /// `submits_by_qd[q]` = submissions that made the count outstanding `q` (itself
     /// included): `[1]` counts I/Os submitted when none other was outstanding. `[0]` is 0.
     pub submits_by_qd: Vec<u64>,
@@ -487,13 +488,13 @@ impl PhaseMetrics {
                 *x += y;
             }
         };
-        add(&mut self.qd.time_ns_by_qd, &later.qd.time_ns_by_qd);
+        add(&mut self.qd.time_by_qd_ns, &later.qd.time_by_qd_ns);
         add(&mut self.qd.submits_by_qd, &later.qd.submits_by_qd);
         self.qd.max = self.qd.max.max(later.qd.max);
-        let busy: u64 = self.qd.time_ns_by_qd.iter().skip(1).sum();
+        let busy: u64 = self.qd.time_by_qd_ns.iter().skip(1).sum();
         let weighted: u128 = self
             .qd
-            .time_ns_by_qd
+            .time_by_qd_ns
             .iter()
             .enumerate()
             .map(|(q, &t)| q as u128 * u128::from(t))

@@ -90,7 +90,7 @@ fn qd_distribution_time_weighted_and_at_submission() {
         io(Op::Read, 20 * MS, 30 * MS, 512),
     ];
     let m = record(0, &ios, 30 * MS);
-    assert_eq!(m.qd.time_ns_by_qd, vec![5 * MS, 20 * MS, 5 * MS]);
+    assert_eq!(m.qd.time_by_qd_ns, vec![5 * MS, 20 * MS, 5 * MS]);
     assert_eq!(m.busy_ns, 25 * MS);
     assert!((m.qd.mean_over_busy - (20.0 + 2.0 * 5.0) / 25.0).abs() < 1e-12);
     assert_eq!(m.qd.max, 2);
@@ -269,7 +269,7 @@ fn empty_phase() {
         0
     );
     assert_eq!(m.service.merged(&m.service_read).unwrap(), m.service);
-    assert_eq!(m.qd.time_ns_by_qd, vec![0]);
+    assert_eq!(m.qd.time_by_qd_ns, vec![0]);
 }
 
 #[test]
@@ -358,8 +358,8 @@ proptest! {
         let first = iv.iter().map(|x| x.0).min().unwrap_or(0);
         let last = iv.iter().map(|x| x.1).max().unwrap_or(0);
         q[0] += first + (end - last);
-        prop_assert_eq!(&m.qd.time_ns_by_qd[..q.len()], &q[..]);
-        prop_assert!(m.qd.time_ns_by_qd[q.len()..].iter().all(|&t| t == 0));
+        prop_assert_eq!(&m.qd.time_by_qd_ns[..q.len()], &q[..]);
+        prop_assert!(m.qd.time_by_qd_ns[q.len()..].iter().all(|&t| t == 0));
         // counts, and the series adds up to the totals
         let ok = |op: Op| ios.iter().filter(move |x| x.ok && x.op == op);
         prop_assert_eq!(m.read_ios, ok(Op::Read).count() as u64);

@@ -22,8 +22,8 @@ pub mod sweep;
 
 pub use csvlog::{fio_log_names, write_fio_csv_logs, write_fio_csv_logs_timed};
 pub use result::{
-    io_cause, read_result, Exporter, JsonExporter, PhasePart, ReportError, ResultParts, RunResult,
-    RESULT_FILE, RESULT_FORMAT, SCHEMA_VERSION,
+    io_cause, read_result, Exporter, JsonExporter, ReportError, RunResult, RESULT_FILE,
+    RESULT_FORMAT, SCHEMA_VERSION,
 };
 pub use series::{
     read_series, write_phase_series, write_series, write_series_all, IoLogWriter, IOS_FILE,

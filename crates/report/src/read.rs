@@ -1,57 +1,122 @@
-//! Typed reading of `result.json` for the HTML report and `compare`: the fields the
-//! report uses, deserialized with serde, from every layout storbench has written.
+//! Reading any result.json for the HTML report and `compare`: the writer's own types
+//! (`storbench-results`), chosen by the file's `procedure` ([`AnyResult`]), so a field
+//! the writer renames or retypes fails here, naming the file, line and column, instead
+//! of turning silently into zero.
 //!
-//! The writer's type is [`crate::RunResult`], whose phases, health and trace are the
-//! suite's own types ([`crate::ResultParts`]), which this crate cannot name (the suite
-//! depends on the report). So this module reads the parts the report shows into its
-//! own lenient view and reuses the writer's types where they live below the report:
-//! [`PhaseMetrics`], [`LatencyStats`], [`ConsistencyScores`], [`SteadyState`] and
-//! [`TargetInfo`]. A field the writer renames therefore fails here with the file and
-//! the field named, instead of turning silently into zero.
-//!
-//! Both layouts load: the current one (`config`, `summary`, `health_before`/`_after`/
-//! `_delta`) and the older `run`/`replay` one (`options`, nested `health`, `scores`
-//! and `info` per phase).
+//! Every layout storbench has written loads: the current one (schema 3); schema 2, whose
+//! renamed fields the types read under their old names (`serde(alias)`, listed in
+//! docs/results.md); schema 1, whose fidelity keys put the unit first (the same way);
+//! and the layout `run` and `replay` wrote before `RunResult` ([`Legacy`]: `options`
+//! only, one nested `health`, `scores` and `info` per phase). A procedure this build
+//! does not know (newer, or a test's) is read for what every result has
+//! ([`AnyResult::Other`]).
 
+use crate::result::SCHEMA_VERSION;
+use crate::ReportError;
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::path::Path;
 use storbench_core::TargetInfo;
-use storbench_metrics::steady::{ConsistencyScores, SteadyState};
-use storbench_metrics::{LatencyStats, PhaseMetrics};
+use storbench_metrics::PhaseMetrics;
+use storbench_results::bench::{BenchConfig, BenchSummary};
+use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_results::replay::{ReplayConfig, ReplaySummary};
+use storbench_results::run::{RunConfig, RunSummary};
+use storbench_results::season::{SeasonConfig, SeasonSummary};
+use storbench_results::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_results::twin::{Measurement, TwinMeasureConfig};
+use storbench_results::{HealthDelta, HealthSnapshot, RunResult};
 
-/// The top level of a result.json, as far as the report reads it.
-#[derive(Debug, Deserialize)]
-pub struct ResultFile {
+/// A result.json as its writer typed it.
+#[derive(Debug)]
+pub enum AnyResult {
+    Run(Box<RunResult<RunConfig, RunSummary>>),
+    Replay(Box<RunResult<ReplayConfig, ReplaySummary>>),
+    Consistency(Box<RunResult<ConsistencyConfig, ConsistencySummary>>),
+    Season(Box<RunResult<SeasonConfig, SeasonSummary>>),
+    TrimCheck(Box<RunResult<TrimCheckConfig, TrimTable>>),
+    Bench(Box<RunResult<BenchConfig, BenchSummary>>),
+    /// `storbench twin measure`: the measurement a twin is fitted to.
+    TwinMeasure(Box<RunResult<TwinMeasureConfig, Measurement>>),
+    /// A procedure this build does not know: what every result has, and its summary
+    /// as JSON (its charts declared as data read numbers from it).
+    Other(Box<RunResult<IgnoredAny, serde_json::Value>>),
+    /// The layout before `RunResult`.
+    Legacy(Box<Legacy>),
+}
+
+/// What is read first: the layout's version and kind.
+#[derive(Deserialize)]
+struct Header {
     #[serde(default)]
-    pub schema_version: Option<u32>,
+    schema_version: Option<u32>,
+    procedure: String,
+    #[serde(default)]
+    health_before: Option<IgnoredAny>,
+}
+
+/// The result in `text` (the file `path`) as its writer typed it. A newer schema is
+/// refused; a file without `procedure` is probably not a result at all.
+pub fn parse(text: &str, path: &Path) -> Result<AnyResult, ReportError> {
+    let header: Header = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() && e.to_string().starts_with("missing field `procedure`") {
+            ReportError::Field {
+                path: path.to_path_buf(),
+                field: "procedure".into(),
+                message: "missing; is this a storbench result.json?".into(),
+            }
+        } else {
+            ReportError::json(path, &e)
+        }
+    })?;
+    if let Some(v) = header.schema_version.filter(|v| *v > SCHEMA_VERSION) {
+        return Err(ReportError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "schema_version {v} is newer than this storbench understands ({SCHEMA_VERSION})"
+            ),
+            hint: "read it with the storbench version that wrote it (tool_version) or newer",
+        });
+    }
+    fn typed<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T, ReportError> {
+        serde_json::from_str(text).map_err(|e| ReportError::json(path, &e))
+    }
+    if header.health_before.is_none() {
+        return Ok(AnyResult::Legacy(Box::new(typed(text, path)?)));
+    }
+    Ok(match header.procedure.as_str() {
+        "run" => AnyResult::Run(Box::new(typed(text, path)?)),
+        "replay" => AnyResult::Replay(Box::new(typed(text, path)?)),
+        "consistency" => AnyResult::Consistency(Box::new(typed(text, path)?)),
+        "season" => AnyResult::Season(Box::new(typed(text, path)?)),
+        "trim-check" => AnyResult::TrimCheck(Box::new(typed(text, path)?)),
+        "bench" => AnyResult::Bench(Box::new(typed(text, path)?)),
+        "twin-measure" => AnyResult::TwinMeasure(Box::new(typed(text, path)?)),
+        _ => AnyResult::Other(Box::new(typed(text, path)?)),
+    })
+}
+
+/// The layout `run` and `replay` wrote before `RunResult`: what the report shows of it.
+#[derive(Debug, Deserialize)]
+pub struct Legacy {
     pub procedure: String,
     pub target: TargetInfo,
     #[serde(default)]
     pub tool_version: Option<String>,
     #[serde(default)]
     pub command_line: Option<CommandLine>,
-    /// The suite's configuration (per procedure; see [`Config`]).
-    #[serde(default)]
-    pub config: Option<serde_json::Value>,
-    /// `name = value` text of the options (both layouts).
+    /// `name = value` text of the options.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
     #[serde(default)]
-    pub phases: Vec<PhaseFile>,
-    /// The procedure's own figures (see [`Summary`]); absent in the RunResult layout.
+    pub phases: Vec<LegacyPhase>,
+    /// The trace replayed, as that layout described it.
     #[serde(default)]
-    pub summary: Option<serde_json::Value>,
+    pub trace: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `{before, after, delta}`.
     #[serde(default)]
-    pub trace: Option<serde_json::Value>,
-    #[serde(default)]
-    pub health_before: Option<Health>,
-    #[serde(default)]
-    pub health_after: Option<Health>,
-    #[serde(default)]
-    pub health_delta: Option<Health>,
-    /// RunResult layout: `{before, after, delta}`.
-    #[serde(default)]
-    pub health: Option<NestedHealth>,
+    pub health: Option<LegacyHealth>,
     #[serde(default = "yes")]
     pub complete: bool,
     #[serde(default)]
@@ -72,17 +137,27 @@ pub enum CommandLine {
     Args(Vec<String>),
 }
 
-/// One phase: its name and the writer's metrics (null for a phase that did not run).
+/// One phase of the older layout: its name and the writer's metrics.
 #[derive(Debug, Deserialize)]
-pub struct PhaseFile {
+pub struct LegacyPhase {
     pub name: String,
     #[serde(default)]
     pub metrics: Option<PhaseMetrics>,
 }
 
-/// Drive health (before, after or the delta): every field optional, as smartctl may
-/// know none of them.
 #[derive(Debug, Default, Deserialize)]
+pub struct LegacyHealth {
+    #[serde(default)]
+    pub before: Option<Health>,
+    #[serde(default)]
+    pub after: Option<Health>,
+    #[serde(default)]
+    pub delta: Option<Health>,
+}
+
+/// Drive health as the report shows it (before, after or the change): every figure
+/// optional, as smartctl may know none of them.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 pub struct Health {
     #[serde(default)]
     pub available: bool,
@@ -98,124 +173,40 @@ pub struct Health {
     pub temperature_c: Option<f64>,
     #[serde(default)]
     pub media_errors: Option<f64>,
-    #[serde(default)]
-    pub percent_used: Option<f64>,
+    #[serde(default, alias = "percent_used")]
+    pub used_pct: Option<f64>,
     #[serde(default)]
     pub write_amplification: Option<f64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-pub struct NestedHealth {
-    #[serde(default)]
-    pub before: Option<Health>,
-    #[serde(default)]
-    pub after: Option<Health>,
-    #[serde(default)]
-    pub delta: Option<Health>,
+impl From<&HealthSnapshot> for Health {
+    fn from(h: &HealthSnapshot) -> Health {
+        let f = |v: Option<u64>| v.map(|x| x as f64);
+        Health {
+            available: h.available,
+            note: h.note.clone(),
+            host_write_bytes: f(h.host_write_bytes),
+            host_read_bytes: f(h.host_read_bytes),
+            nand_write_bytes: f(h.nand_write_bytes),
+            temperature_c: h.temperature_c,
+            media_errors: f(h.media_errors),
+            used_pct: f(h.used_pct),
+            write_amplification: None,
+        }
+    }
 }
 
-/// `summary` of a consistency run (`storbench_suite::consistency::ConsistencySummary`).
-#[derive(Debug, Default, Deserialize)]
-pub struct ConsistencySummary {
-    #[serde(default)]
-    pub span_percent: Option<f64>,
-    #[serde(default)]
-    pub iops_per_s: Vec<f64>,
-    #[serde(default)]
-    pub scores: Option<ConsistencyScores>,
-    #[serde(default)]
-    pub round_s: Option<u64>,
-    #[serde(default)]
-    pub steady_state: Option<SteadyState>,
-    #[serde(default)]
-    pub steady_state_at_s: Option<f64>,
-}
-
-/// `summary` of a trim-check run (`storbench_suite::trimcheck::TrimTable`).
-#[derive(Debug, Deserialize)]
-pub struct TrimSummary {
-    pub clean_mb_per_s: f64,
-    pub dirty_mb_per_s: f64,
-    pub after_trim_mb_per_s: f64,
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// `summary` of a season run, and a bench's `seasoning`
-/// (`storbench_suite::season::SeasonSummary`).
-#[derive(Clone, Debug, Deserialize)]
-pub struct SeasonSummary {
-    pub image: String,
-    pub image_bytes_restored: u64,
-    pub image_writes: u64,
-    pub seq_pass_mb_per_s: f64,
-    pub restore_mb_per_s: f64,
-}
-
-/// `summary` of a bench run (`storbench_suite::bench::BenchSummary`), the fields read.
-#[derive(Debug, Deserialize)]
-pub struct BenchSummary {
-    #[serde(default)]
-    pub trace_name: Option<String>,
-    #[serde(default)]
-    pub seasoning: Option<SeasonSummary>,
-    /// The drive state p21's bench writes (`fresh`, `seasoned`, `used`), when present.
-    #[serde(default)]
-    pub state: Option<String>,
-    #[serde(default)]
-    pub characterize: Option<serde_json::Value>,
-    #[serde(default)]
-    pub service_read: Option<LatencyStats>,
-    #[serde(default)]
-    pub service_write: Option<LatencyStats>,
-}
-
-/// The configuration fields the report titles charts with, whichever procedure wrote
-/// them (each optional: a procedure has only some).
-#[derive(Debug, Default, Deserialize)]
-pub struct Config {
-    #[serde(default)]
-    pub target: Option<String>,
-    #[serde(default)]
-    pub span_fraction: Option<f64>,
-    #[serde(default)]
-    pub qd: Option<u32>,
-    #[serde(default)]
-    pub block_bytes: Option<u64>,
-    #[serde(default)]
-    pub duration_ns: Option<u64>,
-    #[serde(default)]
-    pub score_last_s: Option<u64>,
-    #[serde(default)]
-    pub dirty_for_ns: Option<u64>,
-    /// A bench's seasoning (non-null = the drive was seasoned first).
-    #[serde(default)]
-    pub season: Option<serde_json::Value>,
-    /// A bench's drive state (p21), when the writer records it.
-    #[serde(default)]
-    pub state: Option<String>,
-    #[serde(default)]
-    pub workload: Option<BenchWorkload>,
-    /// `run`: the generator's pattern and mix.
-    #[serde(default)]
-    pub pattern: Option<String>,
-    #[serde(default)]
-    pub mix: Option<serde_json::Value>,
-    /// `replay`: the trace.
-    #[serde(default)]
-    pub trace: Option<serde_json::Value>,
-}
-
-/// A bench's workload (`storbench_suite::bench::Workload`).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum BenchWorkload {
-    Trace {
-        path: std::path::PathBuf,
-    },
-    Profile {
-        name: String,
-        #[serde(default)]
-        scale: Option<f64>,
-    },
+impl From<&HealthDelta> for Health {
+    fn from(d: &HealthDelta) -> Health {
+        let f = |v: Option<u64>| v.map(|x| x as f64);
+        Health {
+            available: d.available,
+            note: d.note.clone(),
+            host_write_bytes: f(d.host_write_bytes),
+            host_read_bytes: f(d.host_read_bytes),
+            nand_write_bytes: f(d.nand_write_bytes),
+            write_amplification: d.write_amplification,
+            ..Health::default()
+        }
+    }
 }

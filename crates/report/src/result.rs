@@ -1,26 +1,17 @@
-//! `DIR/result.json`: the result of one run (schema in docs/results.md), the one
-//! result type ([`RunResult`]) and the exporters that turn it into bytes.
+//! `DIR/result.json`: the exporters that turn the one result type
+//! ([`storbench_results::RunResult`], schema in docs/results.md) into bytes, and its
+//! typed reading.
 //!
-//! The suite fills a [`RunResult`] in; its own typed parts (what a phase records, drive
-//! health, the replayed trace) are named through [`ResultParts`], and each procedure's
-//! summary goes in as its serialized value. An [`Exporter`] turns the result into the
+//! The suite fills a [`RunResult`] in with its procedure's own configuration and
+//! summary types, defined with every other result type in `storbench-results`, so the
+//! report reads the writer's own types. An [`Exporter`] turns the result into the
 //! bytes of one file ([`JsonExporter`]: result.json); the writer stores them with
 //! `storbench_trace::atomic`.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use storbench_core::TargetInfo;
-use storbench_metrics::PhaseMetrics;
-
-/// Version of the result.json layout. Bump when a field changes meaning or is removed;
-/// adding a field with a default does not need a bump.
-pub const SCHEMA_VERSION: u32 = 2;
-/// File name of the result inside a result directory.
-pub const RESULT_FILE: &str = "result.json";
-/// result.json's `format`.
-pub const RESULT_FORMAT: &str = "storbench-suite-result/1";
+pub use storbench_results::{RunResult, RESULT_FILE, RESULT_FORMAT, SCHEMA_VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -105,102 +96,25 @@ impl ReportError {
     }
 }
 
-/// The writer's own types for the parts of a result this crate does not define: what a
-/// phase records, a drive health snapshot and its change over the run, the replayed
-/// trace. The suite names its types (`storbench_suite::SuiteParts`), so a field it
-/// renames is a compile error in the one place the result is assembled.
-pub trait ResultParts {
-    type Phase: PhasePart + Serialize + DeserializeOwned;
-    type Health: Serialize + DeserializeOwned;
-    type HealthDelta: Serialize + DeserializeOwned;
-    type Trace: Serialize + DeserializeOwned;
-}
-
-/// What every phase record has, whoever wrote it.
-pub trait PhasePart {
-    fn name(&self) -> &str;
-    fn metrics(&self) -> &PhaseMetrics;
-    /// The first I/O that failed (`op at offset O length L: error`), if one did.
-    fn first_error(&self) -> Option<&str>;
-}
-
-/// The result of one run (`DIR/result.json`): one file per result directory. Field by
-/// field in docs/results.md; the per-second series are in series.parquet, not here.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunResult<X: ResultParts> {
-    /// [`RESULT_FORMAT`].
-    pub format: String,
-    /// [`SCHEMA_VERSION`] when written; readers refuse a newer one.
-    pub schema_version: u32,
-    pub command_line: Vec<String>,
-    /// The configuration as `name = value` text.
-    pub options: BTreeMap<String, String>,
-    /// false when the run stopped early (a signal, or a failed I/O in a procedure that
-    /// stops on one).
-    pub complete: bool,
-    pub tool_version: String,
-    /// `replay`, `run`, `consistency`, `season`, `trim-check`, `bench`.
-    pub procedure: String,
-    pub target: TargetInfo,
-    /// The configuration the run was started with (a resume uses it).
-    pub config: serde_json::Value,
-    /// Phases in the order they ran; names are unique.
-    pub phases: Vec<X::Phase>,
-    /// The procedure's own figures (its typed summary, serialized); null in an
-    /// incomplete result.
-    pub summary: serde_json::Value,
-    /// The replayed trace (`replay`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<X::Trace>,
-    pub health_before: X::Health,
-    pub health_after: X::Health,
-    pub health_delta: X::HealthDelta,
-    /// Times the run was interrupted and resumed.
-    pub resumes: u32,
-    pub notes: Vec<String>,
-    pub created_unix_ms: u64,
-    pub finished_unix_ms: u64,
-}
-
-impl<X: ResultParts> RunResult<X> {
-    pub fn phase(&self, name: &str) -> Option<&X::Phase> {
-        self.phases.iter().find(|p| p.name() == name)
-    }
-
-    /// The first phase with failed I/Os: (phase, failures, the first one).
-    pub fn failed_ios(&self) -> Option<(&str, u64, &str)> {
-        self.phases
-            .iter()
-            .find(|p| p.metrics().errors > 0)
-            .map(|p| {
-                (
-                    p.name(),
-                    p.metrics().errors,
-                    p.first_error().unwrap_or("(no detail)"),
-                )
-            })
-    }
-}
-
 /// An output format: turns a result into the bytes of one file (hyperfine's pattern;
 /// `&dyn Exporter<X>` holds any of them). The caller writes the bytes where it wants,
 /// atomically.
-pub trait Exporter<X: ResultParts> {
+pub trait Exporter<C, S> {
     /// The file's name inside a result directory.
     fn file_name(&self) -> &'static str;
-    fn serialize(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError>;
+    fn serialize(&self, result: &RunResult<C, S>) -> Result<Vec<u8>, ReportError>;
 }
 
 /// result.json: compact JSON and a newline (`jq .` indents it; histograms one number a
 /// line made a 2 s run's file 180 KB).
 pub struct JsonExporter;
 
-impl<X: ResultParts> Exporter<X> for JsonExporter {
+impl<C: Serialize, S: Serialize> Exporter<C, S> for JsonExporter {
     fn file_name(&self) -> &'static str {
         RESULT_FILE
     }
 
-    fn serialize(&self, result: &RunResult<X>) -> Result<Vec<u8>, ReportError> {
+    fn serialize(&self, result: &RunResult<C, S>) -> Result<Vec<u8>, ReportError> {
         let mut json = serde_json::to_vec(result)
             .map_err(|e| ReportError::json(Path::new(RESULT_FILE), &e))?;
         json.push(b'\n');
@@ -208,9 +122,12 @@ impl<X: ResultParts> Exporter<X> for JsonExporter {
     }
 }
 
-/// Read `DIR/result.json` as the writer's types. A newer schema is refused with a
-/// hint; a field of the wrong type names the line and column.
-pub fn read_result<X: ResultParts>(dir: &Path) -> Result<RunResult<X>, ReportError> {
+/// Read `DIR/result.json` as the writer's types, a procedure's configuration `C` and
+/// summary `S`. A newer schema is refused with a hint; a field of the wrong type names
+/// the line and column.
+pub fn read_result<C: DeserializeOwned, S: DeserializeOwned>(
+    dir: &Path,
+) -> Result<RunResult<C, S>, ReportError> {
     let path = dir.join(RESULT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| ReportError::io(&path, "read", e))?;
     #[derive(Deserialize)]

@@ -55,22 +55,22 @@ const U64_COLS: [U64Col; 11] = [
 /// (written for convenience, recomputed on read).
 const F64_COLS: [F64Col; 11] = [
     (
-        "latency_us_mean",
+        "latency_mean_us",
         |s| s.latency_us_mean,
         |s, v| s.latency_us_mean = v,
     ),
     (
-        "latency_us_max",
+        "latency_max_us",
         |s| s.latency_us_max,
         |s, v| s.latency_us_max = v,
     ),
     (
-        "read_latency_us_mean",
+        "read_latency_mean_us",
         |s| s.read_latency_us_mean,
         |s, v| s.read_latency_us_mean = v,
     ),
     (
-        "write_latency_us_mean",
+        "write_latency_mean_us",
         |s| s.write_latency_us_mean,
         |s, v| s.write_latency_us_mean = v,
     ),
@@ -81,6 +81,15 @@ const F64_COLS: [F64Col; 11] = [
     ("mb_per_s", SecondSample::mb_per_s, |_, _| {}),
     ("read_mb_per_s", SecondSample::read_mb_per_s, |_, _| {}),
     ("write_mb_per_s", SecondSample::write_mb_per_s, |_, _| {}),
+];
+
+/// The names series files written before result schema 3 gave the columns renamed
+/// to put the unit last: read under either.
+const OLD_NAMES: [(&str, &str); 4] = [
+    ("latency_mean_us", "latency_us_mean"),
+    ("latency_max_us", "latency_us_max"),
+    ("read_latency_mean_us", "read_latency_us_mean"),
+    ("write_latency_mean_us", "write_latency_us_mean"),
 ];
 
 /// The columns of a series file: `phase` (series.parquet) or `t_ms` (a per-phase file)
@@ -229,7 +238,12 @@ fn read_series_file(
             }
         }
         for c in &F64_COLS {
-            let a = col(c.0)?;
+            let old = OLD_NAMES.iter().find(|(n, _)| *n == c.0).map(|(_, o)| *o);
+            let a = match (col(c.0), old) {
+                (Ok(a), _) => a,
+                (Err(_), Some(o)) if batch.column_by_name(o).is_some() => col(o)?,
+                (Err(e), _) => return Err(e),
+            };
             let a = a
                 .as_any()
                 .downcast_ref::<Float64Array>()
@@ -439,5 +453,19 @@ impl IoLogWriter {
         }
         self.writer.set_meta(meta);
         Ok(self.writer.finish()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The columns follow result.json's naming rule (units last, `_pct`).
+    #[test]
+    fn every_column_puts_its_unit_last() {
+        let names = super::U64_COLS
+            .iter()
+            .map(|c| c.0)
+            .chain(super::F64_COLS.iter().map(|c| c.0));
+        let bad: Vec<String> = names.filter_map(storbench_results::naming::check).collect();
+        assert!(bad.is_empty(), "{bad:?}");
     }
 }

@@ -7,9 +7,11 @@ use storbench_core::{TargetInfo, TargetKind};
 use storbench_metrics::{PhaseMetrics, Recorder, SecondSample};
 use storbench_report::{
     read_result, read_series, write_fio_csv_logs, write_fio_csv_logs_timed, write_phase_series,
-    write_series, write_series_all, Exporter, IoLogWriter, JsonExporter, PhasePart, ReportError,
-    ResultParts, RunResult, RESULT_FORMAT, SCHEMA_VERSION,
+    write_series, write_series_all, Exporter, IoLogWriter, JsonExporter, ReportError, RunResult,
+    RESULT_FORMAT, SCHEMA_VERSION,
 };
+use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_results::{HealthDelta, HealthSnapshot, PhaseRecord, Work};
 use storbench_trace::{IoRecord, Op, TraceMeta};
 
 const MS: u64 = 1_000_000;
@@ -49,38 +51,32 @@ fn phase(secs: u64) -> PhaseMetrics {
     r.finish(secs * 1000 * MS + 500 * MS)
 }
 
-/// A writer's parts: the report needs only a phase's name, metrics and first error.
-#[derive(Clone, Debug, PartialEq)]
-struct Parts;
+/// The result type of a consistency run, the writer's own.
+type Consistency = RunResult<ConsistencyConfig, ConsistencySummary>;
 
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-struct Phase {
-    name: String,
-    metrics: PhaseMetrics,
-    #[serde(default)]
-    first_error: Option<String>,
+/// A phase record of `metrics`.
+fn record(name: &str, metrics: PhaseMetrics) -> PhaseRecord {
+    PhaseRecord {
+        name: name.into(),
+        title: name.into(),
+        work: Work::Idle { duration_ns: 0 },
+        time_limit_ns: None,
+        metrics,
+        purge: None,
+        issued_ios: 0,
+        folded_ios: 0,
+        aligned_ios: 0,
+        aligned_extra_bytes: 0,
+        ended: "source-done".into(),
+        segments: 1,
+        fidelity: None,
+        first_error: None,
+        counters: None,
+        wall_ms: 0,
+    }
 }
 
-impl PhasePart for Phase {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn metrics(&self) -> &PhaseMetrics {
-        &self.metrics
-    }
-    fn first_error(&self) -> Option<&str> {
-        self.first_error.as_deref()
-    }
-}
-
-impl ResultParts for Parts {
-    type Phase = Phase;
-    type Health = serde_json::Value;
-    type HealthDelta = BTreeMap<String, f64>;
-    type Trace = serde_json::Value;
-}
-
-fn run() -> RunResult<Parts> {
+fn run() -> Consistency {
     let mut r = RunResult {
         format: RESULT_FORMAT.into(),
         schema_version: SCHEMA_VERSION,
@@ -90,30 +86,42 @@ fn run() -> RunResult<Parts> {
         tool_version: "0.1.0".into(),
         procedure: "consistency".into(),
         target: target(),
-        config: serde_json::json!({"qd": 32}),
+        config: ConsistencyConfig::quick("sim:client-7op"),
         phases: Vec::new(),
-        summary: serde_json::json!({"avg": 12.5}),
-        trace: Some(serde_json::json!({"ios": 10})),
-        health_before: serde_json::json!({"available": false}),
-        health_after: serde_json::json!({"available": false}),
-        health_delta: BTreeMap::from([("write_amplification".into(), 1.5)]),
+        summary: Some(ConsistencySummary {
+            span_bytes: 1 << 30,
+            span_pct: 100.0,
+            spare_area_pct: 0.0,
+            iops_per_s: vec![12.0, 13.0],
+            scores: None,
+            round_s: 3,
+            round_iops: Vec::new(),
+            steady_state: None,
+            steady_state_reached: false,
+            steady_state_at_s: None,
+            precondition_mb_per_s: 400.0,
+            ended: "time-limit".into(),
+        }),
+        trace: None,
+        health_before: HealthSnapshot::unavailable("test", "none"),
+        health_after: HealthSnapshot::unavailable("test", "none"),
+        health_delta: HealthDelta {
+            write_amplification: Some(1.5),
+            ..HealthDelta::default()
+        },
         resumes: 1,
         notes: vec!["hello".into()],
         created_unix_ms: 1,
         finished_unix_ms: 2,
     };
     for (name, secs) in [("precondition", 3), ("random write", 5)] {
-        r.phases.push(Phase {
-            name: name.into(),
-            metrics: phase(secs),
-            first_error: None,
-        });
+        r.phases.push(record(name, phase(secs)));
     }
     r
 }
 
 /// What the series writer is given for a result's phases.
-fn series_of(r: &RunResult<Parts>) -> Vec<(&str, &[SecondSample])> {
+fn series_of(r: &Consistency) -> Vec<(&str, &[SecondSample])> {
     r.phases
         .iter()
         .map(|p| (p.name.as_str(), p.metrics.series.as_slice()))
@@ -125,9 +133,12 @@ fn json_exporter_bytes_read_back_as_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = run();
     let bytes = JsonExporter.serialize(&r).unwrap();
-    assert_eq!(Exporter::<Parts>::file_name(&JsonExporter), "result.json");
+    assert_eq!(
+        Exporter::<ConsistencyConfig, ConsistencySummary>::file_name(&JsonExporter),
+        "result.json"
+    );
     std::fs::write(dir.path().join("result.json"), &bytes).unwrap();
-    let back: RunResult<Parts> = read_result(dir.path()).unwrap();
+    let back: Consistency = read_result(dir.path()).unwrap();
     // the JSON does not carry the series: they go to series.parquet
     for p in &mut r.phases {
         p.metrics.series.clear();
@@ -176,13 +187,13 @@ fn bad_results_are_refused_with_a_reason() {
     let newer = format!("\"schema_version\":{SCHEMA_VERSION}");
     assert!(text.contains(&newer), "result.json is compact: {text}");
     std::fs::write(&p, text.replacen(&newer, "\"schema_version\":99", 1)).unwrap();
-    let e = read_result::<Parts>(dir.path()).unwrap_err();
+    let e = read_result::<ConsistencyConfig, ConsistencySummary>(dir.path()).unwrap_err();
     assert!(e.to_string().contains("newer"), "{e}");
     std::fs::write(&p, "{\n  \"schema_version\": 1,\n  oops\n}").unwrap();
-    let e = read_result::<Parts>(dir.path()).unwrap_err();
+    let e = read_result::<ConsistencyConfig, ConsistencySummary>(dir.path()).unwrap_err();
     assert!(matches!(e, ReportError::Json { line: 3, .. }), "{e}");
     std::fs::remove_file(&p).unwrap();
-    let e = read_result::<Parts>(dir.path()).unwrap_err();
+    let e = read_result::<ConsistencyConfig, ConsistencySummary>(dir.path()).unwrap_err();
     assert!(matches!(e, ReportError::Io { .. }), "{e}");
 }
 

@@ -1,4 +1,4 @@
-//! The trace bench (seeds 000, 003, 004): optionally season the drive, then replay a
+//! The trace bench (seeds 000, 003, 004): optionally put the drive in a state, then replay a
 //! trace with idle time cut (queue-depth pacing: each I/O is issued once the number in
 //! flight drops below what the trace had, so only busy time counts), and report the
 //! average data rate (total, read, write), service time (mean, std dev, percentiles),
@@ -16,25 +16,25 @@
 //! [`crate::image::TraceImage`]); `seasoned` purges, writes one 128 KB sequential pass
 //! over the span, then the same image; `used` is seasoned, then the trace replayed
 //! `used_passes` times before the measured pass. `as-is` (the default) replays on the
-//! drive as it is. `--season` (older) seasons with a generated image instead of the
-//! trace's.
+//! drive as it is. `--image FILE` restores the user's disk image in place of the trace's
+//! (seed 002's "disk image"). The one way to season a drive for a bench: `--season`
+//! (older, a generated image) is now `--state seasoned`, with a note.
 //!
 //! `--max-idle D` keeps the trace's idle gaps up to D (the drive may collect garbage
 //! in them; busy time still excludes them); `--no-trim` leaves the trace's TRIMs out.
 
-use crate::health::HealthDelta;
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::image::IMAGE_BLOCK_BYTES;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
-use crate::season::{season_plans, season_summary, SeasonConfig, SeasonSummary};
-use serde::{Deserialize, Serialize};
+use crate::procedure::{Configured, Procedure};
 use std::path::{Path, PathBuf};
-use storbench_engine::{DataKind, TargetInfo};
-use storbench_metrics::LatencyStats;
+use std::time::Duration;
+use storbench_engine::TargetInfo;
+pub use storbench_results::bench::{
+    BenchConfig, BenchSummary, DriveState, Workload, DEFAULT_USED_PASSES, TRACE_FILE,
+};
 use storbench_trace::atomic::OutputDir;
 use storbench_workload::synth::SynthError;
-
-pub const TRACE_FILE: &str = "trace.parquet";
 
 /// The capacity a profile's footprint is a share of, for a synthesized bench trace:
 /// the synthesizer's reference drive (256 GiB) times the scale (at most 1), at least
@@ -50,106 +50,99 @@ pub fn profile_basis_bytes(scale: f64) -> u64 {
 /// Smallest basis of a synthesized bench trace's footprint (see [`profile_basis_bytes`]).
 pub const MIN_PROFILE_BASIS_BYTES: u64 = 512 << 20;
 
-/// What to replay.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum Workload {
-    Trace { path: PathBuf },
-    Profile { name: String, scale: f64, seed: u64 },
-}
+/// The queue depth a replay keeps for trace I/Os without completion times, unless
+/// `--qd` says otherwise.
+pub const DEFAULT_TRACE_QD: u32 = 1;
 
-/// The state the drive is put in before the measured replay (2009 article).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DriveState {
-    /// No preparation: the drive as it is.
-    #[default]
-    AsIs,
-    /// Purge, then the trace's image.
-    Fresh,
-    /// Purge, one 128 KB sequential pass over the span, then the trace's image.
-    Seasoned,
-    /// Seasoned, then the trace replayed `used_passes` times.
-    Used,
-}
+/// Scale of a synthesized profile with `--quick`.
+pub const QUICK_SCALE: f64 = 0.002;
 
-impl DriveState {
-    pub fn name(self) -> &'static str {
-        match self {
-            DriveState::AsIs => "as-is",
-            DriveState::Fresh => "fresh",
-            DriveState::Seasoned => "seasoned",
-            DriveState::Used => "used",
-        }
-    }
-
-    /// From its name (`fresh`, `seasoned`, `used`, `as-is`).
-    pub fn parse(s: &str) -> Option<DriveState> {
-        [
-            DriveState::AsIs,
-            DriveState::Fresh,
-            DriveState::Seasoned,
-            DriveState::Used,
-        ]
-        .into_iter()
-        .find(|d| d.name() == s)
-    }
-}
-
-/// Replays of the trace before the measured one in the `used` state, by default.
-pub const DEFAULT_USED_PASSES: u32 = 3;
-
-fn default_used_passes() -> u32 {
-    DEFAULT_USED_PASSES
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BenchConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    pub workload: Workload,
-    /// Season the drive first.
-    pub season: Option<SeasonConfig>,
-    /// Fold the trace onto this share of the drive (1.0 = whole drive).
-    pub span_fraction: f64,
-    /// QD for trace records without completion times.
-    pub default_qd: u32,
-    /// Drive state before the measured replay.
-    #[serde(default)]
-    pub state: DriveState,
-    /// `used`: replays of the trace before the measured one.
-    #[serde(default = "default_used_passes")]
+/// `storbench bench`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct BenchArgs {
+    /// A Parquet trace, or a profile name to synthesize (heavy-2011, light-2011, ...)
+    #[arg(required_unless_present = "resume")]
+    pub workload: Option<String>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Older spelling of --state seasoned (which restores the trace's own image, or
+    /// --image, where --season restored a generated one)
+    #[arg(long, conflicts_with = "state", hide = true)]
+    pub season: bool,
+    /// Drive state before the measured replay (2009 article): fresh (purge, the trace's
+    /// image), seasoned (purge, 128 KB sequential pass, the image), used (seasoned,
+    /// then the trace replayed --used-passes times), as-is (no preparation)
+    #[arg(long, default_value = "as-is", value_parser = ["as-is", "fresh", "seasoned", "used"])]
+    pub state: String,
+    /// --state used: replays of the trace before the measured one
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_USED_PASSES)]
     pub used_passes: u32,
-    /// Idle gaps of the trace kept up to this long (`None`: all idle cut).
-    #[serde(default)]
-    pub max_idle_ns: Option<u64>,
-    /// Leave the trace's TRIMs out of every replay.
-    #[serde(default)]
+    /// Keep the trace's idle gaps up to this long (e.g. 1s) instead of cutting them all,
+    /// so the drive can collect garbage; busy time still excludes them
+    #[arg(long, value_name = "TIME", value_parser = args::duration)]
+    pub max_idle: Option<Duration>,
+    /// Do not replay the trace's TRIMs (Tom's Hardware's bench; a note counts them)
+    #[arg(long)]
     pub no_trim: bool,
-    /// Content of every write of the procedure.
-    #[serde(default = "crate::phase::random_data")]
-    pub data: DataKind,
+    /// --state fresh, seasoned or used: restore this disk image file (sector by sector,
+    /// over the tested span) in place of the trace's own image
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<PathBuf>,
+    /// Fold the trace onto this share of the drive (e.g. 75% = 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
+    pub span: f64,
+    /// Scale of a synthesized profile [default: 1; --quick: 0.002]
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Seed of a synthesized profile: the same seed, the same trace
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
-impl BenchConfig {
-    pub fn new(target: &str, workload: Workload) -> Self {
-        BenchConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            workload,
-            season: None,
-            span_fraction: 1.0,
-            default_qd: 1,
-            state: DriveState::AsIs,
-            used_passes: DEFAULT_USED_PASSES,
-            max_idle_ns: None,
-            no_trim: false,
-            data: DataKind::Random,
+impl BenchArgs {
+    /// What to replay: a trace file (read whole and checked before any phase runs: a
+    /// bad trace must not surface after hours of seasoning) or a profile.
+    fn workload(&self) -> Result<Workload, SuiteError> {
+        let w = self
+            .workload
+            .as_deref()
+            .expect("clap requires the workload without --resume");
+        if Path::new(w).is_file() {
+            let path = std::fs::canonicalize(w).map_err(|e| SuiteError::Io {
+                context: format!("resolving {w}"),
+                source: e,
+            })?;
+            storbench_trace::TraceReader::open(&path).map_err(args::trace_input)?;
+            Ok(Workload::Trace { path })
+        } else if storbench_workload::synth::builtin(w).is_some() || w.ends_with(".toml") {
+            Ok(Workload::Profile {
+                name: w.to_owned(),
+                scale: self
+                    .scale
+                    .unwrap_or(if self.quick { QUICK_SCALE } else { 1.0 }),
+                seed: self.seed,
+            })
+        } else {
+            Err(SuiteError::Refused {
+                message: format!("{w}: neither a trace file nor a known profile"),
+                hint: "`storbench profiles` lists the profiles; `storbench import` makes a trace"
+                    .into(),
+            })
         }
     }
+}
 
+/// How the bench's phases are planned (on the results crate's configuration).
+trait Plans {
+    fn span(&self, info: &TargetInfo) -> u64;
+    fn replay_plan(&self, name: &str, title: &str, dir: &Path, info: &TargetInfo) -> PhasePlan;
+    fn state_plans(&self, dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError>;
+}
+
+impl Plans for BenchConfig {
     /// The span the trace and the state's writes are folded onto.
     fn span(&self, info: &TargetInfo) -> u64 {
         if self.span_fraction < 1.0 {
@@ -179,19 +172,6 @@ impl BenchConfig {
 
     /// The state's phases before the measured replay.
     fn state_plans(&self, dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
-        if let Some(s) = &self.season {
-            if !matches!(self.state, DriveState::AsIs | DriveState::Seasoned) {
-                return Err(SuiteError::Invalid(format!(
-                    "--season seasons the drive; it does not go with --state {}",
-                    self.state.name()
-                )));
-            }
-            return Ok(season_plans(
-                s,
-                crate::consistency::span_of(info, self.span_fraction),
-                "season-",
-            ));
-        }
         if self.state == DriveState::AsIs {
             return Ok(Vec::new());
         }
@@ -211,15 +191,26 @@ impl BenchConfig {
                 },
             ));
         }
-        plans.push(PhasePlan::new(
-            "image",
-            "restore the trace's image (the data it reads before writing), in address order",
-            Work::TraceImage {
-                path: self.trace_path(dir),
-                span_bytes: span,
-                qd: 32,
-            },
-        ));
+        plans.push(match &self.image {
+            None => PhasePlan::new(
+                "image",
+                "restore the trace's image (the data it reads before writing), in address order",
+                Work::TraceImage {
+                    path: self.trace_path(dir),
+                    span_bytes: span,
+                    qd: 32,
+                },
+            ),
+            Some(path) => PhasePlan::new(
+                "image",
+                "sector-by-sector restore of the image file",
+                Work::FileImage {
+                    path: path.clone(),
+                    span_bytes: span,
+                    qd: 32,
+                },
+            ),
+        });
         if self.state == DriveState::Used {
             if self.used_passes == 0 {
                 return Err(SuiteError::Invalid(
@@ -237,77 +228,58 @@ impl BenchConfig {
         }
         Ok(plans)
     }
-
-    /// The state's name as results carry it.
-    pub fn state_name(&self) -> &'static str {
-        if self.season.is_some() {
-            DriveState::Seasoned.name()
-        } else {
-            self.state.name()
-        }
-    }
-
-    /// The trace file the replay reads.
-    pub fn trace_path(&self, dir: &Path) -> PathBuf {
-        match &self.workload {
-            Workload::Trace { path } => path.clone(),
-            Workload::Profile { .. } => dir.join(TRACE_FILE),
-        }
-    }
 }
 
-/// The bench section of result.json.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BenchSummary {
-    pub trace: String,
-    pub data_rate_mb_per_s: f64,
-    pub read_rate_mb_per_s: f64,
-    pub write_rate_mb_per_s: f64,
-    pub service: LatencyStats,
-    pub service_read: LatencyStats,
-    pub service_write: LatencyStats,
-    pub busy_s: f64,
-    pub reads: u64,
-    pub writes: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    pub span_bytes: u64,
-    pub folded_ios: u64,
-    pub trace_avg_qd: Option<f64>,
-    pub replayed_avg_qd: Option<f64>,
-    pub seasoning: Option<SeasonSummary>,
-    /// Drive state before the measured replay: `as-is`, `fresh`, `seasoned`, `used`.
-    #[serde(default)]
-    pub state: String,
-    /// `used`: replays of the trace before the measured one.
-    #[serde(default)]
-    pub used_passes: Option<u32>,
-    /// The trace's image restored by the state (bytes, writes).
-    #[serde(default)]
-    pub image_bytes: u64,
-    #[serde(default)]
-    pub image_writes: u64,
-    /// The measured replay's own host and flash writes and their ratio (the state's
-    /// writes are not in it).
-    #[serde(default)]
-    pub replay_counters: Option<HealthDelta>,
-    /// Idle gaps kept up to this long (`--max-idle`); `None`: all idle cut.
-    #[serde(default)]
-    pub max_idle_s: Option<f64>,
-    /// TRIMs of the trace not replayed (`--no-trim`), per replay.
-    #[serde(default)]
-    pub trims_skipped: u64,
-    /// Content of the written data (`random`, `zeros`, `compressible:R`).
-    #[serde(default)]
-    pub data: String,
-    /// Name of the trace in the report's trace table.
-    pub trace_name: String,
-    /// Characterization of the trace (the report's trace table).
-    pub characterize: Option<storbench_trace::Characterization>,
+/// The configuration of `bench` from its options, replaying `workload` rather than the
+/// one `a` names: a sweep's generator workload, whose trace is written only when its
+/// point runs.
+pub fn configure_with(
+    a: &BenchArgs,
+    workload: Workload,
+    target: &TargetChoice,
+) -> Result<Configured<BenchConfig>, SuiteError> {
+    let t = &target.spec;
+    let mut c = BenchConfig::new(t, workload);
+    c.span_fraction = a.span;
+    let mut notes = Vec::new();
+    if a.season {
+        c.state = DriveState::Seasoned;
+        notes.push(
+            "--season is --state seasoned: purge, one 128 KB sequential pass, then the trace's own image (or --image), where --season restored a generated one".into(),
+        );
+    } else {
+        c.state = DriveState::parse(&a.state).expect("clap checks the state");
+    }
+    if let Some(p) = &a.image {
+        if c.state == DriveState::AsIs {
+            return Err(SuiteError::Refused {
+                message: "--image: the drive as it is restores no image".into(),
+                hint: "give --state fresh, seasoned or used with --image".into(),
+            });
+        }
+        c.image = Some(args::absolute("--image", p)?);
+    }
+    c.default_qd = a.engine.qd_or(DEFAULT_TRACE_QD)?;
+    c.used_passes = a.used_passes;
+    c.max_idle_ns = a.max_idle.map(args::ns);
+    c.no_trim = a.no_trim;
+    c.data = a.engine.data;
+    c.open = a.engine.open(target);
+    Ok(Configured {
+        config: c,
+        notes,
+        scanned: Vec::new(),
+    })
 }
 
 impl Procedure for BenchConfig {
     const NAME: &'static str = "bench";
+    type Args = BenchArgs;
+    type Summary = BenchSummary;
+
+    fn configure(a: &BenchArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        configure_with(a, a.workload()?, target)
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
@@ -418,17 +390,14 @@ impl Procedure for BenchConfig {
         dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
+    ) -> Result<BenchSummary, SuiteError> {
         let rec = records
             .iter()
             .find(|r| r.name == "replay")
             .expect("the bench has a replay phase");
         let m = rec.metrics.clone();
-        let image = records
-            .iter()
-            .find(|r| r.name == "image")
-            .map(|r| r.metrics.clone())
-            .unwrap_or_default();
+        let phase = |n: &str| records.iter().find(|r| r.name == n).map(|r| &r.metrics);
+        let image = phase("image").cloned().unwrap_or_default();
         let trace = self.trace_path(dir);
         let characterize = storbench_trace::characterize_file(&trace).ok();
         let trace_name = match &self.workload {
@@ -453,20 +422,19 @@ impl Procedure for BenchConfig {
             busy_s: m.busy_ns as f64 / 1e9,
             reads: m.read_ios,
             writes: m.write_ios,
-            bytes_read: m.read_bytes,
-            bytes_written: m.write_bytes,
+            read_bytes: m.read_bytes,
+            write_bytes: m.write_bytes,
             span_bytes: crate::consistency::span_of(runner.target.info(), self.span_fraction),
             folded_ios: rec.folded_ios,
             trace_avg_qd: rec.fidelity.as_ref().and_then(|f| f.trace_avg_qd),
             replayed_avg_qd: rec.fidelity.as_ref().and_then(|f| f.replayed_avg_qd),
-            seasoning: self
-                .season
-                .as_ref()
-                .map(|s| season_summary(s, records, "season-")),
             state: self.state_name().into(),
             used_passes: (self.state == DriveState::Used).then_some(self.used_passes),
+            image: self.image_name(),
             image_bytes: image.write_bytes,
             image_writes: image.write_ios,
+            image_mb_per_s: phase("image").map(|m| m.data_rate_mb_per_s),
+            seq_pass_mb_per_s: phase("seq-pass").map(|m| m.data_rate_mb_per_s),
             replay_counters: rec.counters.clone(),
             max_idle_s: self.max_idle_ns.map(|n| n as f64 / 1e9),
             trims_skipped: if self.no_trim {
@@ -476,8 +444,11 @@ impl Procedure for BenchConfig {
             },
             data: crate::units::data_name(self.data),
             trace_name,
-            characterize,
+            characterize: characterize.and_then(|c| match serde_json::to_value(c) {
+                Ok(serde_json::Value::Object(m)) => Some(m),
+                _ => None,
+            }),
         };
-        Ok(serde_json::to_value(s).expect("serializes"))
+        Ok(s)
     }
 }

@@ -5,92 +5,45 @@
 //! steady-state test on rounds (window of 5), reported as reached or not and when.
 //! `span < 100%` is the over-provisioning variant ("25% spare area" at 75%).
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SteadyStop, SuiteError, Work};
-use crate::procedure::Procedure;
-use serde::{Deserialize, Serialize};
+use crate::procedure::{Configured, Procedure};
 use std::path::Path;
+use std::time::Duration;
 use storbench_engine::TargetInfo;
-use storbench_metrics::{consistency_scores, snia_steady_state, ConsistencyScores, SteadyState};
+use storbench_metrics::{consistency_scores, snia_steady_state};
+pub use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary, NS_PER_S};
 
-pub const NS_PER_S: u64 = 1_000_000_000;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConsistencyConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    /// Tested span as a share of capacity (1.0 = full; 0.75 = 25% spare area).
-    pub span_fraction: f64,
-    pub duration_ns: u64,
-    pub qd: u32,
-    pub block_bytes: u64,
+/// `storbench consistency`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct ConsistencyArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Tested span, e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
+    pub span: f64,
+    /// Length of the random-write phase (30s, 2min, 1h; a bare number is seconds)
+    /// [default: 2000s; --quick: 30s]
+    #[arg(long, visible_alias = "duration", value_name = "TIME", value_parser = args::duration)]
+    pub time: Option<Duration>,
+    /// Block size of the random writes (4k, 8k, 1.5k; a multiple of the logical block)
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = args::size)]
+    pub bs: u64,
+    /// Sequential fill passes before the random writes (2 = SNIA variant)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub precondition_passes: u32,
-    pub precondition_block_bytes: u64,
-    /// SNIA round length and window.
-    pub round_ns: u64,
-    pub window_rounds: usize,
+    /// SNIA steady-state round length, at least 1s [default: 60s; --quick: 3s]
+    #[arg(long, value_name = "TIME", value_parser = args::duration)]
+    pub round: Option<Duration>,
+    /// End the random writes once SNIA steady state is reached
+    #[arg(long)]
     pub stop_at_steady_state: bool,
-    /// Scores over the last this many seconds.
-    pub score_last_s: usize,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Content of every write (`--data`).
-    #[serde(default = "crate::phase::random_data")]
-    pub data: storbench_engine::DataKind,
-}
-
-impl ConsistencyConfig {
-    /// The seed's defaults: full span, 2000 s, QD32, 4 KB, one 128 KB fill pass,
-    /// 60-second rounds, window of 5, scores over the last 400 s.
-    pub fn new(target: &str) -> Self {
-        ConsistencyConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            span_fraction: 1.0,
-            duration_ns: 2000 * NS_PER_S,
-            qd: 32,
-            block_bytes: 4096,
-            precondition_passes: 1,
-            precondition_block_bytes: 128 * 1024,
-            round_ns: 60 * NS_PER_S,
-            window_rounds: storbench_metrics::steady::SNIA_WINDOW_ROUNDS,
-            stop_at_steady_state: false,
-            score_last_s: storbench_metrics::steady::CONSISTENCY_LAST_S,
-            seed: 1,
-            data: storbench_engine::DataKind::Random,
-        }
-    }
-
-    /// `--quick`: a run of seconds on a small simulated drive (tests, demo): 30 s of
-    /// random writes, 3-second rounds, scores over the last 10 s.
-    pub fn quick(target: &str) -> Self {
-        ConsistencyConfig {
-            duration_ns: 30 * NS_PER_S,
-            round_ns: 3 * NS_PER_S,
-            score_last_s: 10,
-            ..ConsistencyConfig::new(target)
-        }
-    }
-}
-
-/// The consistency section of result.json.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConsistencySummary {
-    pub span_bytes: u64,
-    pub span_percent: f64,
-    pub spare_area_percent: f64,
-    /// IOPS of every full second of the random-write phase.
-    pub iops_per_s: Vec<f64>,
-    pub scores: Option<ConsistencyScores>,
-    pub round_s: u64,
-    pub round_iops: Vec<f64>,
-    pub steady_state: Option<SteadyState>,
-    pub steady_state_reached: bool,
-    /// Second of the random-write phase at which steady state was reached.
-    pub steady_state_at_s: Option<u64>,
-    pub precondition_mb_per_s: f64,
-    /// How the random-write phase ended: `time-limit` or `steady-state`.
-    pub ended: String,
 }
 
 pub fn span_of(info: &TargetInfo, fraction: f64) -> u64 {
@@ -99,6 +52,40 @@ pub fn span_of(info: &TargetInfo, fraction: f64) -> u64 {
 
 impl Procedure for ConsistencyConfig {
     const NAME: &'static str = "consistency";
+    type Args = ConsistencyArgs;
+    type Summary = ConsistencySummary;
+
+    fn configure(
+        a: &ConsistencyArgs,
+        target: &TargetChoice,
+    ) -> Result<Configured<Self>, SuiteError> {
+        let t = &target.spec;
+        let mut c = if a.quick {
+            ConsistencyConfig::quick(t)
+        } else {
+            ConsistencyConfig::new(t)
+        };
+        c.span_fraction = a.span;
+        if let Some(d) = a.time {
+            c.duration_ns = args::ns(d);
+        }
+        if let Some(d) = a.round {
+            c.round_ns = args::ns(d);
+            if c.round_ns < NS_PER_S {
+                return Err(SuiteError::Invalid(format!(
+                    "--round {d:?}: must be at least 1s"
+                )));
+            }
+        }
+        c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.block_bytes = a.bs;
+        c.precondition_passes = a.precondition_passes;
+        c.stop_at_steady_state = a.stop_at_steady_state;
+        c.seed = a.seed;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
@@ -190,7 +177,7 @@ impl Procedure for ConsistencyConfig {
         _dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
+    ) -> Result<ConsistencySummary, SuiteError> {
         let rows = runner.series("random-write")?;
         let iops: Vec<f64> = rows
             .iter()
@@ -217,11 +204,11 @@ impl Procedure for ConsistencyConfig {
             .iter()
             .find(|r| r.name == "random-write")
             .map_or(String::new(), |r| r.ended.clone());
-        let span_percent = 100.0 * span as f64 / info.capacity_bytes as f64;
+        let span_pct = 100.0 * span as f64 / info.capacity_bytes as f64;
         let s = ConsistencySummary {
             span_bytes: span,
-            span_percent,
-            spare_area_percent: 100.0 - span_percent,
+            span_pct,
+            spare_area_pct: 100.0 - span_pct,
             scores: consistency_scores(&iops, self.score_last_s),
             round_s,
             steady_state_reached: steady.is_some(),
@@ -234,6 +221,6 @@ impl Procedure for ConsistencyConfig {
             precondition_mb_per_s: pre,
             ended,
         };
-        Ok(serde_json::to_value(s).expect("summary serializes"))
+        Ok(s)
     }
 }

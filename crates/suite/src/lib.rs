@@ -1,6 +1,7 @@
 //! storbench-suite: drive procedures (trace bench, performance consistency, seasoning,
 //! TRIM validation), each a sequence of phases with resumable checkpoint state.
 
+pub mod args;
 pub mod bench;
 pub mod consistency;
 pub mod health;
@@ -22,4 +23,4 @@ pub mod twin;
 pub mod units;
 
 pub use phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};
-pub use procedure::{execute, read_result, Procedure, Start, SuiteParts, SuiteResult};
+pub use procedure::{execute, read_result, Configured, Procedure, Scans, Start, SuiteResult};

@@ -11,7 +11,7 @@
 //!   phase's last window may be shorter.
 
 use crate::phase::{Runner, SeriesRow, SuiteError};
-use crate::procedure::{SuiteParts, SuiteResult};
+use crate::procedure::{Procedure, SuiteResult};
 use storbench_metrics::SecondSample;
 use storbench_report::Exporter;
 use storbench_trace::atomic::OutputDir;
@@ -140,9 +140,9 @@ fn split(rows: &[SeriesRow]) -> (Vec<SecondSample>, Vec<u64>) {
 }
 
 /// Write every result file of a finished run.
-pub fn write_all(
+pub fn write_all<P: Procedure>(
     dir: &OutputDir,
-    result: &SuiteResult,
+    result: &SuiteResult<P>,
     runner: &Runner<'_>,
 ) -> Result<(), SuiteError> {
     let mut all: Vec<(String, Vec<SecondSample>)> = Vec::new();
@@ -174,20 +174,19 @@ pub fn write_all(
     if !updates.is_empty() {
         storbench_report::write_series_all(dir, &updates).map_err(report_err)?;
     }
-    for exporter in EXPORTERS {
-        write_export(dir, *exporter, result)?;
+    // The formats a result is exported in, one file each.
+    let exporters: [&dyn Exporter<P, P::Summary>; 1] = [&storbench_report::JsonExporter];
+    for exporter in exporters {
+        write_export(dir, exporter, result)?;
     }
     Ok(())
 }
 
-/// The formats a result is exported in, one file each.
-const EXPORTERS: &[&dyn Exporter<SuiteParts>] = &[&storbench_report::JsonExporter];
-
 /// Write the bytes of one exporter into its file in `dir`, atomically.
-fn write_export(
+fn write_export<C, S>(
     dir: &OutputDir,
-    exporter: &dyn Exporter<SuiteParts>,
-    result: &SuiteResult,
+    exporter: &dyn Exporter<C, S>,
+    result: &storbench_results::RunResult<C, S>,
 ) -> Result<(), SuiteError> {
     let bytes = exporter.serialize(result).map_err(report_err)?;
     let path = dir.join(exporter.file_name());

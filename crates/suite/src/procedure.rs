@@ -2,7 +2,7 @@
 //! rebuild a simulated drive's state after a resume, run the phases, record drive
 //! health before and after, and write the results.
 
-use crate::health::{self, HealthDelta, HealthSnapshot};
+use crate::health::{self, HealthSnapshot};
 use crate::output;
 use crate::phase::{Control, PhasePlan, PhaseRecord, Runner, SuiteError};
 use crate::state::{RunDir, RunState};
@@ -11,15 +11,27 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use storbench_engine::{BufferPlan, TargetIdentity, TargetInfo};
-use storbench_report::RunResult;
+use storbench_results::RunResult;
 use storbench_trace::atomic::OutputDir;
 use storbench_workload::replay::TraceScan;
 
-/// A procedure: its configuration (stored in the run state, so a resume needs only the
-/// directory), its phases, and what it computes from their records.
+/// A procedure: its options, its configuration (stored in the run state, so a resume
+/// needs only the directory), its phases, and what it computes from their records.
 pub trait Procedure: Serialize + DeserializeOwned + Clone {
     /// Command name (`consistency`, `season`, `trim-check`, `bench`).
     const NAME: &'static str;
+    /// Its own options, declared once: the CLI's subcommand flattens them and a sweep
+    /// plan's keys are parsed through them ([`crate::args::parse_options`]).
+    type Args: clap::Args + clap::FromArgMatches + Clone + std::fmt::Debug;
+    /// Its own section of result.json, typed (in `storbench-results`, where the report
+    /// reads it back as this type).
+    type Summary: Serialize + DeserializeOwned + Clone + std::fmt::Debug;
+    /// The configuration of a new run from its options, on `target`; every check that
+    /// needs no open target is made here, before anything is created.
+    fn configure(
+        args: &Self::Args,
+        target: &crate::args::TargetChoice,
+    ) -> Result<Configured<Self>, SuiteError>;
     fn target_spec(&self) -> &str;
     /// How to open a real target (size of a file, data-destruction consent).
     fn real_open(&self) -> crate::targets::RealOpen;
@@ -31,13 +43,8 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
     fn prepare(&self, _dir: &OutputDir, _info: &TargetInfo) -> Result<(), SuiteError> {
         Ok(())
     }
-    /// Traces this process already read whole and checked ([`TraceScan::of`]), so
-    /// the run's input check does not read them again.
-    fn scanned(&self) -> Vec<(PathBuf, TraceScan)> {
-        Vec::new()
-    }
     /// The trace the procedure replays, for result.json's `trace`.
-    fn trace(&self) -> Option<crate::replay::TraceSummary> {
+    fn trace(&self) -> Option<storbench_results::TraceSummary> {
         None
     }
     /// Notes of the procedure's own for result.json and the terminal (what it left out
@@ -51,12 +58,45 @@ pub trait Procedure: Serialize + DeserializeOwned + Clone {
         dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError>;
+    ) -> Result<Self::Summary, SuiteError>;
+}
+
+/// A configuration made from options, what the user should know about how they were
+/// read (an older spelling mapped onto its new one), and the traces read whole and
+/// checked while making it ([`TraceScan::of`]), which the run does not read again.
+#[derive(Clone, Debug)]
+pub struct Configured<P> {
+    pub config: P,
+    pub notes: Vec<String>,
+    pub scanned: Scans,
+}
+
+impl<P> Configured<P> {
+    pub fn new(config: P) -> Self {
+        Configured {
+            config,
+            notes: Vec::new(),
+            scanned: Vec::new(),
+        }
+    }
+
+    /// With a trace read whole and checked while configuring.
+    pub fn with_scan(mut self, path: PathBuf, scan: TraceScan) -> Self {
+        self.scanned.push((path, scan));
+        self
+    }
+
+    /// The start of a new run of it.
+    pub fn start(self) -> Start<P> {
+        Start::Scanned(self.config, self.scanned)
+    }
 }
 
 /// Start a new run or continue one.
 pub enum Start<P> {
     New(P),
+    /// A new run, with the traces already read whole and checked ([`Configured`]).
+    Scanned(P, Scans),
     Resume,
     /// Continue with the consent to destroy the target's data given again
     /// (`--resume DIR --destroy-data=/dev/EXACT`): needed when the device no longer
@@ -64,37 +104,9 @@ pub enum Start<P> {
     ResumeWithConsent(PathBuf),
 }
 
-/// The suite's typed parts of a result: its phase records, health snapshots and the
-/// replayed trace.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SuiteParts;
-
-impl storbench_report::ResultParts for SuiteParts {
-    type Phase = PhaseRecord;
-    type Health = HealthSnapshot;
-    type HealthDelta = HealthDelta;
-    type Trace = crate::replay::TraceSummary;
-}
-
-impl storbench_report::PhasePart for PhaseRecord {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn metrics(&self) -> &storbench_metrics::PhaseMetrics {
-        &self.metrics
-    }
-    fn first_error(&self) -> Option<&str> {
-        self.first_error.as_deref()
-    }
-}
-
-/// The complete result of a procedure run (result.json): storbench-report's one result
-/// type with the suite's parts.
-pub type SuiteResult = RunResult<SuiteParts>;
-
-/// Run-state key of the target's identity when the run started (see
-/// `storbench_engine::safety::identity`); every resume must find the same target.
-pub const IDENTITY_KEY: &str = "target_identity";
+/// The complete result of a run of procedure `P` (result.json): the one result type
+/// with `P`'s configuration and summary.
+pub type SuiteResult<P> = RunResult<P, <P as Procedure>::Summary>;
 
 /// The identity to record at the start of a run: the target's, plus, for a block
 /// device, the strong signatures of the disk images the run will restore on it (after
@@ -119,15 +131,14 @@ fn recorded_identity(
     Ok(Some(id))
 }
 
+/// Traces read whole and checked, by path.
+pub type Scans = Vec<(PathBuf, TraceScan)>;
+
 /// The traces a run replays, read whole (every row checked, page checksums too) and
 /// checked against the target before the run writes anything: a bad trace must not
 /// surface after hours of purging and seasoning. `existing_only`: skip traces not made
-/// yet (a profile is synthesized by `prepare`, into the run directory).
-/// Traces read whole and checked, by path.
-type Scans = Vec<(PathBuf, TraceScan)>;
-
-/// `known`: traces this process already scanned (a new run's first check), not read
-/// again.
+/// yet (a profile is synthesized by `prepare`, into the run directory). `known`:
+/// traces this process already scanned (a new run's first check), not read again.
 fn scan_replays(
     plans: &[crate::phase::PhasePlan],
     info: &TargetInfo,
@@ -276,7 +287,8 @@ fn open_run<P: Procedure>(
     ctl: &Control,
 ) -> Result<Opened<P>, SuiteError> {
     let consent = match start {
-        Start::New(cfg) => return open_new(dir, cfg, ctl),
+        Start::New(cfg) => return open_new(dir, cfg, Vec::new(), ctl),
+        Start::Scanned(cfg, known) => return open_new(dir, cfg, known, ctl),
         Start::Resume => None,
         Start::ResumeWithConsent(c) => Some(c),
     };
@@ -316,24 +328,18 @@ type Opened<P> = (RunDir, P, SuiteTarget, Scans, RealOpen, Option<BufferPlan>);
 /// The target identity the run recorded when it started (`None`: a simulated drive, or
 /// a run by an older storbench).
 fn recorded_in(rd: &RunDir) -> Result<Option<TargetIdentity>, SuiteError> {
-    rd.state
-        .extra
-        .get(IDENTITY_KEY)
-        .map(|v| {
-            serde_json::from_value(v.clone()).map_err(|e| {
-                SuiteError::Invalid(format!(
-                    "{}: the recorded target identity does not read back: {e}",
-                    rd.dir().join(crate::state::STATE_FILE).display()
-                ))
-            })
-        })
-        .transpose()
+    Ok(rd.state.target_identity.clone())
 }
 
 /// A new run in `dir`: the target opened, the inputs that exist checked, then the run
 /// directory made with the configuration, the target's identity and the digest of its
 /// ends.
-fn open_new<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<Opened<P>, SuiteError> {
+fn open_new<P: Procedure>(
+    dir: &Path,
+    cfg: P,
+    known: Scans,
+    ctl: &Control,
+) -> Result<Opened<P>, SuiteError> {
     // A run that replays traces learns the target's size first, opened for reading
     // with one small buffer: no buffer for an I/O larger than the target (or span) is
     // allocated before the traces are checked against it (issue 30: a 1 TiB read with
@@ -341,7 +347,7 @@ fn open_new<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<Opened<P>
     // block device free: udev probes a device closed after writing, and holds it
     // exclusively while it does.
     let real = cfg.real_open();
-    let probe = !cfg.scanned().is_empty() && !is_sim_spec(cfg.target_spec());
+    let probe = !known.is_empty() && !is_sim_spec(cfg.target_spec());
     let mut target = if probe {
         let look = RealOpen {
             write: false,
@@ -353,7 +359,7 @@ fn open_new<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<Opened<P>
     };
     let plans = cfg.plans(dir, target.info())?;
     // Inputs that exist are checked before the run directory is made.
-    let scans = scan_replays(&plans, target.info(), true, cfg.scanned())?;
+    let scans = scan_replays(&plans, target.info(), true, known)?;
     let mut sized = None;
     if probe {
         let block = u64::from(target.info().logical_block_bytes);
@@ -369,21 +375,9 @@ fn open_new<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<Opened<P>
         &names,
     );
     let mut rd = RunDir::create_in(dir, state, ctl.replace)?;
-    let before = target.health();
-    rd.state.extra.insert(
-        "health_before".into(),
-        serde_json::to_value(&before).expect("health serializes"),
-    );
-    rd.state.extra.insert(
-        "target_info".into(),
-        serde_json::to_value(target.info()).expect("info serializes"),
-    );
-    if let Some(id) = recorded_identity(&target, &plans)? {
-        rd.state.extra.insert(
-            IDENTITY_KEY.into(),
-            serde_json::to_value(id).expect("identity serializes"),
-        );
-    }
+    rd.state.health_before = Some(target.health());
+    rd.state.target_info = Some(target.info().clone());
+    rd.state.target_identity = recorded_identity(&target, &plans)?;
     crate::trust::note_target_ends(&mut rd, &target);
     rd.save()?;
     Ok((rd, cfg, target, scans, real, sized))
@@ -396,7 +390,7 @@ pub fn execute<P: Procedure>(
     dir: &Path,
     start: Start<P>,
     ctl: &Control,
-) -> Result<SuiteResult, SuiteError> {
+) -> Result<SuiteResult<P>, SuiteError> {
     let (mut rd, cfg, mut target, scanned, real, sized) = open_run(dir, start, ctl)?;
     rd.set_checkpoint_interval(ctl.checkpoint_interval);
     let plans = cfg.plans(dir, target.info())?;
@@ -444,8 +438,8 @@ pub fn execute<P: Procedure>(
         }
     }
     let summary = match &stopped {
-        None => cfg.summarize(dir, &runner, &records)?,
-        Some(_) => serde_json::Value::Null,
+        None => Some(cfg.summarize(dir, &runner, &records)?),
+        Some(_) => None,
     };
     records.extend(runner.unfinished.take());
     let mut notes = input_notes;
@@ -470,7 +464,7 @@ pub fn execute<P: Procedure>(
     if let Some(n) = failed {
         notes.insert(0, n);
     }
-    let mut result = assemble::<P>(&runner, ctl, records, summary, notes, complete);
+    let mut result = assemble(&cfg, &runner, ctl, records, summary, notes, complete);
     result.trace = cfg.trace();
     let out = runner.rd.out().clone();
     output::write_all(&out, &result, &runner)?;
@@ -534,45 +528,45 @@ fn run_notes(runner: &Runner<'_>, records: &[PhaseRecord]) -> Vec<String> {
 
 /// The result of the run from its records.
 fn assemble<P: Procedure>(
+    cfg: &P,
     runner: &Runner<'_>,
     ctl: &Control,
     phases: Vec<PhaseRecord>,
-    summary: serde_json::Value,
+    summary: Option<P::Summary>,
     notes: Vec<String>,
     complete: bool,
-) -> SuiteResult {
+) -> SuiteResult<P> {
     let before: HealthSnapshot = runner
         .rd
         .state
-        .extra
-        .get("health_before")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .health_before
+        .clone()
         .unwrap_or_else(|| HealthSnapshot::unavailable("state", "not recorded"));
     let after = runner.target.health();
     let delta = health::delta(&before, &after);
-    let options = match &runner.rd.state.config {
+    let options = match serde_json::to_value(cfg).expect("config serializes") {
         serde_json::Value::Object(m) => m
-            .iter()
+            .into_iter()
             .map(|(k, v)| {
                 let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::String(s) => s,
                     other => other.to_string(),
                 };
-                (k.clone(), text)
+                (k, text)
             })
             .collect(),
         _ => Default::default(),
     };
     SuiteResult {
-        format: storbench_report::RESULT_FORMAT.into(),
-        schema_version: storbench_report::SCHEMA_VERSION,
+        format: storbench_results::RESULT_FORMAT.into(),
+        schema_version: storbench_results::SCHEMA_VERSION,
         command_line: ctl.command_line.clone(),
         options,
         complete,
         tool_version: env!("CARGO_PKG_VERSION").into(),
         procedure: P::NAME.into(),
         target: runner.target.info().clone(),
-        config: runner.rd.state.config.clone(),
+        config: cfg.clone(),
         phases,
         summary,
         trace: None,
@@ -586,7 +580,7 @@ fn assemble<P: Procedure>(
     }
 }
 
-/// Read a finished run's result.json.
-pub fn read_result(dir: &Path) -> Result<SuiteResult, SuiteError> {
+/// Read a finished run's result.json, as procedure `P` wrote it.
+pub fn read_result<P: Procedure>(dir: &Path) -> Result<SuiteResult<P>, SuiteError> {
     storbench_report::read_result(dir).map_err(output::report_err)
 }

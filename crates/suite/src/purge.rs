@@ -19,34 +19,13 @@
 //! opened after its safety guard accepted it ([`purge_fd`]), never on the name again
 //! (which may point at another device by then).
 
-use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PurgeMethod {
-    SecureDiscard,
-    Discard,
-    ZeroOut,
-    PunchHole,
-    Truncate,
-    Simulator,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PurgeReport {
-    pub method: PurgeMethod,
-    pub bytes: u64,
-    /// Whether the target is now in a fresh, unmapped state.
-    pub fresh: bool,
-    pub wall_ms: u64,
-    pub note: Option<String>,
-}
+pub use storbench_results::purge::{PurgeMethod, PurgeReport};
 
 // Linux <linux/fs.h>: _IO(0x12, n), _IOR(0x12, 114, u64).
 const BLKDISCARD: libc::c_ulong = 0x1277;

@@ -3,152 +3,179 @@
 //! result files with every other command. I/O failures do not stop it: they are
 //! counted, the first is kept, and the command fails after writing the results.
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
-use serde::{Deserialize, Serialize};
+use crate::procedure::{Configured, Procedure};
 use std::path::Path;
-use storbench_engine::{DataKind, TargetInfo};
-use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern, SpanSpec};
+use std::time::Duration;
+use storbench_engine::TargetInfo;
+pub use storbench_results::run::{RunConfig, RunSummary};
+use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, SpanSpec};
 
 /// Largest block size `run` issues.
 pub const MAX_BLOCK_BYTES: u64 = 64 << 20;
 /// Largest queue depth `run` keeps.
 pub const MAX_QD: u32 = 4096;
 
-/// A run's configuration, as the user gave it (resolved against the target when the
-/// phase is planned).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunConfig {
-    pub target: String,
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    pub pattern: Pattern,
-    pub mix: Mix,
-    pub block_bytes: u64,
-    pub qd: u32,
-    /// Start of the region.
-    pub offset_bytes: u64,
-    /// Length of the region from the offset (`None`: to the end of the target).
+/// `storbench run`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// I/O pattern; rw and randrw take :READ_PCT (randrw:70 = 70% reads)
+    #[arg(long, default_value = "randread", value_name = "PATTERN[:READ_PCT]",
+        value_parser = args::RwParser)]
+    pub rw: args::Rw,
+    /// Block size of every I/O (4k, 128k, 1m; a multiple of the target's logical block)
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = args::size)]
+    pub bs: u64,
+    /// Region: bytes (1g) or percent of capacity (75%), from --offset
+    #[arg(long, value_name = "SIZE|PCT%", value_parser = args::span)]
     pub span: Option<SpanSpec>,
-    /// Run this long on the target's clock.
-    pub time_limit_ns: Option<u64>,
-    /// Move this many bytes; without a time or byte limit, one pass over the span.
-    pub bytes_limit: Option<u64>,
+    /// Start of the region
+    #[arg(long, default_value = "0", value_name = "SIZE", value_parser = args::size)]
+    pub offset: u64,
+    /// Run this long (250us, 10s, 2min, 1h; a bare number is seconds)
+    #[arg(long, visible_alias = "duration", conflicts_with = "bytes", value_name = "TIME",
+        value_parser = args::duration)]
+    pub time: Option<Duration>,
+    /// Move this many bytes (1g); without --time or --bytes, one pass over the span
+    #[arg(long, value_name = "SIZE", value_parser = args::size)]
+    pub bytes: Option<u64>,
+    /// Seed of the random offsets and written data: the same seed, the same I/O
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    pub data: DataKind,
+    /// Log every I/O to DIR/ios.parquet
+    #[arg(long = "log-ios")]
     pub log_ios: bool,
 }
 
-impl RunConfig {
-    /// 4 KB random reads at QD32 over the whole target, one pass.
-    pub fn new(target: &str) -> RunConfig {
-        RunConfig {
-            target: target.to_owned(),
-            open: crate::targets::RealOpen {
-                write: false,
-                max_in_flight: Some(32),
-                buffer_bytes: Some(4096),
-                ..Default::default()
-            },
-            pattern: Pattern::Random,
-            mix: Mix::ReadWrite { read_pct: 100 },
-            block_bytes: 4096,
-            qd: 32,
-            offset_bytes: 0,
-            span: None,
-            time_limit_ns: None,
-            bytes_limit: None,
-            seed: 1,
-            data: DataKind::Random,
-            log_ios: false,
-        }
+/// The checks that need no target: before anything is opened.
+pub fn check(cfg: &RunConfig) -> Result<(), SuiteError> {
+    let refused = |message: &str, hint: &str| {
+        Err(SuiteError::Refused {
+            message: message.into(),
+            hint: hint.into(),
+        })
+    };
+    if cfg.time_limit_ns == Some(0) {
+        return refused(
+            "--time 0: a run of no time does no work",
+            "give a duration, e.g. --time 10s",
+        );
     }
-
-    /// Whether the run writes or trims.
-    pub fn writes(&self) -> bool {
-        !matches!(self.mix, Mix::ReadWrite { read_pct: 100 })
+    if cfg.limit_bytes == Some(0) {
+        return refused(
+            "--bytes 0: a run of no bytes does no work",
+            "give a size, e.g. --bytes 1g, or leave it out for one pass over the span",
+        );
     }
-
-    /// The generator on a target described by `info`.
-    pub fn spec(&self, info: &TargetInfo) -> Result<GenSpec, SuiteError> {
-        let bad = |m: String| Err(SuiteError::Invalid(m));
-        if self.block_bytes == 0 || self.block_bytes > MAX_BLOCK_BYTES {
-            return bad(format!(
-                "--bs {}: must be between 1 byte and 64m",
-                self.block_bytes
-            ));
-        }
-        if self.qd == 0 || self.qd > MAX_QD {
-            return bad(format!("--qd {}: must be between 1 and {MAX_QD}", self.qd));
-        }
-        if self.time_limit_ns == Some(0) {
-            return bad(
-                "--time 0: a run of no time does no work; hint: give a duration, e.g. --time 10s"
-                    .into(),
-            );
-        }
-        if self.bytes_limit == Some(0) {
-            return bad("--bytes 0: a run of no bytes does no work; hint: give a size, e.g. --bytes 1g, or leave it out for one pass over the span".into());
-        }
-        let lbs = u64::from(info.logical_block_bytes.max(1));
-        if !self.block_bytes.is_multiple_of(lbs) {
-            return bad(format!(
-                "--bs {}: not a multiple of the target's logical block size ({lbs} bytes)",
-                self.block_bytes
-            ));
-        }
-        if !self.offset_bytes.is_multiple_of(lbs) || self.offset_bytes >= info.capacity_bytes {
-            return bad(format!(
-                "--offset {}: must be block-aligned and inside the target ({} bytes)",
-                self.offset_bytes, info.capacity_bytes
-            ));
-        }
-        let avail = info.capacity_bytes - self.offset_bytes;
-        let span = match self.span {
-            None => avail / self.block_bytes * self.block_bytes,
-            Some(s) => {
-                let s = match s {
-                    SpanSpec::Percent(p) => {
-                        SpanSpec::Bytes((info.capacity_bytes as f64 * p / 100.0) as u64)
-                    }
-                    b => b,
-                };
-                s.resolve(avail, self.block_bytes)
-                    .map_err(|e| SuiteError::Invalid(format!("--span: {e}")))?
-            }
-        };
-        let limit = match (self.bytes_limit, self.time_limit_ns) {
-            (Some(b), _) => Limit::Bytes(b),
-            (None, Some(_)) => Limit::None,
-            (None, None) => Limit::Bytes(span),
-        };
-        let spec = GenSpec {
-            pattern: self.pattern,
-            mix: self.mix,
-            block_bytes: self.block_bytes,
-            qd: self.qd,
-            span_start_bytes: self.offset_bytes,
-            span_bytes: span,
-            limit,
-            seed: self.seed,
-        };
-        Generator::new(spec.clone()).map_err(|e| SuiteError::Invalid(e.to_string()))?;
-        Ok(spec)
-    }
+    Ok(())
 }
 
-/// The run's own section of result.json.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
-    /// The region the generator worked on.
-    pub offset_bytes: u64,
-    pub span_bytes: u64,
-    pub iops: f64,
-    pub data_rate_mb_per_s: f64,
+/// The generator on a target described by `info`.
+pub fn spec(cfg: &RunConfig, info: &TargetInfo) -> Result<GenSpec, SuiteError> {
+    let bad = |m: String| Err(SuiteError::Invalid(m));
+    if cfg.block_bytes == 0 || cfg.block_bytes > MAX_BLOCK_BYTES {
+        return bad(format!(
+            "--bs {}: must be between 1 byte and 64m",
+            cfg.block_bytes
+        ));
+    }
+    if cfg.qd == 0 || cfg.qd > MAX_QD {
+        return bad(format!("--qd {}: must be between 1 and {MAX_QD}", cfg.qd));
+    }
+    if cfg.time_limit_ns == Some(0) {
+        return bad(
+            "--time 0: a run of no time does no work; hint: give a duration, e.g. --time 10s"
+                .into(),
+        );
+    }
+    if cfg.limit_bytes == Some(0) {
+        return bad("--bytes 0: a run of no bytes does no work; hint: give a size, e.g. --bytes 1g, or leave it out for one pass over the span".into());
+    }
+    let lbs = u64::from(info.logical_block_bytes.max(1));
+    if !cfg.block_bytes.is_multiple_of(lbs) {
+        return bad(format!(
+            "--bs {}: not a multiple of the target's logical block size ({lbs} bytes)",
+            cfg.block_bytes
+        ));
+    }
+    if !cfg.offset_bytes.is_multiple_of(lbs) || cfg.offset_bytes >= info.capacity_bytes {
+        return bad(format!(
+            "--offset {}: must be block-aligned and inside the target ({} bytes)",
+            cfg.offset_bytes, info.capacity_bytes
+        ));
+    }
+    let avail = info.capacity_bytes - cfg.offset_bytes;
+    let span = match cfg.span {
+        None => avail / cfg.block_bytes * cfg.block_bytes,
+        Some(s) => {
+            let s = match s {
+                SpanSpec::Percent(p) => {
+                    SpanSpec::Bytes((info.capacity_bytes as f64 * p / 100.0) as u64)
+                }
+                b => b,
+            };
+            s.resolve(avail, cfg.block_bytes)
+                .map_err(|e| SuiteError::Invalid(format!("--span: {e}")))?
+        }
+    };
+    let limit = match (cfg.limit_bytes, cfg.time_limit_ns) {
+        (Some(b), _) => Limit::Bytes(b),
+        (None, Some(_)) => Limit::None,
+        (None, None) => Limit::Bytes(span),
+    };
+    let spec = GenSpec {
+        pattern: cfg.pattern,
+        mix: cfg.mix,
+        block_bytes: cfg.block_bytes,
+        qd: cfg.qd,
+        span_start_bytes: cfg.offset_bytes,
+        span_bytes: span,
+        limit,
+        seed: cfg.seed,
+    };
+    Generator::new(spec.clone()).map_err(|e| SuiteError::Invalid(e.to_string()))?;
+    Ok(spec)
 }
 
 impl Procedure for RunConfig {
     const NAME: &'static str = "run";
+    type Args = RunArgs;
+    type Summary = RunSummary;
+
+    fn configure(a: &RunArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let args::Rw { pattern, mix } = a.rw;
+        let bs = a.bs;
+        if bs == 0 || bs > MAX_BLOCK_BYTES {
+            return Err(SuiteError::Invalid(format!(
+                "--bs {}: must be between 1 byte and 64m",
+                crate::units::fmt_bytes(bs)
+            )));
+        }
+        let qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        let mut cfg = RunConfig::new(&target.spec);
+        cfg.open = crate::targets::RealOpen {
+            write: !matches!(mix, Mix::ReadWrite { read_pct: 100 }),
+            max_in_flight: Some(qd as usize),
+            buffer_bytes: Some(bs as usize),
+            ..a.engine.open(target)
+        };
+        cfg.pattern = pattern;
+        cfg.mix = mix;
+        cfg.block_bytes = bs;
+        cfg.qd = qd;
+        cfg.offset_bytes = a.offset;
+        cfg.span = a.span;
+        cfg.time_limit_ns = a.time.map(args::ns);
+        cfg.limit_bytes = a.bytes;
+        cfg.seed = a.seed;
+        cfg.data = a.engine.data;
+        cfg.log_ios = a.log_ios;
+        check(&cfg)?;
+        Ok(Configured::new(cfg))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
@@ -159,7 +186,7 @@ impl Procedure for RunConfig {
     }
 
     fn plans(&self, _dir: &Path, info: &TargetInfo) -> Result<Vec<PhasePlan>, SuiteError> {
-        let spec = self.spec(info)?;
+        let spec = spec(self, info)?;
         let mut p = PhasePlan::new("run", "fio-style generator", Work::Generate { spec });
         p.time_limit_ns = self.time_limit_ns;
         p.data = self.data;
@@ -174,8 +201,8 @@ impl Procedure for RunConfig {
         _dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
-        let spec = self.spec(runner.target.info())?;
+    ) -> Result<RunSummary, SuiteError> {
+        let spec = spec(self, runner.target.info())?;
         let m = &records[0].metrics;
         let s = RunSummary {
             offset_bytes: spec.span_start_bytes,
@@ -183,6 +210,6 @@ impl Procedure for RunConfig {
             iops: m.iops,
             data_rate_mb_per_s: m.data_rate_mb_per_s,
         };
-        Ok(serde_json::to_value(s).expect("summary serializes"))
+        Ok(s)
     }
 }

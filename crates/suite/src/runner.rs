@@ -22,7 +22,7 @@
 //!   exactly as an uninterrupted one, bit for bit.
 
 use crate::health::{self, HealthSnapshot};
-use crate::phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};
+use crate::phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work, WorkSource};
 use crate::progress::Progress;
 use crate::state::{Checkpoint, Journal, PhaseStatus, RunDir};
 use crate::targets::SuiteTarget;
@@ -92,7 +92,7 @@ impl Tally {
     }
 
     /// The phase's record from this tally.
-    fn record(self, plan: &PhasePlan, ios_issued: u64, ended: &str, segments: u32) -> PhaseRecord {
+    fn record(self, plan: &PhasePlan, issued_ios: u64, ended: &str, segments: u32) -> PhaseRecord {
         PhaseRecord {
             name: plan.name.clone(),
             title: plan.title.clone(),
@@ -100,7 +100,7 @@ impl Tally {
             time_limit_ns: plan.time_limit_ns,
             metrics: self.metrics.unwrap_or_default(),
             purge: None,
-            ios_issued,
+            issued_ios,
             folded_ios: self.folded_ios,
             aligned_ios: self.aligned_ios,
             aligned_extra_bytes: self.aligned_extra_bytes,
@@ -488,17 +488,6 @@ pub struct Runner<'a> {
     pub unfinished: Option<PhaseRecord>,
 }
 
-fn state_result<T: serde::de::DeserializeOwned>(
-    v: &serde_json::Value,
-    phase: &str,
-) -> Result<T, SuiteError> {
-    serde_json::from_value(v.clone()).map_err(|e| {
-        SuiteError::Invalid(format!(
-            "state.json: phase {phase}: stored result does not read back: {e}; hint: finish the run with the storbench version that started it"
-        ))
-    })
-}
-
 fn engine_err(plan: &PhasePlan) -> impl FnOnce(storbench_engine::EngineError) -> SuiteError + '_ {
     move |e| SuiteError::Engine {
         phase: plan.name.clone(),
@@ -528,7 +517,7 @@ impl<'a> Runner<'a> {
     pub fn record(&self, name: &str) -> Result<Option<PhaseRecord>, SuiteError> {
         let p = self.rd.state.phase(name);
         match (&p.status, &p.result) {
-            (PhaseStatus::Done, Some(v)) => Ok(Some(state_result(v, name)?)),
+            (PhaseStatus::Done, Some(r)) => Ok(Some(r.clone())),
             _ => Ok(None),
         }
     }
@@ -567,18 +556,14 @@ impl<'a> Runner<'a> {
                         .map_err(engine_err(plan))?;
                 }
                 _ => {
-                    total += self.resimulate(plan, rec.ios_issued)?;
+                    total += self.resimulate(plan, rec.issued_ios)?;
                 }
             }
         }
-        self.rd
-            .state
-            .extra
-            .insert("last_rebuild_ios".into(), serde_json::json!(total));
-        self.rd.state.extra.insert(
-            "last_rebuild_wall_ms".into(),
-            serde_json::json!(started.elapsed().as_millis() as u64),
-        );
+        self.rd.state.last_rebuild = Some(crate::state::Rebuild {
+            ios: total,
+            wall_ms: started.elapsed().as_millis() as u64,
+        });
         self.rd.save()?;
         Ok(total)
     }
@@ -636,7 +621,7 @@ impl<'a> Runner<'a> {
                 })?;
                 PhaseRecord {
                     purge: Some(purge),
-                    ..PhaseRecord::without_io(plan, segments, t0.elapsed().as_millis() as u64)
+                    ..crate::phase::without_io(plan, segments, t0.elapsed().as_millis() as u64)
                 }
             }
             Work::Idle { duration_ns } => {
@@ -649,34 +634,25 @@ impl<'a> Runner<'a> {
                         ..PhaseMetrics::default()
                     },
                     ended: "time-limit".into(),
-                    ..PhaseRecord::without_io(plan, segments, t0.elapsed().as_millis() as u64)
+                    ..crate::phase::without_io(plan, segments, t0.elapsed().as_millis() as u64)
                 }
             }
             _ => self.io_phase(plan, cp, segments)?,
         };
         rec.counters = Some(health::delta(&before, &self.target.health()));
         crate::trust::note_target_ends(self.rd, self.target);
-        self.rd.finish_phase(
-            &rec.name,
-            serde_json::to_value(&rec).expect("record serializes"),
-        )?;
+        self.rd.finish_phase(&rec.name, rec.clone())?;
         Ok(rec)
     }
 
     /// The drive's counters when the phase began, taken at its first start and kept in
     /// the run state (a resumed phase keeps the ones from before it ran).
     fn health_before(&mut self, phase: &str) -> Result<HealthSnapshot, SuiteError> {
-        let key = format!("health_before:{phase}");
-        if let Some(h) = self.rd.state.extra.get(&key) {
-            if let Ok(h) = serde_json::from_value(h.clone()) {
-                return Ok(h);
-            }
+        if let Some(h) = &self.rd.state.phase(phase).health_before {
+            return Ok(h.clone());
         }
         let h = self.target.health();
-        self.rd
-            .state
-            .extra
-            .insert(key, serde_json::to_value(&h).expect("health serializes"));
+        self.rd.state.phase_mut(phase).health_before = Some(h.clone());
         self.rd.save()?;
         Ok(h)
     }
@@ -794,9 +770,9 @@ impl<'a> Runner<'a> {
         let wall_ms = watch.started.elapsed().as_millis() as u64;
         let tally = watch.start.tally.plus(&outcome, wall_ms);
         let submitted = outcome.submitted_ios;
-        let ios_issued = start_cursor + submitted - submitted.min(carried.len() as u64);
+        let issued_ios = start_cursor + submitted - submitted.min(carried.len() as u64);
         let ended = watch.ended(&outcome, remaining);
-        let rec = tally.record(plan, ios_issued, ended, segments);
+        let rec = tally.record(plan, issued_ios, ended, segments);
         self.stop_on_errors(plan, rec)
     }
 

@@ -4,53 +4,39 @@
 //! image file, or a generated image (mixed file sizes, scattered placement,
 //! deterministic by seed; see [`crate::image`]).
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::image::GeneratedImage;
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
-use serde::{Deserialize, Serialize};
+use crate::procedure::{Configured, Procedure};
 use std::path::{Path, PathBuf};
 use storbench_engine::TargetInfo;
+pub use storbench_results::season::{SeasonConfig, SeasonSummary, DEFAULT_IMAGE_FILL};
 
-/// Share of the span a generated image covers. The seed's test image is not sized;
-/// a used system disk of the era held roughly 30-50% of its capacity in data, so 40%.
-pub const DEFAULT_IMAGE_FILL: f64 = 0.40;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SeasonConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    /// The user's image; `None`: a generated one.
+/// `storbench season`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct SeasonArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Accepted as every procedure accepts it; seasoning has no timed phase to shorten
+    #[arg(long)]
+    pub quick: bool,
+    /// Disk image to restore (default: a generated one)
+    #[arg(long, value_name = "FILE")]
     pub image: Option<PathBuf>,
+    /// Share of the drive a generated image covers (below 100%)
+    #[arg(long, default_value = "40%", value_name = "PCT%", value_parser = args::fraction)]
     pub image_fill: f64,
-    pub image_seed: u64,
+    /// Seed of a generated image: the same seed, the same image
+    #[arg(long, default_value_t = 2009)]
+    pub seed: u64,
+    /// Sequential passes (2 = SNIA variant)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub passes: u32,
-    pub qd: u32,
-    /// Content of every write (`--data`).
-    #[serde(default = "crate::phase::random_data")]
-    pub data: storbench_engine::DataKind,
 }
 
-impl SeasonConfig {
-    pub fn new(target: &str) -> Self {
-        SeasonConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            image: None,
-            image_fill: DEFAULT_IMAGE_FILL,
-            image_seed: 2009,
-            passes: 1,
-            qd: 32,
-            data: storbench_engine::DataKind::Random,
-        }
-    }
-}
-
-/// The seasoning phases over `[0, span_bytes)`: the whole drive for `storbench
-/// season`; the tested span for the trace bench's `--season --span 75%`, so the rest
-/// stays unmapped after the purge and is spare area, as in the consistency test.
-pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<PhasePlan> {
+/// The seasoning phases over `[0, span_bytes)`, the whole drive. (The trace bench
+/// seasons with `--state seasoned`: the same pass, then the trace's own image.)
+pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64) -> Vec<PhasePlan> {
     let span = span_bytes / 4096 * 4096;
     assert!(span > 0, "seasoning span of {span_bytes} bytes");
     let restore = match &cfg.image {
@@ -67,13 +53,9 @@ pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<Ph
         },
     };
     vec![
+        PhasePlan::new("purge", "secure erase (purge)", Work::Purge),
         PhasePlan::new(
-            &format!("{prefix}purge"),
-            "secure erase (purge)",
-            Work::Purge,
-        ),
-        PhasePlan::new(
-            &format!("{prefix}seq-pass"),
+            "seq-pass",
             "one contiguous 128 KB sequential pass over the span",
             Work::SeqWrite {
                 start_bytes: 0,
@@ -84,7 +66,7 @@ pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<Ph
             },
         ),
         PhasePlan::new(
-            &format!("{prefix}restore"),
+            "restore",
             if cfg.image.is_some() {
                 "sector-by-sector restore of the image file"
             } else {
@@ -95,20 +77,11 @@ pub fn season_plans(cfg: &SeasonConfig, span_bytes: u64, prefix: &str) -> Vec<Ph
     ]
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SeasonSummary {
-    pub image: String,
-    pub image_bytes_restored: u64,
-    pub image_writes: u64,
-    pub seq_pass_mb_per_s: f64,
-    pub restore_mb_per_s: f64,
-}
-
-pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord], prefix: &str) -> SeasonSummary {
+pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord]) -> SeasonSummary {
     let m = |n: &str| {
         records
             .iter()
-            .find(|r| r.name == format!("{prefix}{n}"))
+            .find(|r| r.name == n)
             .map(|r| r.metrics.clone())
             .unwrap_or_default()
     };
@@ -122,7 +95,7 @@ pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord], prefix: &str)
                 cfg.image_fill * 100.0
             ),
         },
-        image_bytes_restored: restore.write_bytes,
+        image_restored_bytes: restore.write_bytes,
         image_writes: restore.write_ios,
         seq_pass_mb_per_s: m("seq-pass").data_rate_mb_per_s,
         restore_mb_per_s: restore.data_rate_mb_per_s,
@@ -131,6 +104,29 @@ pub fn season_summary(cfg: &SeasonConfig, records: &[PhaseRecord], prefix: &str)
 
 impl Procedure for SeasonConfig {
     const NAME: &'static str = "season";
+    type Args = SeasonArgs;
+    type Summary = SeasonSummary;
+
+    fn configure(a: &SeasonArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let mut c = SeasonConfig::new(&target.spec);
+        c.image = a
+            .image
+            .as_deref()
+            .map(|p| args::absolute("--image", p))
+            .transpose()?;
+        if a.image_fill >= 1.0 {
+            return Err(SuiteError::Invalid(
+                "--image-fill must be below 100%".into(),
+            ));
+        }
+        c.image_fill = a.image_fill;
+        c.image_seed = a.seed;
+        c.passes = a.passes;
+        c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
@@ -160,7 +156,7 @@ impl Procedure for SeasonConfig {
             }
         }
         Ok(crate::phase::with_data(
-            season_plans(self, info.capacity_bytes, ""),
+            season_plans(self, info.capacity_bytes),
             self.data,
         ))
     }
@@ -170,8 +166,8 @@ impl Procedure for SeasonConfig {
         _dir: &Path,
         _runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
-        Ok(serde_json::to_value(season_summary(self, records, "")).expect("serializes"))
+    ) -> Result<SeasonSummary, SuiteError> {
+        Ok(season_summary(self, records))
     }
 }
 

@@ -23,12 +23,17 @@ use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use storbench_engine::safety::scan::EndsDigest;
+use storbench_engine::{TargetIdentity, TargetInfo};
+use storbench_results::{HealthSnapshot, PhaseRecord};
 use storbench_trace::atomic::OutputDir;
 
 pub const STATE_FILE: &str = "state.json";
 pub const LOCK_FILE: &str = "state.lock";
 pub const JOURNAL_DIR: &str = "journal";
-pub const STATE_VERSION: u32 = 1;
+/// Version of the state file's layout (2: the run's values as typed fields, a phase's
+/// stored result as its record). A resume refuses another version.
+pub const STATE_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -45,6 +50,8 @@ pub enum StateError {
     Refused(#[source] std::io::Error),
     #[error("{path}: not a storbench run state: {message}")]
     Corrupt { path: PathBuf, message: String },
+    #[error("{path}: the run was started by another storbench (state version {found}; this one reads version {STATE_VERSION}), so it cannot be continued here; hint: finish it with the storbench that started it, or start a new run (--replace discards it)")]
+    Version { path: PathBuf, found: u32 },
     #[error("{dir}: already holds a run ({procedure}); hint: continue an unfinished one with `--resume {dir}`, choose another directory, or pass --replace to discard it")]
     Exists { dir: PathBuf, procedure: String },
     #[error("{dir}: holds {name}, which the run would replace; hint: choose another directory, or pass --replace to discard it")]
@@ -127,8 +134,19 @@ pub struct PhaseState {
     /// How many times this phase was started (1 + resumes inside it).
     pub segments: u32,
     pub checkpoint: Option<Checkpoint>,
+    /// The drive's counters when the phase first began (a resumed phase keeps them).
+    #[serde(default)]
+    pub health_before: Option<HealthSnapshot>,
     /// The phase's result once done.
-    pub result: Option<serde_json::Value>,
+    pub result: Option<PhaseRecord>,
+}
+
+/// The last rebuild of a simulated drive's state on a resume.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rebuild {
+    /// I/Os re-simulated.
+    pub ios: u64,
+    pub wall_ms: u64,
 }
 
 /// The whole run state, as stored in `DIR/state.json`.
@@ -140,9 +158,23 @@ pub struct RunState {
     /// The procedure's configuration; a resume runs with exactly this.
     pub config: serde_json::Value,
     pub phases: Vec<PhaseState>,
-    /// Free per-run values (drive health before, target info, ...).
+    /// Drive health when the run started.
     #[serde(default)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub health_before: Option<HealthSnapshot>,
+    /// The target as the run found it when it started.
+    #[serde(default)]
+    pub target_info: Option<TargetInfo>,
+    /// Who the target was when the run started (`storbench_engine::safety::identity`):
+    /// every resume must find the same target (`None`: a simulated drive).
+    #[serde(default)]
+    pub target_identity: Option<TargetIdentity>,
+    /// A block device target's size and the CRC of its ends at the last checkpoint
+    /// (`crate::trust`): a resume that finds them changed asks for the consent again.
+    #[serde(default)]
+    pub target_ends: Option<EndsDigest>,
+    /// The last rebuild of a simulated drive (resumes).
+    #[serde(default)]
+    pub last_rebuild: Option<Rebuild>,
     pub created_unix_ms: u64,
     pub updated_unix_ms: u64,
     /// How many times the run was resumed.
@@ -174,10 +206,15 @@ impl RunState {
                     status: PhaseStatus::Pending,
                     segments: 0,
                     checkpoint: None,
+                    health_before: None,
                     result: None,
                 })
                 .collect(),
-            extra: Default::default(),
+            health_before: None,
+            target_info: None,
+            target_identity: None,
+            target_ends: None,
+            last_rebuild: None,
             created_unix_ms: now,
             updated_unix_ms: now,
             resumes: 0,
@@ -192,7 +229,7 @@ impl RunState {
             .unwrap_or_else(|| panic!("no phase {name} in this run"))
     }
 
-    fn phase_mut(&mut self, name: &str) -> &mut PhaseState {
+    pub(crate) fn phase_mut(&mut self, name: &str) -> &mut PhaseState {
         self.phases
             .iter_mut()
             .find(|p| p.name == name)
@@ -263,20 +300,23 @@ fn read_state_in(out: &OutputDir) -> Result<RunState, StateError> {
 
 /// The run state in `text`, read from `path`.
 pub(crate) fn parse_state(text: &str, path: PathBuf) -> Result<RunState, StateError> {
-    let state: RunState = serde_json::from_str(text).map_err(|e| StateError::Corrupt {
+    let corrupt = |e: serde_json::Error| StateError::Corrupt {
         path: path.clone(),
         message: format!("line {}, column {}: {e}", e.line(), e.column()),
-    })?;
-    if state.version != STATE_VERSION {
-        return Err(StateError::Corrupt {
-            path: path.to_owned(),
-            message: format!(
-                "state version {} (this storbench writes {STATE_VERSION})",
-                state.version
-            ),
+    };
+    // The version first: another version's layout is refused as that, not as corrupt.
+    #[derive(Deserialize)]
+    struct Version {
+        version: u32,
+    }
+    let v: Version = serde_json::from_str(text).map_err(corrupt)?;
+    if v.version != STATE_VERSION {
+        return Err(StateError::Version {
+            path,
+            found: v.version,
         });
     }
-    Ok(state)
+    serde_json::from_str(text).map_err(corrupt)
 }
 
 /// Every name the run of `state` writes in its directory, and in `journal/` and
@@ -494,11 +534,7 @@ impl RunDir {
     }
 
     /// Mark `phase` done with its result, and save.
-    pub fn finish_phase(
-        &mut self,
-        phase: &str,
-        result: serde_json::Value,
-    ) -> Result<(), StateError> {
+    pub fn finish_phase(&mut self, phase: &str, result: PhaseRecord) -> Result<(), StateError> {
         let p = self.state.phase_mut(phase);
         assert_eq!(
             p.status,
@@ -680,7 +716,7 @@ mod tests {
         {
             let mut rd = RunDir::create(&dir, st).unwrap();
             assert!(rd.begin_phase("a").unwrap().is_none());
-            rd.finish_phase("a", serde_json::json!({"ok": 1})).unwrap();
+            rd.finish_phase("a", record("a")).unwrap();
             assert!(rd.begin_phase("b").unwrap().is_none());
             let (mut j, kept) = Journal::<Row>::open(rd.journal(), "b.jsonl", 0).unwrap();
             assert!(kept.is_empty());
@@ -736,9 +772,34 @@ mod tests {
         let all = Journal::<Row>::read_all(&rd.journal_path("b")).unwrap();
         assert_eq!(all.len(), 6);
         assert_eq!(all[5].iops, 50.0);
-        rd.finish_phase("b", serde_json::json!(null)).unwrap();
+        rd.finish_phase("b", record("b")).unwrap();
         rd.finish_run().unwrap();
         assert!(read_state(&dir).unwrap().finished);
+    }
+
+    /// A finished phase's record.
+    fn record(name: &str) -> PhaseRecord {
+        let plan = crate::phase::PhasePlan::new(name, name, crate::phase::Work::Purge);
+        crate::phase::without_io(&plan, 1, 0)
+    }
+
+    /// Issue 32: the run's values became typed fields (state version 2). A state of
+    /// another version is refused as that, with what to do, not as a corrupt file.
+    #[test]
+    fn a_state_of_another_version_is_refused_saying_what_to_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let st = RunState::new("consistency", "sim:x", serde_json::json!({}), &["a"]);
+        let mut v = serde_json::to_value(&st).unwrap();
+        v["version"] = 1.into();
+        v["extra"] = serde_json::json!({"health_before": {}});
+        fs::write(tmp.path().join(STATE_FILE), v.to_string()).unwrap();
+        let e = read_state(tmp.path()).unwrap_err();
+        assert!(matches!(e, StateError::Version { found: 1, .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("state.json") && text.contains("version 1") && text.contains("hint:"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -7,79 +7,39 @@
 //! 128 KB writes from its start (enough to run through the drive's free blocks, so
 //! garbage collection shows; the seed used Iometer's sequential write).
 
+use crate::args::{self, EngineArgs, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
-use serde::{Deserialize, Serialize};
+use crate::procedure::{Configured, Procedure};
 use std::path::Path;
+use std::time::Duration;
 use storbench_engine::TargetInfo;
+pub use storbench_results::consistency::NS_PER_S;
+pub use storbench_results::trimcheck::{TrimCheckConfig, TrimTable, NO_PENALTY_PCT};
 
-pub const NS_PER_S: u64 = 1_000_000_000;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrimCheckConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    pub span_fraction: f64,
-    pub dirty_for_ns: u64,
-    pub qd: u32,
-    /// Share of the span each throughput measurement writes.
-    pub measure_fraction: f64,
-    pub measure_qd: u32,
-    /// Idle time after the TRIM pass before measuring: the seed measured once the
-    /// pass was done, and drives erase trimmed blocks in the background.
-    #[serde(default)]
-    pub settle_ns: u64,
+/// `storbench trim-check`'s own options.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct TrimCheckArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Short parameters that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// Time of 4 KB random writes that dirty the drive [default: 120m; --quick: 20s]
+    #[arg(long, value_name = "TIME", value_parser = args::duration)]
+    pub dirty_for: Option<Duration>,
+    /// Share of the span each throughput measurement writes
+    #[arg(long, default_value = "25%", value_name = "PCT%", value_parser = args::fraction)]
+    pub measure: f64,
+    /// Tested span, e.g. 75% (= 25% spare area)
+    #[arg(long, default_value = "100%", value_name = "PCT%", value_parser = args::fraction)]
+    pub span: f64,
+    /// Idle time after the TRIM pass, before measuring (background erase)
+    #[arg(long, default_value = "10s", value_name = "TIME", value_parser = args::duration)]
+    pub settle: Duration,
+    /// Seed of the random writes and written data: the same seed, the same I/O
+    #[arg(long, default_value_t = 3)]
     pub seed: u64,
-    /// Content of every write (`--data`).
-    #[serde(default = "crate::phase::random_data")]
-    pub data: storbench_engine::DataKind,
 }
-
-impl TrimCheckConfig {
-    pub fn new(target: &str) -> Self {
-        TrimCheckConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            span_fraction: 1.0,
-            dirty_for_ns: 120 * 60 * NS_PER_S,
-            qd: 32,
-            measure_fraction: 0.25,
-            measure_qd: 32,
-            settle_ns: 10 * NS_PER_S,
-            seed: 3,
-            data: storbench_engine::DataKind::Random,
-        }
-    }
-
-    /// `--quick`: 20 s of random writes.
-    pub fn quick(target: &str) -> Self {
-        TrimCheckConfig {
-            dirty_for_ns: 20 * NS_PER_S,
-            ..TrimCheckConfig::new(target)
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TrimTable {
-    pub clean_mb_per_s: f64,
-    pub dirty_mb_per_s: f64,
-    pub after_trim_mb_per_s: f64,
-    /// After-TRIM as a percent of clean.
-    pub after_trim_pct_of_clean: f64,
-    pub dirty_pct_of_clean: f64,
-    pub measure_bytes: u64,
-    pub trim_pass_s: f64,
-    /// Set when the table cannot show TRIM's effect (dirty is not clearly slower).
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// Dirty throughput at or above this percent of clean shows no garbage-collection
-/// penalty to undo, so the table says it cannot judge TRIM.
-pub const NO_PENALTY_PCT: f64 = 90.0;
 
 fn measure(name: &str, title: &str, bytes: u64, qd: u32) -> PhasePlan {
     PhasePlan::new(
@@ -97,6 +57,28 @@ fn measure(name: &str, title: &str, bytes: u64, qd: u32) -> PhasePlan {
 
 impl Procedure for TrimCheckConfig {
     const NAME: &'static str = "trim-check";
+    type Args = TrimCheckArgs;
+    type Summary = TrimTable;
+
+    fn configure(a: &TrimCheckArgs, target: &TargetChoice) -> Result<Configured<Self>, SuiteError> {
+        let t = &target.spec;
+        let mut c = if a.quick {
+            TrimCheckConfig::quick(t)
+        } else {
+            TrimCheckConfig::new(t)
+        };
+        if let Some(d) = a.dirty_for {
+            c.dirty_for_ns = args::ns(d);
+        }
+        c.measure_fraction = a.measure;
+        c.span_fraction = a.span;
+        c.settle_ns = args::ns(a.settle);
+        c.seed = a.seed;
+        c.qd = a.engine.qd_or(args::DEFAULT_QD)?;
+        c.data = a.engine.data;
+        c.open = a.engine.open(target);
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
@@ -200,7 +182,7 @@ impl Procedure for TrimCheckConfig {
         _dir: &Path,
         _runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
+    ) -> Result<TrimTable, SuiteError> {
         let get = |n: &str| {
             records
                 .iter()
@@ -230,12 +212,12 @@ impl Procedure for TrimCheckConfig {
             clean_mb_per_s: clean.write_rate_mb_per_s,
             dirty_mb_per_s: dirty.write_rate_mb_per_s,
             after_trim_mb_per_s: after.write_rate_mb_per_s,
-            after_trim_pct_of_clean: pct(after.write_rate_mb_per_s),
-            dirty_pct_of_clean: dirty_pct,
+            after_trim_of_clean_pct: pct(after.write_rate_mb_per_s),
+            dirty_of_clean_pct: dirty_pct,
             measure_bytes: clean.write_bytes,
             trim_pass_s: get("trim").elapsed_ns as f64 / 1e9,
             note,
         };
-        Ok(serde_json::to_value(t).expect("serializes"))
+        Ok(t)
     }
 }

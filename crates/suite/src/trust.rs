@@ -22,12 +22,9 @@ use rustix::fs::{Mode, OFlags};
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
-use storbench_engine::safety::scan::{ends_digest, EndsDigest};
+use storbench_engine::safety::scan::ends_digest;
 use storbench_engine::{Target, TargetError};
 use storbench_trace::atomic::OutputDir;
-
-/// Run-state key of the target's [`EndsDigest`].
-pub const ENDS_KEY: &str = "target_ends";
 
 /// Why the file `fd` (at `path`) may not decide what a resume writes, or `None`.
 fn distrust(fd: BorrowedFd<'_>, path: &Path) -> Result<Option<String>, StateError> {
@@ -144,13 +141,7 @@ pub fn note_ends(rd: &mut RunDir, fd: Option<BorrowedFd<'_>>, name: &Path) {
     let Some(fd) = fd else {
         return;
     };
-    match ends_digest(fd, name) {
-        Ok(d) => rd.state.extra.insert(
-            ENDS_KEY.into(),
-            serde_json::to_value(d).expect("digest serializes"),
-        ),
-        Err(_) => rd.state.extra.remove(ENDS_KEY),
-    };
+    rd.state.target_ends = ends_digest(fd, name).ok();
 }
 
 /// A duplicate of a block device target's descriptor, and its name, for digests taken
@@ -216,12 +207,7 @@ pub fn check_ends(
         context: format!("{}: reading its first and last MiB", name.display()),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let kept: Option<EndsDigest> = rd
-        .state
-        .extra
-        .get(ENDS_KEY)
-        .and_then(|v| serde_json::from_value(v.clone()).ok());
-    let why = match kept {
+    let why = match rd.state.target_ends {
         Some(k) if k == now => return Ok(()),
         Some(_) => "its first or last MiB changed since the run's last checkpoint: something wrote there since (a new filesystem?), the run's state names another device than the one the run wrote, or the run was killed outright while writing there",
         None => "the run's state holds no digest of its first and last MiB to check it against",

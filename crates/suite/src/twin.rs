@@ -3,48 +3,51 @@
 //! guard, checkpoints, resume and result directory as every other; the summary is the
 //! [`Measurement`] `storbench twin fit` fits a simulated drive to.
 
+use crate::args::{self, Backend, TargetChoice};
 use crate::phase::{PhasePlan, PhaseRecord, Runner, SuiteError, Work};
-use crate::procedure::Procedure;
-use serde::{Deserialize, Serialize};
+use crate::procedure::{Configured, Procedure};
 use std::path::Path;
 use storbench_engine::TargetInfo;
-use storbench_twin::plan::{PhaseAmount, Plan, PlanShape, StepWork};
-use storbench_twin::Measurement;
+pub use storbench_results::twin::{Measurement, PlanShape, TwinMeasureConfig};
+use storbench_twin::plan::{PhaseAmount, Plan, StepWork};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TwinMeasureConfig {
-    pub target: String,
-    /// How to open a real target.
-    #[serde(default)]
-    pub open: crate::targets::RealOpen,
-    pub shape: PlanShape,
-    /// Content of every write (`--data`).
-    #[serde(default = "crate::phase::random_data")]
+/// `storbench twin measure`'s own options. The plan sets its own queue depths and
+/// block sizes (those are what it measures), so there is no `--qd`.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct TwinMeasureArgs {
+    /// Short phases that finish in seconds on a small simulated drive
+    #[arg(long)]
+    pub quick: bool,
+    /// I/O backend for real targets
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// Written data: random (incompressible, default), zeros, compressible:RATIO
+    #[arg(long, default_value = "random", value_name = "KIND", value_parser = args::data)]
     pub data: storbench_engine::DataKind,
-}
-
-impl TwinMeasureConfig {
-    /// The plan for a real drive (about 40 minutes on a 256 GB SATA drive).
-    pub fn new(target: &str) -> Self {
-        TwinMeasureConfig {
-            target: target.to_owned(),
-            open: Default::default(),
-            shape: PlanShape::full(),
-            data: storbench_engine::DataKind::Random,
-        }
-    }
-
-    /// `--quick`: short phases for a small simulated drive.
-    pub fn quick(target: &str) -> Self {
-        TwinMeasureConfig {
-            shape: PlanShape::quick(),
-            ..TwinMeasureConfig::new(target)
-        }
-    }
 }
 
 impl Procedure for TwinMeasureConfig {
     const NAME: &'static str = "twin-measure";
+    type Args = TwinMeasureArgs;
+    type Summary = Measurement;
+
+    fn configure(
+        a: &TwinMeasureArgs,
+        target: &TargetChoice,
+    ) -> Result<Configured<Self>, SuiteError> {
+        let t = &target.spec;
+        let mut c = if a.quick {
+            TwinMeasureConfig::quick(t)
+        } else {
+            TwinMeasureConfig::new(t)
+        };
+        c.data = a.data;
+        c.open = crate::targets::RealOpen {
+            backend: Some(a.backend.name()),
+            ..target.open.clone()
+        };
+        Ok(Configured::new(c))
+    }
 
     fn target_spec(&self) -> &str {
         &self.target
@@ -94,9 +97,12 @@ impl Procedure for TwinMeasureConfig {
         _dir: &Path,
         runner: &Runner<'_>,
         records: &[PhaseRecord],
-    ) -> Result<serde_json::Value, SuiteError> {
-        let m = measurement(runner.target.info().capacity_bytes, &self.shape, records);
-        Ok(serde_json::to_value(m).expect("a measurement serializes"))
+    ) -> Result<Measurement, SuiteError> {
+        Ok(measurement(
+            runner.target.info().capacity_bytes,
+            &self.shape,
+            records,
+        ))
     }
 }
 

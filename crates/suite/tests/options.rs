@@ -5,7 +5,8 @@
 //! drives keep each to about a second.
 
 use std::path::Path;
-use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_report::RunResult;
+use storbench_suite::bench::{BenchConfig, BenchSummary, DriveState, Workload};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::phase::Work;
 use storbench_suite::purge::PurgeMethod;
@@ -19,7 +20,10 @@ const NS: u64 = 1_000_000_000;
 const SIM: &str = "sim:client-7op,capacity=256m,seed=7";
 const CAPACITY: u64 = 256 << 20;
 
-fn run_consistency(dir: &Path, f: impl FnOnce(&mut ConsistencyConfig)) -> SuiteResult {
+fn run_consistency(
+    dir: &Path,
+    f: impl FnOnce(&mut ConsistencyConfig),
+) -> SuiteResult<ConsistencyConfig> {
     let mut c = ConsistencyConfig::quick(SIM);
     c.duration_ns = 6 * NS;
     c.round_ns = NS;
@@ -28,7 +32,7 @@ fn run_consistency(dir: &Path, f: impl FnOnce(&mut ConsistencyConfig)) -> SuiteR
     execute(dir, Start::New(c), &Control::default()).unwrap()
 }
 
-fn phase<'a>(r: &'a SuiteResult, name: &str) -> &'a storbench_suite::PhaseRecord {
+fn phase<'a, C, S>(r: &'a RunResult<C, S>, name: &str) -> &'a storbench_suite::PhaseRecord {
     r.phases
         .iter()
         .find(|p| p.name == name)
@@ -44,7 +48,7 @@ fn precondition_passes_write_the_span_that_many_times() {
         c.span_fraction = 0.75;
         c.precondition_passes = 2;
     });
-    let pre = |r: &SuiteResult| phase(r, "precondition").metrics.clone();
+    let pre = |r: &SuiteResult<ConsistencyConfig>| phase(r, "precondition").metrics.clone();
     assert_eq!(pre(&one).write_bytes, CAPACITY);
     assert_eq!(pre(&two).write_bytes, 2 * CAPACITY);
     assert_eq!(pre(&three_quarters).write_bytes, 2 * (CAPACITY / 4 * 3));
@@ -77,7 +81,7 @@ fn stop_at_steady_state_ends_the_random_writes_once_reached() {
             c.round_ns = 2 * NS;
             c.stop_at_steady_state = stop;
         });
-        let s: ConsistencySummary = serde_json::from_value(r.summary.clone()).unwrap();
+        let s: ConsistencySummary = r.summary.clone().unwrap();
         (r, s)
     };
     let (r, s) = run("stop", true);
@@ -130,30 +134,30 @@ fn season_purges_fills_once_and_restores_a_scattered_image() {
     let seq = &phase(&r, "seq-pass").metrics;
     assert_eq!(seq.write_bytes, CAPACITY);
     assert_eq!(seq.write_ios, CAPACITY / (128 << 10));
-    let s: SeasonSummary = serde_json::from_value(r.summary.clone()).unwrap();
-    let share = s.image_bytes_restored as f64 / CAPACITY as f64;
+    let s: SeasonSummary = r.summary.clone().unwrap();
+    let share = s.image_restored_bytes as f64 / CAPACITY as f64;
     eprintln!(
         "generated image: {:.1}% of the drive in {} writes (mean {:.0} KiB)",
         share * 100.0,
         s.image_writes,
-        s.image_bytes_restored as f64 / s.image_writes as f64 / 1024.0
+        s.image_restored_bytes as f64 / s.image_writes as f64 / 1024.0
     );
     // The restore wrote exactly the generated image: a share of the drive near the
     // default 40% (one draw of a heavy-tailed file-size mix on a small drive: the
     // average over seeds is tested in image.rs), in writes of mixed sizes (runs of
     // files end at odd lengths, so the mean write is below the 128 KiB maximum).
     assert_eq!(
-        s.image_bytes_restored,
+        s.image_restored_bytes,
         generated_image_bytes(CAPACITY, DEFAULT_IMAGE_FILL, 2009)
     );
     assert!((0.15..0.65).contains(&share), "image covers {share}");
-    let mean = s.image_bytes_restored / s.image_writes;
+    let mean = s.image_restored_bytes / s.image_writes;
     assert!((4096..128 << 10).contains(&mean), "mean write {mean}");
     // The seasoned drive has been through garbage collection: NAND writes exceed host writes.
     let d = &r.health_delta;
     assert_eq!(
         d.host_write_bytes,
-        Some(seq.write_bytes + s.image_bytes_restored)
+        Some(seq.write_bytes + s.image_restored_bytes)
     );
     assert!(d.write_amplification.unwrap() > 1.0);
 }
@@ -185,7 +189,7 @@ fn bench_span_folds_the_trace_footprint_into_that_part_of_the_drive() {
         );
         c.span_fraction = span;
         let r = execute(&tmp.path().join(name), Start::New(c), &Control::default()).unwrap();
-        let s: BenchSummary = serde_json::from_value(r.summary.clone()).unwrap();
+        let s: BenchSummary = r.summary.clone().unwrap();
         (r, s)
     };
     let (full, sf) = bench("full", 1.0);
@@ -202,7 +206,7 @@ fn bench_span_folds_the_trace_footprint_into_that_part_of_the_drive() {
     assert_eq!(sp.folded_ios, beyond, "{:?}", part.notes);
     assert!(part.notes.iter().any(|n| n.contains("folded")));
     assert_eq!(sp.writes, n);
-    assert_eq!(sp.bytes_written, n * (64 << 10));
+    assert_eq!(sp.write_bytes, n * (64 << 10));
     assert_eq!(phase(&part, "replay").folded_ios, beyond);
 }
 
@@ -223,10 +227,10 @@ fn checkpoints_skip_no_io() {
     let pre = phase(&r, "precondition");
     assert!(pre.metrics.elapsed_ns >= 3 * NS, "several checkpoints");
     assert_eq!(pre.metrics.write_bytes, 2 << 30);
-    assert_eq!(pre.ios_issued, (2 << 30) / (128 << 10));
+    assert_eq!(pre.issued_ios, (2 << 30) / (128 << 10));
     let rw = phase(&r, "random-write");
     assert_eq!(
-        rw.ios_issued, rw.metrics.write_ios,
+        rw.issued_ios, rw.metrics.write_ios,
         "the cursor counts submitted I/Os"
     );
 
@@ -248,10 +252,10 @@ fn checkpoints_skip_no_io() {
     b.default_qd = 4;
     let r = execute(&tmp.path().join("bench"), Start::New(b), &ctl).unwrap();
     let rp = phase(&r, "replay");
-    let s: BenchSummary = serde_json::from_value(r.summary.clone()).unwrap();
+    let s: BenchSummary = r.summary.clone().unwrap();
     assert!(rp.metrics.elapsed_ns >= 2 * NS, "several checkpoints");
     assert_eq!(s.writes, n);
-    assert_eq!(rp.ios_issued, n);
+    assert_eq!(rp.issued_ios, n);
     // Each folded I/O counted once.
     assert_eq!(s.folded_ios, n / 4);
 }
@@ -298,25 +302,22 @@ fn bench_season_with_span_leaves_the_rest_of_the_drive_as_spare_area() {
             },
         );
         c.span_fraction = span;
-        c.season = Some(SeasonConfig::new(sim));
+        c.state = DriveState::Seasoned;
         let r = execute(&tmp.path().join(name), Start::New(c), &Control::default()).unwrap();
-        let s: BenchSummary = serde_json::from_value(r.summary.clone()).unwrap();
+        let s: BenchSummary = r.summary.clone().unwrap();
         (r, s)
     };
     let (full, sf) = bench("full", 1.0);
     let (part, sp) = bench("part", 0.75);
     assert_eq!(
-        phase(&full, "season-seq-pass").metrics.write_bytes,
+        phase(&full, "seq-pass").metrics.write_bytes,
         cap,
         "seasoning fills the whole drive"
     );
     // With --span 75% the seasoning fills and restores only the tested span.
-    assert_eq!(
-        phase(&part, "season-seq-pass").metrics.write_bytes,
-        cap / 4 * 3
-    );
-    match &phase(&part, "season-restore").work {
-        Work::GeneratedImage { span_bytes, .. } => assert_eq!(*span_bytes, cap / 4 * 3),
+    assert_eq!(phase(&part, "seq-pass").metrics.write_bytes, cap / 4 * 3);
+    match &phase(&part, "image").work {
+        Work::TraceImage { span_bytes, .. } => assert_eq!(*span_bytes, cap / 4 * 3),
         w => panic!("restore does {w:?}"),
     }
     eprintln!(
@@ -349,7 +350,7 @@ fn bench_on_a_drive_too_small_for_the_profile_folds_its_trace_and_says_so() {
         },
     );
     let r = execute(tmp.path(), Start::New(c), &Control::default()).unwrap();
-    let s: BenchSummary = serde_json::from_value(r.summary.clone()).unwrap();
+    let s: BenchSummary = r.summary.clone().unwrap();
     assert!(s.folded_ios > 0);
     assert!(
         r.notes

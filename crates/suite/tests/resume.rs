@@ -217,8 +217,7 @@ fn kill_9_mid_phase_then_resume() {
 
     let st = read_state(&dir).unwrap();
     assert!(!st.finished);
-    let pre_before: PhaseRecord =
-        serde_json::from_value(st.phase("precondition").result.clone().unwrap()).unwrap();
+    let pre_before: PhaseRecord = st.phase("precondition").result.clone().unwrap();
     let cp = st.phase("random-write").checkpoint.clone().unwrap();
     assert!(cp.series_rows >= rows_at_kill);
     assert_eq!(

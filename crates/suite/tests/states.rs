@@ -21,17 +21,17 @@ fn heavy(scale: f64) -> Workload {
     }
 }
 
-fn bench(dir: &Path, c: BenchConfig) -> (SuiteResult, BenchSummary) {
+fn bench(dir: &Path, c: BenchConfig) -> (SuiteResult<BenchConfig>, BenchSummary) {
     let r = execute(dir, Start::New(c), &Control::default()).unwrap();
-    let s = serde_json::from_value(r.summary.clone()).unwrap();
+    let s = r.summary.clone().unwrap();
     (r, s)
 }
 
-fn names(r: &SuiteResult) -> Vec<&str> {
+fn names(r: &SuiteResult<BenchConfig>) -> Vec<&str> {
     r.phases.iter().map(|p| p.name.as_str()).collect()
 }
 
-fn phase<'a>(r: &'a SuiteResult, n: &str) -> &'a storbench_suite::PhaseRecord {
+fn phase<'a>(r: &'a SuiteResult<BenchConfig>, n: &str) -> &'a storbench_suite::PhaseRecord {
     r.phases.iter().find(|p| p.name == n).unwrap()
 }
 
@@ -82,7 +82,11 @@ fn fresh_and_seasoned_both_restore_the_trace_image_and_move_the_traces_bytes() {
         (fs.state.as_str(), ss.state.as_str()),
         ("fresh", "seasoned")
     );
-    assert_eq!(fr.config["state"], "fresh", "the config says the state too");
+    assert_eq!(
+        fr.config.state,
+        DriveState::Fresh,
+        "the config says the state too"
+    );
 
     // The image is the trace's pre-existing data, restored in full in both states.
     let trace = tmp.path().join("fresh").join("trace.parquet");
@@ -106,7 +110,7 @@ fn fresh_and_seasoned_both_restore_the_trace_image_and_move_the_traces_bytes() {
         _ => (r, w),
     });
     for s in [&fs, &ss, &ns] {
-        assert_eq!((s.bytes_read, s.bytes_written), (rb, wb));
+        assert_eq!((s.read_bytes, s.write_bytes), (rb, wb));
     }
     assert!(
         fr.notes.iter().all(|n| !n.contains("widened")),
@@ -147,8 +151,8 @@ fn used_state_replays_the_trace_n_times_before_the_measured_pass() {
     );
     assert_eq!((s.state.as_str(), s.used_passes), ("used", Some(2)));
     let w = |n: &str| phase(&r, n).metrics.write_bytes;
-    assert_eq!(w("used-1"), s.bytes_written);
-    assert_eq!(w("used-2"), s.bytes_written);
+    assert_eq!(w("used-1"), s.write_bytes);
+    assert_eq!(w("used-2"), s.write_bytes);
     let mut zero = BenchConfig::new(SIM, heavy(0.001));
     zero.state = DriveState::Used;
     zero.used_passes = 0;
@@ -197,7 +201,7 @@ fn max_idle_keeps_the_traces_gaps_up_to_the_cap_and_busy_time_excludes_them() {
     };
     let (cr, cut) = run("cut", None);
     let (kr, kept) = run("kept", Some(500_000_000));
-    let elapsed = |r: &SuiteResult| phase(r, "replay").metrics.elapsed_ns as f64 / 1e9;
+    let elapsed = |r: &SuiteResult<BenchConfig>| phase(r, "replay").metrics.elapsed_ns as f64 / 1e9;
     eprintln!(
         "6 bursts 2 s apart: idle cut {:.3} s elapsed, busy {:.4} s; --max-idle 500ms {:.3} s elapsed, busy {:.4} s",
         elapsed(&cr),
@@ -241,7 +245,7 @@ fn tom_bench_with_no_trim_replays_no_trim_and_says_so() {
     };
     let (wr, with) = run("with", false);
     let (nr, without) = run("without", true);
-    let trims = |r: &SuiteResult| phase(r, "replay").metrics.trim_ios;
+    let trims = |r: &SuiteResult<BenchConfig>| phase(r, "replay").metrics.trim_ios;
     assert_eq!(trims(&wr), 6);
     assert_eq!(trims(&nr), 0, "no TRIM replayed");
     assert_eq!(
@@ -277,7 +281,7 @@ fn profile_trace_is_the_same_on_every_drive_and_folds_only_on_a_smaller_one() {
     );
     assert_eq!((big.folded_ios, mid.folded_ios), (0, 0));
     assert!(small.folded_ios > 0);
-    assert_eq!(big.bytes_written, small.bytes_written);
+    assert_eq!(big.write_bytes, small.write_bytes);
     let note = sr.notes.iter().find(|n| n.contains("heavy-2011")).unwrap();
     assert!(note.contains("folded"), "{note}");
 }
@@ -290,7 +294,7 @@ fn data_kind_reaches_every_phase_and_the_summary() {
     c.data = DataKind::Zeros;
     let (r, s) = bench(&tmp.path().join("z"), c);
     assert_eq!(s.data, "zeros");
-    assert_eq!(r.config["data"]["kind"], "zeros");
+    assert_eq!(r.config.data, storbench_engine::DataKind::Zeros);
 }
 
 #[test]
@@ -319,7 +323,7 @@ fn io_widened_to_whole_sectors_is_counted_with_its_extra_bytes_in_notes() {
     );
     let p = phase(&r, "replay");
     assert_eq!((p.aligned_ios, p.aligned_extra_bytes), (10, 240));
-    assert_eq!(s.bytes_written, 10 * 1024 + 10 * 4096);
+    assert_eq!(s.write_bytes, 10 * 1024 + 10 * 4096);
     let note = r.notes.iter().find(|n| n.contains("widened")).unwrap();
     assert!(
         note.contains("10 I/Os") && note.contains("(512 bytes)") && note.contains("240 bytes"),

@@ -19,7 +19,7 @@ fn twin_measure_on_sim_equals_the_fits_own_evaluation() {
     )
     .unwrap();
     assert!(r.complete, "{:?}", r.notes);
-    let got: Measurement = serde_json::from_value(r.summary).unwrap();
+    let got: Measurement = r.summary.expect("a complete run has its summary");
     let want = measure_sim(
         storbench_sim::SimConfig::parse(HIDDEN).unwrap(),
         &PlanShape::quick(),
@@ -41,7 +41,7 @@ fn bench(dir: &std::path::Path, target: &str, state: DriveState) -> BenchSummary
     c.state = state;
     c.span_fraction = 0.75;
     let r = execute(dir, Start::New(c), &Control::default()).unwrap();
-    serde_json::from_value(r.summary).unwrap()
+    r.summary.expect("a complete run has its summary")
 }
 
 /// Issue 33's test: a simulated drive stands in for a real one; its twin, fitted to the
@@ -84,4 +84,22 @@ fn the_twin_predicts_a_trace_bench_it_never_measured() {
         "a prediction is {worst:.1}% off; twin {}",
         twin.target
     );
+}
+
+/// Issue 32's pattern: the twin's options are one clap struct, parsed for a sweep point
+/// as on the command line; the plan sets its own queue depths, so `--qd` is refused.
+#[test]
+fn twin_measure_options_parse_as_the_command_lines() {
+    use storbench_suite::args::{parse_options, TargetChoice};
+    use storbench_suite::twin::TwinMeasureArgs;
+    use storbench_suite::Procedure;
+    let a: TwinMeasureArgs =
+        parse_options("twin-measure", &["--quick".into(), "--data=zeros".into()]).unwrap();
+    let c = TwinMeasureConfig::configure(&a, &TargetChoice::sim(HIDDEN))
+        .unwrap()
+        .config;
+    assert_eq!(c.shape, PlanShape::quick());
+    assert_eq!(c.data, storbench_engine::DataKind::Zeros);
+    let e = parse_options::<TwinMeasureArgs>("twin-measure", &["--qd=4".into()]).unwrap_err();
+    assert!(e.contains("--qd"), "{e}");
 }

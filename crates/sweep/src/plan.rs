@@ -18,7 +18,7 @@
 //!
 //! [[procedure]]
 //! name = "consistency"                # consistency, trim-check, season, bench
-//! duration = "600s"                   # the command's options, as the CLI spells them
+//! time = "600s"                       # the command's options, as the CLI spells them
 //! span = ["100%", "75%"]              # options can be axes too
 //!
 //! [report]                            # optional: the report's heat-map axes
@@ -62,7 +62,7 @@ pub struct RunSpec {
     /// The simulated drive, `sim:PRESET,key=value,...`.
     pub target: String,
     pub workload: Option<WorkloadSpec>,
-    /// Procedure options by their CLI names (`duration`, `precondition-passes`).
+    /// Procedure options by their CLI names (`time`, `precondition-passes`).
     pub options: BTreeMap<String, Cell>,
     pub seed: u64,
     pub checkpoint_every_ns: u64,
@@ -685,11 +685,15 @@ impl WorkloadValues<'_> {
                 Some(&format!("one of {}", RW_KINDS.join(", "))),
             ));
         }
+        // The bench's queue depth (`--qd`), with its bounds.
         let qd = self.int("qd")?.unwrap_or(1);
-        if !(1..=65_536).contains(&qd) {
+        let bounded = u32::try_from(qd)
+            .map_err(|_| ())
+            .and_then(|q| storbench_suite::units::check_qd("`qd`", q).map_err(|_| ()));
+        if bounded.is_err() {
             return Err(self.ctx.err(
                 self.line_of("qd"),
-                format!("`qd` {qd}: must be in 1..=65536"),
+                format!("`qd` {qd}: must be between 1 and 4096, as bench's --qd"),
                 None,
             ));
         }
@@ -744,7 +748,7 @@ struct ProcVariant {
     lines: BTreeMap<String, usize>,
 }
 
-fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanError> {
+fn procedures(ctx: &Ctx<'_>, raw: &[Entry], base: &Path) -> Result<Vec<ProcVariant>, PlanError> {
     let mut out = Vec::new();
     for entry in raw {
         let first = entry.values().map(|v| v.span()).min_by_key(|s| s.start);
@@ -776,7 +780,7 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
         };
         let known = point::options(&name);
         for (k, v) in entry {
-            if k != "name" && !known.contains(&k.replace('_', "-").as_str()) {
+            if k != "name" && !known.contains(&k.replace('_', "-")) {
                 return Err(ctx.err(
                     Some(v.span()),
                     format!("{name} has no option `{k}`"),
@@ -792,6 +796,14 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
                     .into_iter()
                     .filter(|(k, _)| k != "name")
                     .map(|(k, c)| (k.replace('_', "-"), c))
+                    .map(|(k, c)| {
+                        let c = if PATH_OPTIONS.contains(&k.as_str()) {
+                            relative_to(base, c)
+                        } else {
+                            c
+                        };
+                        (k, c)
+                    })
                     .collect(),
                 axes: v.axes,
                 line: v.line,
@@ -800,6 +812,20 @@ fn procedures(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<ProcVariant>, PlanErro
         }
     }
     Ok(out)
+}
+
+/// Options that name a file (`image`): relative to the plan's directory, as a trace
+/// workload's path is, made absolute.
+const PATH_OPTIONS: [&str; 1] = ["image"];
+
+fn relative_to(base: &Path, c: Cell) -> Cell {
+    match c {
+        Cell::Text(t) => {
+            let p = base.join(t);
+            Cell::Text(std::path::absolute(&p).unwrap_or(p).display().to_string())
+        }
+        other => other,
+    }
 }
 
 fn seeds(ctx: &Ctx<'_>, raw: Option<&Spanned<toml::Value>>) -> Result<Vec<u64>, PlanError> {
@@ -983,7 +1009,7 @@ impl Sections {
                     .procs
                     .iter()
                     .find(|p| p.name == pt.run.procedure && p.options == pt.run.options)
-                    .map(|p| p.line);
+                    .map(|p| flag_line(p, &e).unwrap_or(p.line));
                 return Err(PlanError {
                     file: file.to_owned(),
                     line,
@@ -999,9 +1025,23 @@ impl Sections {
     }
 }
 
+/// The line of the key a point's error names as the command line's flag (`invalid
+/// value 'ten' for '--time <TIME>'`, `--qd 5000: ...`), if the plan spells it so.
+fn flag_line(p: &ProcVariant, message: &str) -> Option<usize> {
+    p.lines
+        .iter()
+        .find(|(k, _)| {
+            [' ', '\'', ':']
+                .iter()
+                .any(|end| message.contains(&format!("--{k}{end}")))
+        })
+        .map(|(_, line)| *line)
+}
+
 /// A point's estimated output, named by the field that decides most of it: the
 /// workload's size (`ios`, `size`, `scale` or `profile`) when its trace dominates,
-/// else the procedure's timed option (`duration`, `dirty-for`, `settle`).
+/// else the procedure's timed option (`time` or its alias `duration`, `dirty-for`,
+/// `settle`).
 fn output_of(run: &RunSpec, w: Option<&WorkloadVariant>, p: &ProcVariant) -> PointOutput {
     let est = point::output_estimate(run);
     let field = if est.trace_bytes >= est.results_bytes {
@@ -1011,7 +1051,7 @@ fn output_of(run: &RunSpec, w: Option<&WorkloadVariant>, p: &ProcVariant) -> Poi
                 .find_map(|k| w.lines.get(k).map(|l| (k, *l)))
         })
     } else if est.timed_s > 0 {
-        ["duration", "dirty-for", "settle"]
+        ["time", "duration", "dirty-for", "settle"]
             .into_iter()
             .find_map(|k| p.lines.get(k).map(|l| (k, *l)))
     } else {
@@ -1215,7 +1255,7 @@ impl Plan {
             seeds: seeds(&ctx, raw.seeds.as_ref())?,
             targets: targets(&ctx, &raw.target)?,
             workloads: workloads(&ctx, &raw.workload, base)?,
-            procs: procedures(&ctx, &raw.procedure)?,
+            procs: procedures(&ctx, &raw.procedure, base)?,
         };
         let procs = &sections.procs;
         if !sections.workloads.is_empty() && !procs.iter().any(|p| point::takes_workload(&p.name)) {

@@ -4,10 +4,12 @@
 //! module alone.
 //!
 //! A point's options are the command's options, spelled as on the command line
-//! (`duration = "600s"`, `precondition-passes = 2`), parsed by the suite's own quantity
-//! parsers into the same configuration `storbench consistency ...` builds. The row it
-//! returns holds only figures the simulated drive decides (no wall time, no host name,
-//! no path), so a point gives the same row on any machine.
+//! (`time = "600s"`, `precondition-passes = 2`), parsed through the command's own clap
+//! `Args` (`Procedure::Args`) and made a configuration by its `Procedure::configure`:
+//! the same configuration `storbench consistency ...` builds, the same bounds, and the
+//! same error for a bad value. The row it returns holds only figures the simulated
+//! drive decides (no wall time, no host name, no path), so a point gives the same row
+//! on any machine.
 //!
 //! Figures in the row (null where the procedure has none):
 //! - every procedure: `host_write_bytes`, `nand_write_bytes` and `wa` (NAND writes ÷
@@ -27,12 +29,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_report::sweep::{Cell, Kind};
-use storbench_suite::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_report::RunResult;
+use storbench_suite::args::{option_names, parse_options, switch_names, TargetChoice};
+use storbench_suite::bench::{
+    configure_with, BenchArgs, BenchConfig, BenchSummary, Workload, QUICK_SCALE,
+};
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
-use storbench_suite::units::{parse_duration_ns, parse_fraction, parse_size};
-use storbench_suite::{execute, read_result, Control, Procedure, Start, SuiteError, SuiteResult};
+use storbench_suite::units::parse_size;
+use storbench_suite::{
+    execute, read_result, Configured, Control, Procedure, Start, SuiteError, SuiteResult,
+};
 
 /// The procedures a plan may name.
 pub const PROCEDURES: [&str; 4] = ["consistency", "trim-check", "season", "bench"];
@@ -42,23 +50,16 @@ pub fn takes_workload(procedure: &str) -> bool {
     procedure == "bench"
 }
 
-/// The options each procedure takes, as the CLI spells them.
-pub fn options(procedure: &str) -> &'static [&'static str] {
+/// The options a plan may give a procedure: its command's own (`storbench consistency
+/// --help`), aliases included, without `seed` (the plan's `seeds` decide it) and a
+/// workload's `scale`.
+pub fn options(procedure: &str) -> Vec<String> {
     match procedure {
-        "consistency" => &[
-            "quick",
-            "span",
-            "duration",
-            "qd",
-            "bs",
-            "precondition-passes",
-            "round",
-            "stop-at-steady-state",
-        ],
-        "trim-check" => &["quick", "dirty-for", "measure", "span", "settle"],
-        "season" => &["quick", "image-fill", "passes"],
-        "bench" => &["quick", "span", "season"],
-        _ => &[],
+        "consistency" => names_of::<ConsistencyConfig>(),
+        "trim-check" => names_of::<TrimCheckConfig>(),
+        "season" => names_of::<SeasonConfig>(),
+        "bench" => names_of::<BenchConfig>(),
+        _ => Vec::new(),
     }
 }
 
@@ -85,9 +86,9 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
             ("data_rate_mb_per_s", Kind::Float),
             ("read_mb_per_s", Kind::Float),
             ("write_mb_per_s", Kind::Float),
-            ("latency_us_mean", Kind::Float),
-            ("latency_us_p99", Kind::Float),
-            ("latency_us_p99_9", Kind::Float),
+            ("latency_mean_us", Kind::Float),
+            ("latency_p99_us", Kind::Float),
+            ("latency_p99_9_us", Kind::Float),
             ("busy_s", Kind::Float),
             ("reads", Kind::Int),
             ("writes", Kind::Int),
@@ -97,8 +98,8 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
             ("clean_mb_per_s", Kind::Float),
             ("dirty_mb_per_s", Kind::Float),
             ("after_trim_mb_per_s", Kind::Float),
-            ("dirty_pct_of_clean", Kind::Float),
-            ("after_trim_pct_of_clean", Kind::Float),
+            ("dirty_of_clean_pct", Kind::Float),
+            ("after_trim_of_clean_pct", Kind::Float),
         ],
         "season" => &[
             ("seq_pass_mb_per_s", Kind::Float),
@@ -107,6 +108,20 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
         _ => &[],
     };
     COMMON.iter().chain(own).copied().collect()
+}
+
+/// The name a figure had in rows recorded before result schema 3 put every unit last.
+pub fn old_figure_name(name: &str) -> Option<&'static str> {
+    [
+        ("latency_mean_us", "latency_us_mean"),
+        ("latency_p99_us", "latency_us_p99"),
+        ("latency_p99_9_us", "latency_us_p99_9"),
+        ("dirty_of_clean_pct", "dirty_pct_of_clean"),
+        ("after_trim_of_clean_pct", "after_trim_pct_of_clean"),
+    ]
+    .into_iter()
+    .find(|(new, _)| *new == name)
+    .map(|(_, old)| old)
 }
 
 /// A point's row: figure name and value.
@@ -123,152 +138,101 @@ pub enum PointError {
 
 // ---------------------------------------------------------------- options
 
-fn opt<'a>(run: &'a RunSpec, key: &str) -> Option<&'a Cell> {
-    run.options.get(key)
+/// Option names a plan may not give: the plan's `seeds` decide every point's seed, and
+/// a workload's `scale` is the workload's; `resume` is the command line's alone.
+const PLAN_OWNS: [&str; 3] = ["seed", "scale", "resume"];
+
+/// The option names `P`'s command takes that a plan may give (aliases included).
+fn names_of<P: Procedure>() -> Vec<String> {
+    let mut names = option_names::<P::Args>();
+    names.retain(|n| !PLAN_OWNS.contains(&n.as_str()));
+    names
 }
 
-fn text(run: &RunSpec, key: &str) -> Option<String> {
-    opt(run, key).map(Cell::text)
-}
-
-fn flag(run: &RunSpec, key: &str) -> Result<bool, String> {
-    match opt(run, key) {
-        None => Ok(false),
-        Some(Cell::Bool(b)) => Ok(*b),
-        Some(c) => Err(format!("{key} = {}: must be true or false", c.text())),
+/// The command line of a point: the plan's options as `--name=value` (a switch,
+/// `quick = true`, as `--quick`; `false` leaves it out), then `extra`.
+fn argv<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Vec<String>, String> {
+    let switches = switch_names::<P::Args>();
+    let mut out = Vec::new();
+    for (key, value) in &run.options {
+        let switch = switches.contains(key);
+        match (switch, value) {
+            (true, Cell::Bool(true)) => out.push(format!("--{key}")),
+            (true, Cell::Bool(false)) => {}
+            (true, other) => {
+                return Err(format!(
+                    "`{key} = {}`: --{key} is a switch; give true or false",
+                    other.text()
+                ))
+            }
+            (false, v) => out.push(format!("--{key}={}", v.text())),
+        }
     }
+    out.extend(extra);
+    Ok(out)
 }
 
-fn int(
-    run: &RunSpec,
-    key: &str,
-    range: std::ops::RangeInclusive<i64>,
-) -> Result<Option<u32>, String> {
-    match opt(run, key) {
-        None => Ok(None),
-        Some(Cell::Int(i)) if range.contains(i) => Ok(Some(*i as u32)),
-        Some(c) => Err(format!(
-            "{key} = {}: must be an integer in {}..={}",
-            c.text(),
-            range.start(),
-            range.end()
-        )),
-    }
+/// `P`'s configuration for the point: its options parsed through the command's own
+/// `Args` (clap: the same names, values, units and bounds, and the same errors), then
+/// made a configuration as the command makes it, on the point's simulated drive.
+fn configured<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Configured<P>, String> {
+    let args: P::Args = parse_options(P::NAME, &argv::<P>(run, extra)?)?;
+    P::configure(&args, &TargetChoice::sim(&run.target)).map_err(|e| e.to_string())
 }
 
-fn q<T>(r: Result<T, storbench_suite::units::QuantityError>) -> Result<T, String> {
-    r.map_err(|e| e.to_string())
+fn seed(run: &RunSpec) -> String {
+    format!("--seed={}", run.seed)
 }
 
 fn consistency(run: &RunSpec) -> Result<ConsistencyConfig, String> {
-    let t = run.target.as_str();
-    let mut c = if flag(run, "quick")? {
-        ConsistencyConfig::quick(t)
-    } else {
-        ConsistencyConfig::new(t)
-    };
-    if let Some(s) = text(run, "span") {
-        c.span_fraction = q(parse_fraction("span", &s))?;
-    }
-    if let Some(d) = text(run, "duration") {
-        c.duration_ns = q(parse_duration_ns("duration", &d))?;
-    }
-    if let Some(d) = text(run, "round") {
-        c.round_ns = q(parse_duration_ns("round", &d))?;
-        if c.round_ns < 1_000_000_000 {
-            return Err(format!("round = {d}: must be at least 1s"));
-        }
-    }
-    if let Some(v) = int(run, "qd", 1..=65_536)? {
-        c.qd = v;
-    }
-    if let Some(b) = text(run, "bs") {
-        c.block_bytes = q(parse_size("bs", &b))?;
-    }
-    if let Some(p) = int(run, "precondition-passes", 1..=2)? {
-        c.precondition_passes = p;
-    }
-    c.stop_at_steady_state = flag(run, "stop-at-steady-state")?;
-    c.seed = run.seed;
-    Ok(c)
+    configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 fn trim_check(run: &RunSpec) -> Result<TrimCheckConfig, String> {
-    let t = run.target.as_str();
-    let mut c = if flag(run, "quick")? {
-        TrimCheckConfig::quick(t)
-    } else {
-        TrimCheckConfig::new(t)
-    };
-    if let Some(d) = text(run, "dirty-for") {
-        c.dirty_for_ns = q(parse_duration_ns("dirty-for", &d))?;
-    }
-    if let Some(m) = text(run, "measure") {
-        c.measure_fraction = q(parse_fraction("measure", &m))?;
-    }
-    if let Some(s) = text(run, "span") {
-        c.span_fraction = q(parse_fraction("span", &s))?;
-    }
-    if let Some(s) = text(run, "settle") {
-        c.settle_ns = q(parse_duration_ns("settle", &s))?;
-    }
-    c.seed = run.seed;
-    Ok(c)
+    configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 fn season(run: &RunSpec) -> Result<SeasonConfig, String> {
-    flag(run, "quick")?;
-    let mut c = SeasonConfig::new(&run.target);
-    if let Some(f) = text(run, "image-fill") {
-        c.image_fill = q(parse_fraction("image-fill", &f))?;
-        if c.image_fill >= 1.0 {
-            return Err("image-fill must be below 100%".into());
-        }
-    }
-    if let Some(p) = int(run, "passes", 1..=2)? {
-        c.passes = p;
-    }
-    c.image_seed = run.seed;
-    Ok(c)
+    configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 /// The generated trace of a generator workload, in the point's directory.
 pub const GENERATOR_TRACE: &str = "generator.parquet";
 
 fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
-    let quick = flag(run, "quick")?;
-    let (workload, default_qd) = match &run.workload {
-        Some(WorkloadSpec::Profile { name, scale }) => (
-            Workload::Profile {
-                name: name.clone(),
-                scale: scale.unwrap_or(if quick { 0.002 } else { 1.0 }),
-                seed: run.seed,
-            },
-            None,
-        ),
-        Some(WorkloadSpec::Trace { path }) => (Workload::Trace { path: path.clone() }, None),
-        Some(WorkloadSpec::Generator { qd, .. }) => (
-            Workload::Trace {
-                path: dir.join(GENERATOR_TRACE),
-            },
-            Some(*qd),
-        ),
+    let mut extra = vec![seed(run)];
+    // The trace a point replays: the plan checked a trace workload's file when it
+    // read it, and a generator's is written when the point runs, so neither is opened
+    // per point here (a plan of many points checks in moments); the run reads the trace
+    // whole before its first phase.
+    let trace = match &run.workload {
+        Some(WorkloadSpec::Profile { name, scale }) => {
+            extra.push(name.clone());
+            extra.extend(scale.map(|s| format!("--scale={s}")));
+            None
+        }
+        Some(WorkloadSpec::Trace { path }) => Some(path.clone()),
+        Some(WorkloadSpec::Generator { qd, .. }) => {
+            // The generator's queue depth, unless the plan's `qd` says otherwise.
+            if !run.options.contains_key("qd") {
+                extra.push(format!("--qd={qd}"));
+            }
+            Some(dir.join(GENERATOR_TRACE))
+        }
         None => return Err("bench needs a workload".into()),
     };
-    let mut c = BenchConfig::new(&run.target, workload);
-    if let Some(s) = text(run, "span") {
-        c.span_fraction = q(parse_fraction("span", &s))?;
-    }
-    if let Some(qd) = default_qd {
-        c.default_qd = qd;
-    }
-    if flag(run, "season")? {
-        // As `storbench bench --season`: a generated image over 40%, seed 2009, one pass.
-        let mut s = SeasonConfig::new(&run.target);
-        s.image_fill = storbench_suite::season::DEFAULT_IMAGE_FILL;
-        c.season = Some(s);
-    }
-    Ok(c)
+    let Some(path) = trace else {
+        return configured(run, extra).map(|c| c.config);
+    };
+    extra.push(path.display().to_string());
+    let args: BenchArgs = parse_options(BenchConfig::NAME, &argv::<BenchConfig>(run, extra)?)?;
+    configure_with(
+        &args,
+        Workload::Trace { path },
+        &TargetChoice::sim(&run.target),
+    )
+    .map(|c| c.config)
+    .map_err(|e| e.to_string())
 }
 
 /// Check a point's options without running it (the plan checks every point first).
@@ -280,7 +244,7 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
         "bench" => {
             if let Some(WorkloadSpec::Generator { bs, span, size, .. }) = &run.workload {
                 q(parse_size("bs", bs))?;
-                storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.to_string())?;
+                storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.0)?;
                 if let Some(s) = size {
                     q(parse_size("size", s))?;
                 }
@@ -289,6 +253,15 @@ pub fn check(run: &RunSpec) -> Result<(), String> {
         }
         other => Err(format!("unknown procedure {other}")),
     }
+}
+
+fn q<T>(r: Result<T, storbench_suite::units::QuantityError>) -> Result<T, String> {
+    r.map_err(|e| e.to_string())
+}
+
+/// Whether `quick = true` (for the size of a point's profile trace).
+fn quick(run: &RunSpec) -> bool {
+    run.options.get("quick") == Some(&Cell::Bool(true))
 }
 
 // ---------------------------------------------------------------- output size
@@ -340,8 +313,8 @@ pub fn output_estimate(run: &RunSpec) -> OutputEstimate {
         }
         Some(WorkloadSpec::Profile { name, scale }) => {
             let ios = storbench_workload::synth::load(name).map_or(0, |p| p.total_ios());
-            let quick = flag(run, "quick").unwrap_or(false);
-            let scale = scale.unwrap_or(if quick { 0.002 } else { 1.0 });
+            let quick = quick(run);
+            let scale = scale.unwrap_or(if quick { QUICK_SCALE } else { 1.0 });
             ((ios as f64 * scale).ceil() as u64).saturating_mul(PROFILE_BYTES_PER_IO)
         }
         Some(WorkloadSpec::Trace { .. }) | None => 0,
@@ -441,7 +414,7 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
 
 // ---------------------------------------------------------------- running
 
-fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult, PointError> {
+fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult<P>, PointError> {
     let start = if dir.join(storbench_suite::state::STATE_FILE).is_file() {
         Start::Resume
     } else {
@@ -456,10 +429,8 @@ fn go<P: Procedure>(dir: &Path, cfg: P, ctl: &Control) -> Result<SuiteResult, Po
 /// Run one point in `dir` (created), or continue it if an earlier run was stopped
 /// there, or read its result if it finished; `stop` ends it at its next checkpoint.
 pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row, PointError> {
-    if let Ok(r) = read_result(dir) {
-        if r.complete {
-            return row_of(run, &r);
-        }
+    if let Some(row) = finished_row(run, dir) {
+        return row;
     }
     let ctl = Control {
         stop,
@@ -473,17 +444,34 @@ pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row
         replace: true,
     };
     let fail = PointError::Failed;
-    let result = match run.procedure.as_str() {
-        "consistency" => go(dir, consistency(run).map_err(fail)?, &ctl)?,
-        "trim-check" => go(dir, trim_check(run).map_err(fail)?, &ctl)?,
-        "season" => go(dir, season(run).map_err(fail)?, &ctl)?,
+    match run.procedure.as_str() {
+        "consistency" => row_of(run, &go(dir, consistency(run).map_err(fail)?, &ctl)?),
+        "trim-check" => row_of(run, &go(dir, trim_check(run).map_err(fail)?, &ctl)?),
+        "season" => row_of(run, &go(dir, season(run).map_err(fail)?, &ctl)?),
         "bench" => {
             write_generator_trace(run, dir).map_err(fail)?;
-            go(dir, bench(run, dir).map_err(fail)?, &ctl)?
+            row_of(run, &go(dir, bench(run, dir).map_err(fail)?, &ctl)?)
         }
-        other => return Err(PointError::Failed(format!("unknown procedure {other}"))),
-    };
-    row_of(run, &result)
+        other => Err(PointError::Failed(format!("unknown procedure {other}"))),
+    }
+}
+
+/// The row of the point's finished result in `dir`, if it has one.
+fn finished_row(run: &RunSpec, dir: &Path) -> Option<Result<Row, PointError>> {
+    fn done<P: Procedure>(run: &RunSpec, dir: &Path) -> Option<Result<Row, PointError>>
+    where
+        P::Summary: Figures,
+    {
+        let r = read_result::<P>(dir).ok()?;
+        r.complete.then(|| row_of(run, &r))
+    }
+    match run.procedure.as_str() {
+        "consistency" => done::<ConsistencyConfig>(run, dir),
+        "trim-check" => done::<TrimCheckConfig>(run, dir),
+        "season" => done::<SeasonConfig>(run, dir),
+        "bench" => done::<BenchConfig>(run, dir),
+        _ => None,
+    }
 }
 
 fn float(v: f64) -> Cell {
@@ -502,13 +490,84 @@ fn count(v: u64) -> Cell {
     i64::try_from(v).map_or(Cell::Null, Cell::Int)
 }
 
-fn summary<T: serde::de::DeserializeOwned>(r: &SuiteResult) -> Result<T, PointError> {
-    serde_json::from_value(r.summary.clone())
-        .map_err(|e| PointError::Failed(format!("the {} summary does not read: {e}", r.procedure)))
+/// A summary's headline figures, in the order of [`figures`].
+trait Figures {
+    fn row(&self) -> Vec<(&'static str, Cell)>;
+}
+
+impl Figures for ConsistencySummary {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        let s = self;
+        let sc = s.scores.as_ref();
+        vec![
+            ("steady_iops", opt_float(sc.map(|x| x.avg))),
+            ("steady_iops_stddev", opt_float(sc.map(|x| x.stddev))),
+            ("steady_iops_min", opt_float(sc.map(|x| x.min))),
+            (
+                "steady_avg_over_stddev",
+                opt_float(sc.and_then(|x| x.avg_over_stddev)),
+            ),
+            ("steady_state_reached", Cell::Bool(s.steady_state_reached)),
+            (
+                "steady_state_at_s",
+                s.steady_state_at_s.map_or(Cell::Null, count),
+            ),
+            ("precondition_mb_per_s", float(s.precondition_mb_per_s)),
+        ]
+    }
+}
+
+impl Figures for BenchSummary {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        let s = self;
+        let ios = (s.reads + s.writes) as f64;
+        vec![
+            (
+                "iops",
+                if s.busy_s > 0.0 {
+                    float(ios / s.busy_s)
+                } else {
+                    Cell::Null
+                },
+            ),
+            ("data_rate_mb_per_s", float(s.data_rate_mb_per_s)),
+            ("read_mb_per_s", float(s.read_rate_mb_per_s)),
+            ("write_mb_per_s", float(s.write_rate_mb_per_s)),
+            ("latency_mean_us", float(s.service.mean_us)),
+            ("latency_p99_us", float(s.service.p99_us)),
+            ("latency_p99_9_us", float(s.service.p99_9_us)),
+            ("busy_s", float(s.busy_s)),
+            ("reads", count(s.reads)),
+            ("writes", count(s.writes)),
+            ("replayed_avg_qd", opt_float(s.replayed_avg_qd)),
+        ]
+    }
+}
+
+impl Figures for TrimTable {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        let t = self;
+        vec![
+            ("clean_mb_per_s", float(t.clean_mb_per_s)),
+            ("dirty_mb_per_s", float(t.dirty_mb_per_s)),
+            ("after_trim_mb_per_s", float(t.after_trim_mb_per_s)),
+            ("dirty_of_clean_pct", float(t.dirty_of_clean_pct)),
+            ("after_trim_of_clean_pct", float(t.after_trim_of_clean_pct)),
+        ]
+    }
+}
+
+impl Figures for SeasonSummary {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        vec![
+            ("seq_pass_mb_per_s", float(self.seq_pass_mb_per_s)),
+            ("restore_mb_per_s", float(self.restore_mb_per_s)),
+        ]
+    }
 }
 
 /// The headline row of a finished procedure.
-pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
+fn row_of<C, S: Figures>(run: &RunSpec, r: &RunResult<C, S>) -> Result<Row, PointError> {
     let d = &r.health_delta;
     let mut row: Vec<(&str, Cell)> = vec![
         (
@@ -521,69 +580,11 @@ pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
         ),
         ("wa", opt_float(d.write_amplification)),
     ];
-    match run.procedure.as_str() {
-        "consistency" => {
-            let s: ConsistencySummary = summary(r)?;
-            let sc = s.scores.as_ref();
-            row.extend([
-                ("steady_iops", opt_float(sc.map(|x| x.avg))),
-                ("steady_iops_stddev", opt_float(sc.map(|x| x.stddev))),
-                ("steady_iops_min", opt_float(sc.map(|x| x.min))),
-                (
-                    "steady_avg_over_stddev",
-                    opt_float(sc.and_then(|x| x.avg_over_stddev)),
-                ),
-                ("steady_state_reached", Cell::Bool(s.steady_state_reached)),
-                (
-                    "steady_state_at_s",
-                    s.steady_state_at_s.map_or(Cell::Null, count),
-                ),
-                ("precondition_mb_per_s", float(s.precondition_mb_per_s)),
-            ]);
-        }
-        "bench" => {
-            let s: BenchSummary = summary(r)?;
-            let ios = (s.reads + s.writes) as f64;
-            row.extend([
-                (
-                    "iops",
-                    if s.busy_s > 0.0 {
-                        float(ios / s.busy_s)
-                    } else {
-                        Cell::Null
-                    },
-                ),
-                ("data_rate_mb_per_s", float(s.data_rate_mb_per_s)),
-                ("read_mb_per_s", float(s.read_rate_mb_per_s)),
-                ("write_mb_per_s", float(s.write_rate_mb_per_s)),
-                ("latency_us_mean", float(s.service.mean_us)),
-                ("latency_us_p99", float(s.service.p99_us)),
-                ("latency_us_p99_9", float(s.service.p99_9_us)),
-                ("busy_s", float(s.busy_s)),
-                ("reads", count(s.reads)),
-                ("writes", count(s.writes)),
-                ("replayed_avg_qd", opt_float(s.replayed_avg_qd)),
-            ]);
-        }
-        "trim-check" => {
-            let t: TrimTable = summary(r)?;
-            row.extend([
-                ("clean_mb_per_s", float(t.clean_mb_per_s)),
-                ("dirty_mb_per_s", float(t.dirty_mb_per_s)),
-                ("after_trim_mb_per_s", float(t.after_trim_mb_per_s)),
-                ("dirty_pct_of_clean", float(t.dirty_pct_of_clean)),
-                ("after_trim_pct_of_clean", float(t.after_trim_pct_of_clean)),
-            ]);
-        }
-        "season" => {
-            let s: SeasonSummary = summary(r)?;
-            row.extend([
-                ("seq_pass_mb_per_s", float(s.seq_pass_mb_per_s)),
-                ("restore_mb_per_s", float(s.restore_mb_per_s)),
-            ]);
-        }
-        other => return Err(PointError::Failed(format!("unknown procedure {other}"))),
-    }
+    let s = r
+        .summary
+        .as_ref()
+        .ok_or_else(|| PointError::Failed(format!("the {} result has no summary", r.procedure)))?;
+    row.extend(s.row());
     debug_assert_eq!(
         row.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         figures(&run.procedure)
@@ -593,4 +594,18 @@ pub fn row_of(run: &RunSpec, r: &SuiteResult) -> Result<Row, PointError> {
         "the row follows figures()"
     );
     Ok(row.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The dataset's columns follow result.json's naming rule (units last, `_pct`).
+    #[test]
+    fn every_figure_puts_its_unit_last() {
+        let bad: Vec<String> = super::PROCEDURES
+            .iter()
+            .flat_map(|p| super::figures(p))
+            .filter_map(|(name, _)| storbench_results::naming::check(name))
+            .collect();
+        assert!(bad.is_empty(), "{bad:?}");
+    }
 }

@@ -321,10 +321,12 @@ pub fn dataset(plan: &Plan, records: &[Option<PointRecord>]) -> SweepTable {
             );
         }
         for (name, _) in &figures {
+            // A point recorded before result schema 3 names some figures the older way.
+            let old = crate::point::old_figure_name(name);
             row.push(
                 rec.row
                     .iter()
-                    .find(|(k, _)| k == name)
+                    .find(|(k, _)| k == name || Some(k.as_str()) == old)
                     .map_or(Cell::Null, |(_, c)| c.clone()),
             );
         }

@@ -249,7 +249,8 @@ fn a_point_stopped_mid_phase_continues_to_the_row_of_an_unstopped_run() {
     }
     let resumed = run_point(run, &dir, Arc::new(AtomicBool::new(false))).unwrap();
     assert_eq!(resumed, whole);
-    let r = storbench_suite::read_result(&dir).unwrap();
+    let r = storbench_suite::read_result::<storbench_suite::consistency::ConsistencyConfig>(&dir)
+        .unwrap();
     assert_eq!(r.resumes, 1);
 }
 
@@ -342,4 +343,180 @@ duration = "1000000000s"
     assert_eq!(pt.output.line, Some(8));
     let e = p.check_room(&[pt], 1 << 30, Path::new("out")).unwrap_err();
     assert!(e.to_string().contains("hint: lower `duration`"), "{e}");
+}
+
+/// Issue 32: a plan's `[[procedure]]` keys are the command's own options, parsed
+/// through the same clap `Args`: `time` for consistency (its old spelling `duration`
+/// an alias) and `state` for bench, which the sweep's own parser did not take.
+#[test]
+fn a_plan_takes_the_commands_options_time_and_state() {
+    use storbench_suite::bench::BenchConfig;
+    use storbench_suite::consistency::ConsistencyConfig;
+    use storbench_suite::read_result;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plan(
+        r#"
+checkpoint_every = "1s"
+[[target]]
+preset = "client-7op"
+capacity = "512m"
+[[workload]]
+generator = "randwrite"
+ios = 2000
+[[procedure]]
+name = "consistency"
+quick = true
+time = "20s"
+round = "1s"
+[[procedure]]
+name = "bench"
+state = ["fresh", "seasoned", "used"]
+used_passes = 1
+"#,
+    );
+    assert_eq!(p.points.len(), 4);
+    let r = run_local(&p, tmp.path(), &options(2)).unwrap();
+    assert_eq!(r.rows, 4);
+    let (mut states, mut views) = (Vec::new(), Vec::new());
+    for pt in &p.points {
+        let dir = tmp.path().join("points").join(&pt.id);
+        if pt.run.procedure == "consistency" {
+            let r = read_result::<ConsistencyConfig>(&dir).unwrap();
+            assert_eq!(r.config.duration_ns, 20_000_000_000);
+            assert_eq!(r.summary.unwrap().iops_per_s.len(), 20);
+            continue;
+        }
+        let r = read_result::<BenchConfig>(&dir).unwrap();
+        let state = pt.run.options["state"].text();
+        assert_eq!(r.summary.as_ref().unwrap().state, state);
+        let phases: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+        let want: &[&str] = match state.as_str() {
+            "fresh" => &["purge", "image", "replay"],
+            "seasoned" => &["purge", "seq-pass", "image", "replay"],
+            _ => &["purge", "seq-pass", "image", "used-1", "replay"],
+        };
+        assert_eq!(phases, want, "{state}");
+        // The report's seasoning section shows every state's preparation.
+        let (view, _) = storbench_report::html::load::load(&dir).unwrap();
+        let season = view.season.clone().unwrap();
+        assert_eq!(season.state, state);
+        assert_eq!(season.seq_pass_mb_s.is_some(), state != "fresh", "{state}");
+        assert!(season.restore_mb_s.is_some(), "{state}");
+        views.push(view);
+        states.push(state);
+    }
+    assert_eq!(states, ["fresh", "seasoned", "used"]);
+    storbench_report::html::view::name_runs(&mut views, &[]);
+    let html = storbench_report::html::render_html(&views, "states");
+    let section = &html[html.find("<section id=\"season\">").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    for state in ["fresh", "seasoned", "used"] {
+        assert!(
+            section.contains(&format!("<td>{state}</td>")),
+            "{state}: {section}"
+        );
+    }
+}
+
+/// Issue 32: `time` and its older spelling `duration` make the same point, so the
+/// same row; a plan takes neither the plan's own `seed` nor an unknown key.
+#[test]
+fn the_old_spelling_duration_is_an_alias_of_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = |key: &str| {
+        plan(&format!(
+            "[[target]]\npreset = \"client-7op\"\ncapacity = \"512m\"\n[[procedure]]\nname = \"consistency\"\nquick = true\n{key} = \"3s\"\nround = \"1s\"\n"
+        ))
+    };
+    let (t, d) = (one("time"), one("duration"));
+    let stop = || Arc::new(AtomicBool::new(false));
+    let rt = run_point(&t.points[0].run, &tmp.path().join("t"), stop()).unwrap();
+    let rd = run_point(&d.points[0].run, &tmp.path().join("d"), stop()).unwrap();
+    assert_eq!(rt, rd);
+    let e = plan_err(
+        "[[target]]\npreset = \"client-7op\"\n[[procedure]]\nname = \"consistency\"\nseed = 3\n",
+    );
+    assert!(e.contains("no option `seed`") && e.contains("time"), "{e}");
+}
+
+/// Issue 32: the sweep's bounds and messages are the command line's: `qd` 1 to 4096
+/// (the sweep took up to 65,536), a value clap refuses named as its flag.
+#[test]
+fn a_plans_bad_value_reads_as_the_command_lines() {
+    let bad = |proc_keys: &str| {
+        plan_err(&format!(
+            "[[target]]\npreset = \"client-7op\"\n[[procedure]]\n{proc_keys}\n"
+        ))
+    };
+    // The error names the key's line (the fifth, after `name`).
+    let e = bad("name = \"consistency\"\nqd = 5000");
+    assert!(e.contains("--qd 5000: must be between 1 and 4096"), "{e}");
+    assert!(e.starts_with("t.toml:5:"), "{e}");
+    let e = bad("name = \"consistency\"\ntime = \"ten\"");
+    assert!(e.contains("invalid value 'ten' for '--time <TIME>'"), "{e}");
+    assert!(e.starts_with("t.toml:5:"), "{e}");
+    let e = plan_err("[[target]]\npreset = \"client-7op\"\n[[workload]]\ngenerator = \"randwrite\"\nios = 10\n[[procedure]]\nname = \"bench\"\nstate = \"worn\"\n");
+    assert!(
+        e.contains("invalid value 'worn' for '--state <STATE>'") && e.starts_with("t.toml:8:"),
+        "{e}"
+    );
+    let e = bad("name = \"trim-check\"\nquick = \"yes\"");
+    assert!(e.contains("--quick is a switch"), "{e}");
+    let e = plan_err("[[target]]\npreset = \"client-7op\"\n[[workload]]\ngenerator = \"randwrite\"\nios = 10\nqd = 5000\n[[procedure]]\nname = \"bench\"\n");
+    assert!(e.contains("between 1 and 4096"), "{e}");
+}
+
+/// A plan's `image` (season, bench) is a file relative to the plan, as a trace
+/// workload's path is, whatever directory the sweep runs from.
+#[test]
+fn a_plans_image_is_relative_to_the_plan() {
+    use storbench_suite::season::SeasonConfig;
+    let tmp = tempfile::tempdir().unwrap();
+    let image = tmp.path().join("img.bin");
+    std::fs::write(&image, vec![7u8; 1 << 20]).unwrap();
+    let p = Plan::parse(
+        "[[target]]\npreset = \"client-7op\"\ncapacity = \"256m\"\n[[procedure]]\nname = \"season\"\nimage = \"img.bin\"\n",
+        "t.toml",
+        tmp.path(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let run = &p.points[0].run;
+    let abs = std::path::absolute(&image).unwrap();
+    assert_eq!(run.options["image"], Cell::Text(abs.display().to_string()));
+    let dir = tmp.path().join("point");
+    run_point(run, &dir, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = storbench_suite::read_result::<SeasonConfig>(&dir).unwrap();
+    assert_eq!(r.config.image.as_deref(), Some(abs.as_path()));
+    assert_eq!(r.summary.unwrap().image_restored_bytes, 1 << 20);
+}
+
+/// A trace workload's point is configured without opening the trace per point (the
+/// plan checked the file), and its run replays it: every I/O of the trace.
+#[test]
+fn a_trace_workload_point_replays_the_trace() {
+    use storbench_suite::bench::BenchConfig;
+    use storbench_trace::{IoRecord, Op, TraceMeta, TraceWriter};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut w = TraceWriter::create(&tmp.path().join("t.parquet"), &TraceMeta::default()).unwrap();
+    for i in 0..100u64 {
+        w.write(&IoRecord::new(
+            Op::Write,
+            (i * 7919 % 1000) * 4096,
+            4096,
+            i * 1000,
+        ))
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let p = Plan::parse(
+        "[[target]]\npreset = \"client-7op\"\ncapacity = \"256m\"\n[[workload]]\ntrace = \"t.parquet\"\n[[procedure]]\nname = \"bench\"\nstate = \"fresh\"\n",
+        "t.toml",
+        tmp.path(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path().join("point");
+    run_point(&p.points[0].run, &dir, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = storbench_suite::read_result::<BenchConfig>(&dir).unwrap();
+    let s = r.summary.unwrap();
+    assert_eq!((s.writes, s.reads, s.state.as_str()), (100, 0, "fresh"));
 }

@@ -2,7 +2,6 @@
 //! drive measured by `storbench twin measure` and for a candidate simulated drive the
 //! fit runs the plan on.
 
-use serde::{Deserialize, Serialize};
 use storbench_metrics::PhaseMetrics;
 
 /// Which statistic of a phase a figure is.
@@ -150,13 +149,7 @@ impl FigureDef {
     }
 }
 
-/// A measured (or simulated) figure.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    pub name: String,
-    pub unit: String,
-    pub value: f64,
-}
+pub use storbench_results::twin::Figure;
 
 /// Every figure of [`FIGURES`] whose phase `phase` finds, in that order.
 pub fn figures<'a>(phase: impl Fn(&str) -> Option<&'a PhaseMetrics>) -> Vec<Figure> {

@@ -558,7 +558,7 @@ fn report(
         })
         .collect();
     Ok(TwinFile {
-        schema_version: 1,
+        schema_version: crate::file::TWIN_SCHEMA_VERSION,
         target: point.spec(m.capacity_bytes)?,
         preset: name.into(),
         capacity_bytes: m.capacity_bytes,

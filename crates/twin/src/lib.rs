@@ -20,7 +20,7 @@ pub enum TwinError {
     Sim(String),
 }
 
-pub use file::{Measurement, TwinFile};
+pub use file::{Measurement, TwinFile, TWIN_FILE};
 pub use fit::{fit, FitOptions};
 pub use plan::{Plan, PlanShape};
 

@@ -6,14 +6,7 @@ use crate::TwinError;
 use serde::{Deserialize, Serialize};
 use storbench_sim::{preset, SimConfig, UNIT_BYTES};
 
-/// How the fit moves a parameter between its bounds: times and rates on a log scale
-/// (a 10% change is the same step anywhere in the range), shares on a linear one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scale {
-    Linear,
-    Log,
-}
+pub use storbench_results::twin::Scale;
 
 /// One fitted parameter: a `sim:` key (or `slc_static_share`/`slc_dynamic_share`, an SLC
 /// cache as a share of capacity, so it scales from the fit's small drive to the

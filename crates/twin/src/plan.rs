@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use storbench_workload::generator::{GenSpec, Limit, Mix, Pattern};
 
-pub const NS_PER_S: u64 = 1_000_000_000;
+pub use storbench_results::consistency::NS_PER_S;
 const SEQ_BLOCK_BYTES: u64 = 128 << 10;
 const RAND_BLOCK_BYTES: u64 = 4 << 10;
 
@@ -36,58 +36,7 @@ pub struct Step {
     pub work: StepWork,
 }
 
-/// How long the plan's phases are.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlanShape {
-    /// I/Os of each random 4 KB phase (QD1, QD4, QD32; the mixed probe).
-    pub rand_ios: u64,
-    /// Random writes before steady state is measured, in multiples of the span.
-    pub warm_span_writes: f64,
-    /// Random writes measured as steady state, in multiples of the span.
-    pub steady_span_writes: f64,
-    /// Idle time after the TRIM pass.
-    pub settle_ns: u64,
-    /// Cap of each random 4 KB phase on the drive's clock (a real drive's plan).
-    pub rand_time_limit_ns: Option<u64>,
-    /// Cap of each warm-up phase on the drive's clock (a real drive's plan: its
-    /// figure then holds as many span writes as the drive did in that time).
-    pub warm_time_limit_ns: Option<u64>,
-    /// Cap of each measured steady phase on the drive's clock.
-    #[serde(default)]
-    pub steady_time_limit_ns: Option<u64>,
-}
-
-impl PlanShape {
-    /// The plan for a drive: about 40 minutes on a 256 GB SATA drive (its two fills,
-    /// one read pass and a quarter written after TRIM, about 25 minutes, then the capped
-    /// random-write phases). A large drive does not reach steady state in the capped
-    /// warm-ups; the fit replays the same share of the span, so the twin starts from
-    /// the state the drive was measured in.
-    pub fn full() -> PlanShape {
-        PlanShape {
-            rand_ios: 50_000,
-            warm_span_writes: 2.0,
-            steady_span_writes: 0.25,
-            settle_ns: 10 * NS_PER_S,
-            rand_time_limit_ns: Some(30 * NS_PER_S),
-            warm_time_limit_ns: Some(240 * NS_PER_S),
-            steady_time_limit_ns: Some(120 * NS_PER_S),
-        }
-    }
-
-    /// `--quick`: short phases for tests and demos on small simulated drives.
-    pub fn quick() -> PlanShape {
-        PlanShape {
-            rand_ios: 6_000,
-            warm_span_writes: 1.5,
-            steady_span_writes: 0.25,
-            settle_ns: 2 * NS_PER_S,
-            rand_time_limit_ns: Some(30 * NS_PER_S),
-            warm_time_limit_ns: Some(600 * NS_PER_S),
-            steady_time_limit_ns: Some(600 * NS_PER_S),
-        }
-    }
-}
+pub use storbench_results::twin::PlanShape;
 
 /// The plan's phases, in order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -318,10 +267,4 @@ impl Plan {
     }
 }
 
-/// What one I/O phase of a measurement completed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PhaseAmount {
-    pub name: String,
-    pub ios: u64,
-    pub bytes: u64,
-}
+pub use storbench_results::twin::PhaseAmount;

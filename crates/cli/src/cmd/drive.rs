@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
+use storbench_report::RunResult;
+use storbench_suite::args::TargetArgs;
 use storbench_suite::state::StateError;
 use storbench_suite::targets::TargetOpenError;
 use storbench_suite::{execute, Control, Procedure, Start, SuiteError, SuiteResult};
@@ -29,9 +31,33 @@ pub const EXIT_CODES: &str = "Exit status, the same in every command:
   130  interrupted (Ctrl-C, SIGTERM): the run stops at the next whole second, keeps what
        it measured up to there, and continues with --resume DIR";
 
+/// Every command that drives a target: how it reaches the target, where and how it
+/// runs, and the procedure's own options (declared once, beside the procedure:
+/// `storbench_suite::consistency::ConsistencyArgs`, ...).
+#[derive(clap::Args, Clone, Debug)]
+#[command(after_help = EXIT_CODES)]
+pub struct Driven<A: clap::Args> {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub drive: DriveArgs,
+    #[command(flatten)]
+    pub opts: A,
+}
+
 /// How the run is driven: flags every command that drives a target takes.
 #[derive(clap::Args, Clone, Debug)]
 pub struct DriveArgs {
+    /// Result directory (created; must not hold another run) [default:
+    /// storbench-COMMAND-UNIXTIME]
+    #[arg(
+        long = "output",
+        short = 'o',
+        visible_alias = "out",
+        value_name = "DIR",
+        conflicts_with = "resume"
+    )]
+    pub out: Option<PathBuf>,
     /// Continue the interrupted run in DIR (its stored options are used)
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
@@ -86,51 +112,34 @@ fn control(d: &DriveArgs) -> anyhow::Result<Control> {
     })
 }
 
-/// A path made absolute against the current directory, so `--resume` from another
-/// directory opens the same file.
-pub fn absolute(field: &str, p: &Path) -> anyhow::Result<PathBuf> {
-    std::path::absolute(p).with_context(|| format!("{field} {}: making it absolute", p.display()))
-}
-
-/// The target spec with a file or device path made absolute (the run state stores the
-/// spec and `--resume` reopens it, possibly from another directory; a relative file
-/// would then be a different, new file). Simulated and test targets are kept as given.
-pub fn absolute_spec(spec: &str) -> anyhow::Result<String> {
-    let (prefix, path) = match spec.strip_prefix("file:") {
-        Some(p) => ("file:", p),
-        None if storbench_suite::targets::is_sim_spec(spec) || spec.starts_with("test:") => {
-            return Ok(spec.to_owned())
-        }
-        None => ("", spec),
-    };
-    let abs = absolute("--target", Path::new(path))?;
-    let text = abs
-        .to_str()
-        .with_context(|| format!("--target {}: not UTF-8", abs.display()))?;
-    Ok(format!("{prefix}{text}"))
-}
-
-/// Start the run `make` configures in `out` (or resume the one in `--resume`), run it
-/// to the end and return its result. An interrupted run exits here with status 130
-/// after saying where it stands. `destroy_data`: `--destroy-data` as given; with
-/// `--resume`, the consent given again (the device changed at its ends since the last
-/// checkpoint, see `storbench_suite::trust`).
-pub fn drive<P: Procedure>(
-    d: &DriveArgs,
-    out: Option<PathBuf>,
-    destroy_data: Option<&Path>,
-    make: impl FnOnce() -> anyhow::Result<P>,
-) -> anyhow::Result<(PathBuf, SuiteResult)> {
+/// Start the run of procedure `P` its options configure (or resume the one in
+/// `--resume`), run it to the end and return its result. An interrupted run exits
+/// here with status 130 after saying where it stands. With `--resume`,
+/// `--destroy-data` is the consent given again (the device changed at its ends since
+/// the last checkpoint, see `storbench_suite::trust`).
+pub fn drive<P: Procedure>(a: &Driven<P::Args>) -> anyhow::Result<(PathBuf, SuiteResult<P>)> {
+    let d = &a.drive;
     let ctl = control(d)?;
-    let (dir, start) = match (&d.resume, destroy_data) {
+    let (dir, start) = match (&d.resume, &a.target.destroy_data) {
         (Some(dir), None) => (dir.clone(), Start::Resume),
         (Some(dir), Some(c)) => (
             dir.clone(),
-            Start::ResumeWithConsent(absolute("--destroy-data", c)?),
+            Start::ResumeWithConsent(
+                storbench_suite::args::absolute("--destroy-data", c)
+                    .map_err(|e| suite_error(e, P::NAME, dir))?,
+            ),
         ),
         (None, _) => {
-            let dir = out.unwrap_or_else(|| default_dir(P::NAME));
-            (dir, Start::New(make()?))
+            let dir = d.out.clone().unwrap_or_else(|| default_dir(P::NAME));
+            let configured = a
+                .target
+                .choice()
+                .and_then(|t| P::configure(&a.opts, &t))
+                .map_err(|e| suite_error(e, P::NAME, &dir))?;
+            for n in &configured.notes {
+                errln!("note: {n}");
+            }
+            (dir, configured.start())
         }
     };
     if ctl.verbose {
@@ -218,7 +227,7 @@ fn suite_error(e: SuiteError, procedure: &str, dir: &Path) -> anyhow::Error {
 
 /// After a run whose phases count failed I/Os instead of stopping (`run`, `replay`):
 /// the first failure and how many, as the error the command exits with.
-pub fn failed_ios(r: &SuiteResult, dir: &Path) -> anyhow::Result<()> {
+pub fn failed_ios<C, S>(r: &RunResult<C, S>, dir: &Path) -> anyhow::Result<()> {
     match r.failed_ios() {
         None => Ok(()),
         Some((phase, n, first)) => Err(anyhow::anyhow!(
@@ -229,7 +238,7 @@ pub fn failed_ios(r: &SuiteResult, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The lines every driven command ends with: drive health, notes, where the results are.
-pub fn print_footer(dir: &Path, r: &SuiteResult) -> Result<(), StdoutError> {
+pub fn print_footer<C, S>(dir: &Path, r: &RunResult<C, S>) -> Result<(), StdoutError> {
     let d = &r.health_delta;
     if d.available {
         let gb = |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2} GB", b as f64 / 1e9));

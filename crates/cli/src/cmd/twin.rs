@@ -3,14 +3,14 @@
 //! `fit` fits a simulated drive to the measurement in DIR/result.json and writes
 //! DIR/twin.json.
 
-use super::drive::{absolute_spec, drive, print_footer};
+use super::drive::{drive, print_footer, Driven};
 use super::out::outln;
-use super::procedures::Common;
 use super::{values, UserError};
 use anyhow::Context;
 use std::path::PathBuf;
-use storbench_suite::twin::TwinMeasureConfig;
-use storbench_twin::{FitOptions, Measurement, TwinFile};
+use storbench_suite::twin::{TwinMeasureArgs, TwinMeasureConfig};
+use storbench_suite::Procedure;
+use storbench_twin::{FitOptions, TwinFile, TWIN_FILE};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,16 +21,9 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 pub enum Sub {
     /// Measure a drive with the twin's plan (about 40 min on a 256 GB drive; seconds on sim:)
-    Measure(MeasureArgs),
+    Measure(Driven<TwinMeasureArgs>),
     /// Fit a simulated twin to a measurement: writes DIR/twin.json
     Fit(FitArgs),
-}
-
-#[derive(clap::Args)]
-#[command(after_help = super::drive::EXIT_CODES)]
-pub struct MeasureArgs {
-    #[command(flatten)]
-    pub common: Common,
 }
 
 #[derive(clap::Args)]
@@ -62,25 +55,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
 }
 
-fn run_measure(a: MeasureArgs) -> anyhow::Result<()> {
-    let c = &a.common;
-    let (dir, r) =
-        drive::<TwinMeasureConfig>(&c.drive, c.out.clone(), c.destroy_data.as_deref(), || {
-            let target = c
-                .target
-                .as_deref()
-                .expect("clap requires --target without --resume");
-            let t = absolute_spec(target)?;
-            let mut cfg = if c.quick {
-                TwinMeasureConfig::quick(&t)
-            } else {
-                TwinMeasureConfig::new(&t)
-            };
-            cfg.data = c.data()?;
-            cfg.open = c.real_open()?;
-            Ok(cfg)
-        })?;
-    let m: Measurement = serde_json::from_value(r.summary.clone())?;
+fn run_measure(a: Driven<TwinMeasureArgs>) -> anyhow::Result<()> {
+    let (dir, r) = drive::<TwinMeasureConfig>(&a)?;
+    let Some(m) = &r.summary else {
+        return Ok(print_footer(&dir, &r)?);
+    };
     outln!(
         "twin measurement of {}: {} figures",
         r.target.name,
@@ -95,20 +74,30 @@ fn run_measure(a: MeasureArgs) -> anyhow::Result<()> {
 }
 
 fn run_fit(a: FitArgs) -> anyhow::Result<()> {
-    let r = storbench_suite::read_result(&a.dir)
-        .with_context(|| format!("{}: reading the measurement", a.dir.display()))?;
-    if r.procedure != "twin-measure" {
+    let reading = || format!("{}: reading the measurement", a.dir.display());
+    // What kind of result it is first, so another procedure's reads as such.
+    let kind = storbench_report::read_result::<serde_json::Value, serde_json::Value>(&a.dir)
+        .with_context(reading)?;
+    if kind.procedure != TwinMeasureConfig::NAME {
         return Err(anyhow::Error::new(UserError {
             message: format!(
                 "{}: a `{}` result, not a twin measurement",
                 a.dir.display(),
-                r.procedure
+                kind.procedure
             ),
             hint: Some("measure first: storbench twin measure -t TARGET -o DIR".into()),
         }));
     }
-    let m: Measurement = serde_json::from_value(r.summary.clone())
-        .with_context(|| format!("{}/result.json: summary", a.dir.display()))?;
+    let r = storbench_suite::read_result::<TwinMeasureConfig>(&a.dir).with_context(reading)?;
+    let Some(m) = r.summary else {
+        return Err(anyhow::Error::new(UserError {
+            message: format!(
+                "{}: the measurement has no figures (it stopped before its summary)",
+                a.dir.display()
+            ),
+            hint: Some("finish it: storbench twin measure --resume DIR".into()),
+        }));
+    };
     let mut opts = FitOptions {
         presets: a.presets,
         eval_capacity_bytes: a.eval_capacity,
@@ -126,7 +115,7 @@ fn run_fit(a: FitArgs) -> anyhow::Result<()> {
         })
     })?;
     let wall = t0.elapsed();
-    let path = a.dir.join("twin.json");
+    let path = a.dir.join(TWIN_FILE);
     let bytes = serde_json::to_vec_pretty(&twin).expect("twin.json serializes");
     storbench_trace::atomic::write_atomic_with(
         &path,

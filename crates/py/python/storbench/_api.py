@@ -206,7 +206,7 @@ def run(
     **options: Any,
 ) -> Result:
     """Run one procedure on the simulated drive, as the CLI would; ``options`` are the
-    command's options (``duration="300s"``, ``precondition_passes=2``, ``quick=True``).
+    command's options (``time="300s"``, ``precondition_passes=2``, ``quick=True``).
 
     ``workload`` (bench): a profile name, a trace path, or a dict such as
     ``{"generator": "randwrite", "bs": "4k", "qd": 32, "ios": 100000}``.

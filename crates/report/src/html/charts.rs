@@ -78,12 +78,72 @@ pub fn zoom_start_s(runs: &[&RunView]) -> f64 {
 
 /// Every chart the report shows for these runs, in page order.
 pub fn charts(runs: &[RunView]) -> Vec<Chart> {
+    charts_with(runs, PROCEDURE_CHARTS)
+}
+
+/// [`charts`], and the charts `specs` declare.
+pub fn charts_with(runs: &[RunView], specs: &[ChartSpec]) -> Vec<Chart> {
     let mut out = Vec::new();
     consistency_charts(runs, &mut out);
     bench_charts(runs, &mut out);
     trim_chart(runs, &mut out);
     season_chart(runs, &mut out);
+    out.extend(specs.iter().filter_map(|s| s.chart(runs)));
     out
+}
+
+/// A procedure's chart declared as data, for a procedure the report has no view of:
+/// one row per run of `procedure`, one bar per figure of its summary (`fields`: the
+/// summary's field and its legend), in a section of its own (`procedure` its id,
+/// `title` its heading). Adding a procedure's chart is one entry of
+/// [`PROCEDURE_CHARTS`]; `crates/suite/tests/tiny_procedure.rs` adds one in a test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChartSpec {
+    pub procedure: &'static str,
+    pub title: &'static str,
+    pub fields: &'static [(&'static str, &'static str)],
+    /// The value axis label.
+    pub unit: &'static str,
+    /// Rows are sorted by the first field, this end first.
+    pub better: Better,
+}
+
+/// The charts procedures declare as data (the built-in procedures draw their own).
+pub const PROCEDURE_CHARTS: &[ChartSpec] = &[];
+
+impl ChartSpec {
+    /// The chart over the runs of its procedure (`None`: there are none).
+    pub fn chart(&self, runs: &[RunView]) -> Option<Chart> {
+        let with: Vec<&RunView> = runs
+            .iter()
+            .filter(|r| r.procedure == self.procedure)
+            .collect();
+        if with.is_empty() || self.fields.is_empty() {
+            return None;
+        }
+        let figure = |r: &RunView, field: &str| {
+            r.figures
+                .iter()
+                .find(|(k, _)| k == field)
+                .map_or(f64::NAN, |(_, v)| *v)
+        };
+        let series = self
+            .fields
+            .iter()
+            .map(|&(field, legend)| (legend, with.iter().map(|r| figure(r, field)).collect()))
+            .collect();
+        Some(bar_chart(
+            format!("{}-chart", slug(self.procedure)),
+            self.procedure,
+            self.title.to_string(),
+            self.unit,
+            Scale::Linear,
+            self.better,
+            0,
+            &with,
+            series,
+        ))
+    }
 }
 
 /// `heavy-2011` → `heavy-2011`; `4 KB random write QD32` → `4-kb-random-write-qd32`.
@@ -414,11 +474,9 @@ fn trim_chart(runs: &[RunView], out: &mut Vec<Chart>) {
     ));
 }
 
+/// Every prepared drive's sequential pass (none for a fresh one) and image restore.
 fn season_chart(runs: &[RunView], out: &mut Vec<Chart>) {
-    let with: Vec<&RunView> = runs
-        .iter()
-        .filter(|r| r.procedure == "season" && r.season.is_some())
-        .collect();
+    let with: Vec<&RunView> = runs.iter().filter(|r| r.season.is_some()).collect();
     if with.is_empty() {
         return;
     }
@@ -435,11 +493,15 @@ fn season_chart(runs: &[RunView], out: &mut Vec<Chart>) {
         vec![
             (
                 "sequential pass",
-                with.iter().map(|r| t(r).seq_pass_mb_s).collect(),
+                with.iter()
+                    .map(|r| t(r).seq_pass_mb_s.unwrap_or(f64::NAN))
+                    .collect(),
             ),
             (
                 "image restore",
-                with.iter().map(|r| t(r).restore_mb_s).collect(),
+                with.iter()
+                    .map(|r| t(r).restore_mb_s.unwrap_or(f64::NAN))
+                    .collect(),
             ),
         ],
     ));

@@ -1,22 +1,28 @@
 //! Reads a result directory (`DIR/result.json`, written by the procedures) into a
 //! [`RunView`].
 //!
-//! The file is deserialized into typed structs ([`crate::read`]): the writer's own
-//! metric types where they live below the report, a serde mirror of the rest. Fields
-//! the report does not use are ignored, so newer results still load; a field it uses
-//! with the wrong type or a missing required one is an error naming the file and field.
-//! Consistency IOPS come from the result's summary, or else from the random-write
-//! phase's Parquet series.
+//! The file is read as its writer's own types ([`crate::read::AnyResult`]: the
+//! procedure's configuration and summary from `storbench-results`); each procedure's
+//! part of the view is built from its typed summary here, the rest from what every
+//! result has. A field it uses with the wrong type or a missing required one is an
+//! error naming the file, line and column. Consistency IOPS come from the result's
+//! summary, or else from the random-write phase's Parquet series.
 
 use super::view::*;
-use crate::read::{self, ResultFile};
+use crate::read::{self, AnyResult, CommandLine, Health, Legacy};
+use serde::de::IgnoredAny;
 use std::path::{Path, PathBuf};
 use storbench_metrics::PhaseMetrics;
+use storbench_results::bench::{BenchConfig, BenchSummary, Workload};
+use storbench_results::consistency::{ConsistencyConfig, ConsistencySummary};
+use storbench_results::replay::{ReplayConfig, ReplaySummary};
+use storbench_results::run::{RunConfig, RunSummary};
+use storbench_results::season::{SeasonConfig, SeasonSummary};
+use storbench_results::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_results::twin::{Measurement, TwinFile, TwinMeasureConfig, TWIN_FILE};
+use storbench_results::{PhaseRecord, RunResult};
 
 pub use crate::result::RESULT_FILE;
-
-/// The twin `storbench twin fit` writes beside a twin measurement's result.
-pub const TWIN_FILE: &str = "twin.json";
 use crate::ReportError;
 
 /// Reads `dir/result.json` (and, when needed, its series) into a view.
@@ -28,8 +34,9 @@ pub fn load(dir: &Path) -> Result<(RunView, String), ReportError> {
     Ok((view, text))
 }
 
-/// `dir/twin.json` (written by `storbench twin fit`), when there is one.
-fn load_twin(dir: &Path) -> Result<Option<super::view::TwinView>, ReportError> {
+/// `dir/twin.json` (written by `storbench twin fit`), when there is one, read as the
+/// fit's own type.
+fn load_twin(dir: &Path) -> Result<Option<TwinFile>, ReportError> {
     let path = dir.join(TWIN_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -38,39 +45,7 @@ fn load_twin(dir: &Path) -> Result<Option<super::view::TwinView>, ReportError> {
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| ReportError::Field {
-            path: path.clone(),
-            field: "twin".into(),
-            message: e.to_string(),
-        })
-}
-
-fn scalar_text(v: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match v {
-        Value::String(t) => t.clone(),
-        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), fmt_num),
-        Value::Null => "-".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Array(a) => format!("[{} values]", a.len()),
-        Value::Object(_) => "{…}".to_string(),
-    }
-}
-
-/// A typed part of the file (`summary`, `config`): an error names the file and field.
-fn part<T: serde::de::DeserializeOwned>(
-    v: &Option<serde_json::Value>,
-    path: &Path,
-    field: &str,
-) -> Result<Option<T>, ReportError> {
-    match v {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(v) => T::deserialize(v).map(Some).map_err(|e| ReportError::Field {
-            path: path.to_path_buf(),
-            field: field.to_string(),
-            message: e.to_string(),
-        }),
-    }
+        .map_err(|e| ReportError::json(&path, &e))
 }
 
 /// `2026-11-26 02:25` (UTC) from Unix milliseconds.
@@ -91,128 +66,317 @@ pub fn utc_minute(unix_ms: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
 }
 
-/// Options worth showing: scalars, and the rest summarized (no JSON blobs in tables).
-fn option_rows(r: &ResultFile) -> Vec<(String, String)> {
-    if let Some(serde_json::Value::Object(m)) = &r.config {
-        return m
-            .iter()
-            .filter(|(k, v)| *k != "open" && !v.is_null())
-            .map(|(k, v)| (k.clone(), scalar_text(v)))
-            .collect();
-    }
-    r.options
-        .iter()
-        .filter(|(_, v)| !v.starts_with('{') && v.as_str() != "null")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// Builds a view from the text of a result.json. `path` names the file in errors;
 /// `dir` is where series files are looked for.
 pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportError> {
-    let r = parse(text, path)?;
-    let config: read::Config = part(&r.config, path, "config")?.unwrap_or_default();
-    let procedure = r.procedure.as_str();
-    // The summary is the procedure's own: read as that procedure's type only.
-    let summary = |name: &str| (procedure == name).then(|| r.summary.clone()).flatten();
-    let cons_summary: Option<read::ConsistencySummary> =
-        part(&summary("consistency"), path, "summary")?;
-    let bench_summary: Option<read::BenchSummary> = part(&summary("bench"), path, "summary")?;
-    let trim: Option<read::TrimSummary> = part(&summary("trim-check"), path, "summary")?;
-    let season = match part::<read::SeasonSummary>(&summary("season"), path, "summary")? {
-        Some(s) => Some(s),
-        None => bench_summary.as_ref().and_then(|b| b.seasoning.clone()),
-    };
-    let setting = setting_text(cons_summary.as_ref(), &config);
-    let consistency = match cons_summary {
-        Some(s) => Some(consistency_view(&s, &config, dir)?),
-        None if procedure == "consistency" => Some(consistency_view(
-            &read::ConsistencySummary::default(),
-            &config,
-            dir,
-        )?),
-        None => None,
-    };
-    let workload = workload_text(procedure, &config, bench_summary.as_ref(), &r);
-    Ok(RunView {
-        source: dir.display().to_string(),
-        drive: drive_name(&r.target),
-        setting,
-        procedure: procedure.to_string(),
-        tool_version: format!("storbench {}", r.tool_version.as_deref().unwrap_or("?")),
-        command_line: command_line_text(&r, &config),
-        options: option_rows(&r),
-        complete: r.complete && failed_ios_note(&r).is_none(),
-        notes: notes(&r),
-        phases: phase_views(&r),
-        consistency,
-        bench: (procedure == "bench").then(|| bench_metrics(&r)).flatten(),
-        trim: trim.map(trim_view),
-        twin: None,
-        traces: trace_views(&r, bench_summary.as_ref(), &workload),
-        health: health_view(&r),
-        target: r.target.clone(),
-        state: state_text(procedure, bench_summary.as_ref(), &config),
-        workload,
-        date: r.created_unix_ms.map(utc_minute),
-        name: String::new(),
-        season: season.map(season_view),
-        highlight: false,
+    Ok(match read::parse(text, path)? {
+        AnyResult::Consistency(r) => consistency(&r, dir)?,
+        AnyResult::Bench(r) => bench(&r, dir),
+        AnyResult::TrimCheck(r) => trim_check(&r, dir),
+        AnyResult::Season(r) => season(&r, dir),
+        AnyResult::Run(r) => run(&r, dir),
+        AnyResult::Replay(r) => replay(&r, dir),
+        AnyResult::TwinMeasure(r) => twin_measure(&r, dir),
+        AnyResult::Other(r) => other(&r, dir),
+        AnyResult::Legacy(r) => legacy(&r, dir),
     })
 }
 
-/// The file deserialized; a file without `procedure` is probably not a result at all.
-fn parse(text: &str, path: &Path) -> Result<ResultFile, ReportError> {
-    serde_json::from_str(text).map_err(|e| {
-        if e.is_data() && e.to_string().starts_with("missing field `procedure`") {
-            ReportError::Field {
-                path: path.to_path_buf(),
-                field: "procedure".into(),
-                message: "missing; is this a storbench result.json?".into(),
-            }
-        } else {
-            ReportError::json(path, &e)
+/// What every result shows, whatever its procedure: a view without the procedure's
+/// own parts, named `workload`, its drive in `state`.
+fn common<C, S>(r: &RunResult<C, S>, dir: &Path, workload: String, state: &str) -> RunView {
+    let mut notes = r.notes.clone();
+    let phases: Vec<(&str, Option<&PhaseMetrics>)> = r
+        .phases
+        .iter()
+        .map(|p| (p.name.as_str(), Some(&p.metrics)))
+        .collect();
+    let failed = failed_ios_note(&phases);
+    if r.complete {
+        if let Some(n) = &failed {
+            notes.insert(0, n.clone());
         }
+    }
+    RunView {
+        source: dir.display().to_string(),
+        drive: drive_name(&r.target),
+        setting: DEFAULT_SETTING.to_string(),
+        procedure: r.procedure.clone(),
+        target: r.target.clone(),
+        tool_version: format!("storbench {}", r.tool_version),
+        command_line: command_line_text(&r.command_line, &r.procedure, &r.target.name),
+        options: option_rows(&r.options),
+        complete: r.complete && failed.is_none(),
+        notes,
+        phases: phase_views(&phases),
+        consistency: None,
+        bench: None,
+        trim: None,
+        twin: None,
+        traces: Vec::new(),
+        health: health_view(
+            &Health::from(&r.health_before),
+            &Health::from(&r.health_after),
+            &Health::from(&r.health_delta),
+        ),
+        state: state.to_string(),
+        workload,
+        date: (r.created_unix_ms > 0).then(|| utc_minute(r.created_unix_ms)),
+        name: String::new(),
+        season: None,
+        highlight: false,
+        figures: Vec::new(),
+    }
+}
+
+fn consistency(
+    r: &RunResult<ConsistencyConfig, ConsistencySummary>,
+    dir: &Path,
+) -> Result<RunView, ReportError> {
+    let c = &r.config;
+    let s = r.summary.as_ref();
+    let workload = format!("{} random write QD{}", fmt_block(c.block_bytes), c.qd);
+    Ok(RunView {
+        setting: setting_text(s.map_or(c.span_fraction * 100.0, |s| s.span_pct)),
+        consistency: Some(consistency_view(s, c, dir)?),
+        ..common(r, dir, workload, "fresh")
     })
+}
+
+fn bench(r: &RunResult<BenchConfig, BenchSummary>, dir: &Path) -> RunView {
+    let c = &r.config;
+    let s = r.summary.as_ref();
+    let workload = match &c.workload {
+        Workload::Profile { name, .. } => name.clone(),
+        Workload::Trace { path } => path
+            .file_stem()
+            .map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
+    };
+    let state = s.map_or_else(|| c.state.name().to_string(), |s| s.state.clone());
+    let image = s.and_then(|s| s.image.clone());
+    let traces = s
+        .and_then(|s| {
+            let obj = s.characterize.as_ref()?;
+            Some(vec![TraceView {
+                name: s.trace_name.clone(),
+                rows: trace_rows(obj),
+            }])
+        })
+        .unwrap_or_default();
+    RunView {
+        setting: setting_text(c.span_fraction * 100.0),
+        bench: bench_metrics(&r.phases),
+        traces,
+        season: season_view(&r.phases, image, &state, "the trace's image"),
+        ..common(r, dir, workload, &state)
+    }
+}
+
+fn trim_check(r: &RunResult<TrimCheckConfig, TrimTable>, dir: &Path) -> RunView {
+    RunView {
+        setting: setting_text(r.config.span_fraction * 100.0),
+        trim: r.summary.as_ref().map(|t| TrimView {
+            clean_mb_s: t.clean_mb_per_s,
+            dirty_mb_s: t.dirty_mb_per_s,
+            after_trim_mb_s: t.after_trim_mb_per_s,
+            note: t.note.clone(),
+        }),
+        ..common(r, dir, "TRIM check".into(), "fresh")
+    }
+}
+
+fn season(r: &RunResult<SeasonConfig, SeasonSummary>, dir: &Path) -> RunView {
+    let image = r.summary.as_ref().map(|s| s.image.clone());
+    RunView {
+        season: season_view(&r.phases, image, "seasoned", "image"),
+        ..common(r, dir, "seasoning".into(), "seasoned")
+    }
+}
+
+fn run(r: &RunResult<RunConfig, RunSummary>, dir: &Path) -> RunView {
+    use storbench_core::generator::{Mix, Pattern};
+    let c = &r.config;
+    let pattern = match c.pattern {
+        Pattern::Sequential => "sequential",
+        Pattern::Random => "random",
+    };
+    let mix = match c.mix {
+        Mix::ReadWrite { read_pct: 0 } => "write".to_string(),
+        Mix::ReadWrite { read_pct: 100 } => "read".to_string(),
+        Mix::ReadWrite { read_pct } => format!("{read_pct}% read"),
+        Mix::Trim => "trim".to_string(),
+    };
+    let workload = format!("{} {pattern} {mix} QD{}", fmt_block(c.block_bytes), c.qd);
+    common(r, dir, workload, "fresh")
+}
+
+fn replay(r: &RunResult<ReplayConfig, ReplaySummary>, dir: &Path) -> RunView {
+    let trace = r.trace.as_ref().unwrap_or(&r.config.trace);
+    let workload = Path::new(&trace.path)
+        .file_stem()
+        .map_or_else(|| "replay".into(), |s| s.to_string_lossy().into_owned());
+    let rows = match serde_json::to_value(trace) {
+        Ok(serde_json::Value::Object(m)) => trace_rows(&m),
+        _ => Vec::new(),
+    };
+    RunView {
+        traces: vec![TraceView {
+            name: workload.clone(),
+            rows,
+        }],
+        ..common(r, dir, workload, "fresh")
+    }
+}
+
+/// A twin measurement: what every result has; its figures beside the fitted twin's
+/// come from `twin.json` ([`load`]), the twin section's table.
+fn twin_measure(r: &RunResult<TwinMeasureConfig, Measurement>, dir: &Path) -> RunView {
+    common(r, dir, "twin plan".into(), "fresh")
+}
+
+/// A procedure this build does not know: what every result has.
+fn other(r: &RunResult<IgnoredAny, serde_json::Value>, dir: &Path) -> RunView {
+    let figures = r
+        .summary
+        .as_ref()
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+        .collect();
+    RunView {
+        figures,
+        ..common(r, dir, r.procedure.clone(), "fresh")
+    }
+}
+
+/// The layout before `RunResult` (`run` and `replay`).
+fn legacy(r: &Legacy, dir: &Path) -> RunView {
+    let phases: Vec<(&str, Option<&PhaseMetrics>)> = r
+        .phases
+        .iter()
+        .map(|p| (p.name.as_str(), p.metrics.as_ref()))
+        .collect();
+    let failed = failed_ios_note(&phases);
+    let mut notes = r.notes.clone();
+    if r.complete {
+        if let Some(n) = &failed {
+            notes.insert(0, n.clone());
+        }
+    }
+    let nested = r.health.as_ref();
+    let empty = Health::default();
+    let pick = |f: fn(&read::LegacyHealth) -> &Option<Health>| {
+        nested.and_then(|n| f(n).as_ref()).unwrap_or(&empty)
+    };
+    let traces = r
+        .trace
+        .as_ref()
+        .map(|t| {
+            let name = t
+                .get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or(&r.procedure)
+                .to_string();
+            vec![TraceView {
+                name,
+                rows: trace_rows(t),
+            }]
+        })
+        .unwrap_or_default();
+    let command_line = match &r.command_line {
+        Some(CommandLine::Text(t)) => t.clone(),
+        Some(CommandLine::Args(a)) => command_line_text(a, &r.procedure, &r.target.name),
+        None => command_line_text(&[], &r.procedure, &r.target.name),
+    };
+    RunView {
+        source: dir.display().to_string(),
+        drive: drive_name(&r.target),
+        setting: DEFAULT_SETTING.to_string(),
+        procedure: r.procedure.clone(),
+        target: r.target.clone(),
+        tool_version: format!("storbench {}", r.tool_version.as_deref().unwrap_or("?")),
+        command_line,
+        options: option_rows(&r.options),
+        complete: r.complete && failed.is_none(),
+        notes,
+        bench: (r.procedure == "bench")
+            .then(|| legacy_bench(&phases))
+            .flatten(),
+        phases: phase_views(&phases),
+        consistency: None,
+        trim: None,
+        twin: None,
+        traces,
+        health: health_view(pick(|n| &n.before), pick(|n| &n.after), pick(|n| &n.delta)),
+        state: "fresh".into(),
+        workload: r.procedure.clone(),
+        date: r.created_unix_ms.map(utc_minute),
+        name: String::new(),
+        season: None,
+        highlight: false,
+        figures: Vec::new(),
+    }
+}
+
+/// A legacy bench's figures: its replay phase, else its last phase with metrics.
+fn legacy_bench(phases: &[(&str, Option<&PhaseMetrics>)]) -> Option<BenchView> {
+    phases
+        .iter()
+        .find(|(n, _)| *n == "replay")
+        .and_then(|(_, m)| *m)
+        .or_else(|| phases.iter().rev().find_map(|(_, m)| *m))
+        .map(bench_view)
+}
+
+/// Options worth showing: scalars, and the rest summarized (no JSON blobs in tables);
+/// how the target is opened (`open`) is in the targets table.
+fn option_rows(options: &std::collections::BTreeMap<String, String>) -> Vec<(String, String)> {
+    options
+        .iter()
+        .filter(|(k, v)| *k != "open" && v.as_str() != "null")
+        .map(|(k, v)| {
+            let shown = match serde_json::from_str::<serde_json::Value>(v) {
+                Ok(serde_json::Value::Number(n)) => {
+                    n.as_f64().map_or_else(|| n.to_string(), fmt_num)
+                }
+                Ok(serde_json::Value::Array(a)) => format!("[{} values]", a.len()),
+                Ok(serde_json::Value::Object(_)) => "{…}".to_string(),
+                _ => v.clone(),
+            };
+            (k.clone(), shown)
+        })
+        .collect()
 }
 
 /// The spare-area setting from the tested span; within half a percent of full is the
 /// default setting (spans are block-aligned).
-fn setting_text(consistency: Option<&read::ConsistencySummary>, config: &read::Config) -> String {
-    let span_percent = consistency
-        .and_then(|s| s.span_percent)
-        .or_else(|| config.span_fraction.map(|x| x * 100.0))
+fn setting_text(span_pct: f64) -> String {
+    let span_pct = Some(span_pct)
         .filter(|p| *p > 0.0 && *p <= 100.0)
         .unwrap_or(100.0);
-    if span_percent > 99.5 {
+    if span_pct > 99.5 {
         DEFAULT_SETTING.to_string()
     } else {
-        setting_for_span(span_percent.round())
+        setting_for_span(span_pct.round())
     }
 }
 
 /// The command line as recorded, or what it would have been.
-fn command_line_text(r: &ResultFile, config: &read::Config) -> String {
-    match &r.command_line {
-        Some(read::CommandLine::Text(t)) => t.clone(),
-        Some(read::CommandLine::Args(a)) if !a.is_empty() => shell_words(a),
-        _ => format!(
-            "storbench {} --target {} (configuration as recorded: see options)",
-            r.procedure,
-            config.target.as_deref().unwrap_or(&r.target.name)
-        ),
+fn command_line_text(args: &[String], procedure: &str, target: &str) -> String {
+    if args.is_empty() {
+        format!("storbench {procedure} --target {target} (configuration as recorded: see options)")
+    } else {
+        shell_words(args)
     }
 }
 
 /// A result written as complete although a phase had failed I/Os (storbench before
 /// issue 30 did so for `run` and `replay`): the note that marks it incomplete.
-fn failed_ios_note(r: &ResultFile) -> Option<String> {
-    let (name, m) = r.phases.iter().find_map(|p| {
-        p.metrics
-            .as_ref()
-            .filter(|m| m.errors > 0)
-            .map(|m| (&p.name, m))
-    })?;
+fn failed_ios_note(phases: &[(&str, Option<&PhaseMetrics>)]) -> Option<String> {
+    let (name, m) = phases
+        .iter()
+        .find_map(|(n, m)| m.filter(|m| m.errors > 0).map(|m| (n, m)))?;
     let done = m.read_ios + m.write_ios + m.trim_ios + m.flush_ios;
     Some(format!(
         "incomplete: phase {name}: {} of {} I/Os failed; the figures cover only the I/Os that completed",
@@ -221,24 +385,13 @@ fn failed_ios_note(r: &ResultFile) -> Option<String> {
     ))
 }
 
-/// The result's notes; a result that failed I/Os without saying so gets the note first.
-fn notes(r: &ResultFile) -> Vec<String> {
-    let mut notes = r.notes.clone();
-    if r.complete {
-        if let Some(n) = failed_ios_note(r) {
-            notes.insert(0, n);
-        }
-    }
-    notes
-}
-
-fn phase_views(r: &ResultFile) -> Vec<PhaseView> {
-    r.phases
+fn phase_views(phases: &[(&str, Option<&PhaseMetrics>)]) -> Vec<PhaseView> {
+    phases
         .iter()
-        .map(|p| {
-            let m = p.metrics.clone().unwrap_or_default();
+        .map(|(name, m)| {
+            let m = m.cloned().unwrap_or_default();
             PhaseView {
-                name: p.name.clone(),
+                name: name.to_string(),
                 duration_s: m.elapsed_ns as f64 / 1e9,
                 ios: m.read_ios + m.write_ios + m.trim_ios + m.flush_ios,
                 data_rate_mb_s: m.data_rate_mb_per_s,
@@ -247,72 +400,53 @@ fn phase_views(r: &ResultFile) -> Vec<PhaseView> {
         .collect()
 }
 
-/// A bench's figures: its replay phase, else its last phase with metrics.
-fn bench_metrics(r: &ResultFile) -> Option<BenchView> {
-    r.phases
+/// A bench's figures: its replay phase, else its last phase.
+fn bench_metrics(phases: &[PhaseRecord]) -> Option<BenchView> {
+    phases
         .iter()
         .find(|p| p.name == "replay")
-        .and_then(|p| p.metrics.as_ref())
-        .or_else(|| r.phases.iter().rev().find_map(|p| p.metrics.as_ref()))
-        .map(bench_view)
+        .or_else(|| phases.last())
+        .map(|p| bench_view(&p.metrics))
 }
 
-fn trim_view(t: read::TrimSummary) -> TrimView {
-    TrimView {
-        clean_mb_s: t.clean_mb_per_s,
-        dirty_mb_s: t.dirty_mb_per_s,
-        after_trim_mb_s: t.after_trim_mb_per_s,
-        note: t.note,
-    }
-}
-
-fn season_view(s: read::SeasonSummary) -> SeasonView {
-    SeasonView {
-        image: s.image,
-        image_bytes: s.image_bytes_restored,
-        image_writes: s.image_writes,
-        seq_pass_mb_s: s.seq_pass_mb_per_s,
-        restore_mb_s: s.restore_mb_per_s,
-    }
-}
-
-/// The drive state: as the bench wrote it, else from the configuration.
-fn state_text(
-    procedure: &str,
-    bench: Option<&read::BenchSummary>,
-    config: &read::Config,
-) -> String {
-    bench
-        .and_then(|b| b.state.clone())
-        .or_else(|| config.state.clone())
-        .unwrap_or_else(|| {
-            let seasoned =
-                procedure == "season" || config.season.as_ref().is_some_and(|s| !s.is_null());
-            if seasoned { "seasoned" } else { "fresh" }.to_string()
-        })
-}
-
-/// The characterize table of the trace used.
-fn trace_views(
-    r: &ResultFile,
-    bench: Option<&read::BenchSummary>,
-    workload: &str,
-) -> Vec<TraceView> {
-    let characterize = bench
-        .and_then(|b| b.characterize.clone())
-        .or_else(|| r.trace.clone())
-        .filter(|t| t.is_object());
-    let Some(obj) = characterize else {
-        return Vec::new();
+/// The drive's preparation from its phases, whichever procedure ran them: the
+/// sequential pass (`seq-pass`) and the image restore (`image` of a bench's state,
+/// `restore` of a season run; `season-` before them in results of the older
+/// `bench --season`, whose image was a generated one). `None` for a run that prepared
+/// nothing. `image`: what was restored, when the result says (else `default`).
+fn season_view(
+    phases: &[PhaseRecord],
+    image: Option<String>,
+    state: &str,
+    default: &str,
+) -> Option<SeasonView> {
+    let metrics = |names: &[&str]| {
+        phases
+            .iter()
+            .find(|p| names.contains(&p.name.as_str()))
+            .map(|p| &p.metrics)
     };
-    let name = bench
-        .and_then(|b| b.trace_name.clone())
-        .or_else(|| obj.get("name").and_then(|n| n.as_str()).map(str::to_string))
-        .unwrap_or_else(|| workload.to_string());
-    vec![TraceView {
-        name,
-        rows: trace_rows(&obj),
-    }]
+    let seq = metrics(&["seq-pass", "season-seq-pass"]);
+    let restore = metrics(&["image", "restore", "season-restore"]);
+    if seq.is_none() && restore.is_none() {
+        return None;
+    }
+    let legacy = phases.iter().any(|p| p.name == "season-restore");
+    let image = image.unwrap_or_else(|| {
+        if legacy {
+            "a generated image".into()
+        } else {
+            default.into()
+        }
+    });
+    Some(SeasonView {
+        state: state.to_string(),
+        image,
+        image_bytes: restore.map_or(0, |m| m.write_bytes),
+        image_writes: restore.map_or(0, |m| m.write_ios),
+        seq_pass_mb_s: seq.map(|m| m.data_rate_mb_per_s),
+        restore_mb_s: restore.map(|m| m.data_rate_mb_per_s),
+    })
 }
 
 /// The drive's name: its model, except a simulated drive whose model is the
@@ -330,76 +464,12 @@ fn drive_name(t: &storbench_core::TargetInfo) -> String {
     t.model.clone().unwrap_or_else(|| t.name.clone())
 }
 
-fn workload_text(
-    procedure: &str,
-    config: &read::Config,
-    bench: Option<&read::BenchSummary>,
-    r: &ResultFile,
-) -> String {
-    let bs = config.block_bytes.map(fmt_block);
-    match procedure {
-        "bench" => match &config.workload {
-            Some(read::BenchWorkload::Profile { name, .. }) => name.clone(),
-            Some(read::BenchWorkload::Trace { path }) => path
-                .file_stem()
-                .map_or("trace".into(), |s| s.to_string_lossy().into_owned()),
-            None => bench
-                .and_then(|b| b.trace_name.clone())
-                .unwrap_or_else(|| "trace".into()),
-        },
-        "consistency" => format!(
-            "{} random write QD{}",
-            bs.unwrap_or_else(|| "4 KB".into()),
-            config.qd.unwrap_or(32)
-        ),
-        "trim-check" => "TRIM check".to_string(),
-        "season" => "seasoning".to_string(),
-        "run" => {
-            let pattern = config.pattern.clone().unwrap_or_else(|| "run".into());
-            let mix = match &config.mix {
-                Some(serde_json::Value::Object(m)) => m
-                    .iter()
-                    .next()
-                    .map(|(k, v)| match v.get("read_pct").and_then(|x| x.as_u64()) {
-                        Some(0) => "write".to_string(),
-                        Some(100) => "read".to_string(),
-                        Some(p) => format!("{p}% read"),
-                        None => k.clone(),
-                    })
-                    .unwrap_or_default(),
-                Some(serde_json::Value::String(k)) => k.clone(),
-                _ => String::new(),
-            };
-            format!(
-                "{} {pattern} {mix} QD{}",
-                bs.unwrap_or_default(),
-                config.qd.unwrap_or(1)
-            )
-            .trim()
-            .to_string()
-        }
-        "replay" => r
-            .trace
-            .as_ref()
-            .and_then(|t| t.get("path"))
-            .or_else(|| config.trace.as_ref().and_then(|t| t.get("path")))
-            .and_then(|p| p.as_str())
-            .and_then(|p| {
-                Path::new(p)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-            })
-            .unwrap_or_else(|| "replay".into()),
-        other => other.to_string(),
-    }
-}
-
 fn consistency_view(
-    s: &read::ConsistencySummary,
-    config: &read::Config,
+    s: Option<&ConsistencySummary>,
+    config: &ConsistencyConfig,
     dir: &Path,
 ) -> Result<ConsistencyView, ReportError> {
-    let mut iops = s.iops_per_s.clone();
+    let mut iops = s.map(|s| s.iops_per_s.clone()).unwrap_or_default();
     if iops.is_empty() {
         let p = dir.join("series").join("random-write.parquet");
         if p.is_file() {
@@ -416,12 +486,8 @@ fn consistency_view(
             }
         }
     }
-    let window = s
-        .scores
-        .as_ref()
-        .map(|sc| sc.window_s)
-        .or(config.score_last_s.map(|w| w as usize))
-        .unwrap_or(400);
+    let scores = s.and_then(|s| s.scores.as_ref());
+    let window = scores.map_or(config.score_last_s, |sc| sc.window_s);
     let last: &[f64] = &iops[iops.len().saturating_sub(window)..];
     let (mean, std) = if last.is_empty() {
         (0.0, 0.0)
@@ -432,13 +498,13 @@ fn consistency_view(
     };
     let min_all = iops.iter().cloned().reduce(f64::min).unwrap_or(0.0);
     Ok(ConsistencyView {
-        avg_iops_last400: s.scores.as_ref().map_or(mean, |x| x.avg),
-        std_iops_last400: s.scores.as_ref().map_or(std, |x| x.stddev),
-        min_iops: s.scores.as_ref().map_or(min_all, |x| x.min),
-        steady_state_at_s: s.steady_state_at_s,
+        avg_iops_last400: scores.map_or(mean, |x| x.avg),
+        std_iops_last400: scores.map_or(std, |x| x.stddev),
+        min_iops: scores.map_or(min_all, |x| x.min),
+        steady_state_at_s: s.and_then(|s| s.steady_state_at_s).map(|t| t as f64),
         score_window_s: Some(window as f64).filter(|w| *w != 400.0),
-        block_bytes: config.block_bytes.unwrap_or(4096),
-        qd: config.qd.unwrap_or(32),
+        block_bytes: config.block_bytes,
+        qd: config.qd,
         iops_per_s: iops,
     })
 }
@@ -475,10 +541,7 @@ fn bench_view(m: &PhaseMetrics) -> BenchView {
 
 /// The characterize table in human units: `_ns` as time, `_bytes` as bytes, nested
 /// objects and long arrays left out (they are in result.json).
-fn trace_rows(obj: &serde_json::Value) -> Vec<(String, String)> {
-    let Some(m) = obj.as_object() else {
-        return Vec::new();
-    };
+fn trace_rows(m: &serde_json::Map<String, serde_json::Value>) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     for (k, v) in m {
         if k == "path" || k == "name" {
@@ -520,24 +583,7 @@ fn shell_words(a: &[String]) -> String {
         .join(" ")
 }
 
-fn health_view(r: &ResultFile) -> HealthView {
-    let nested = r.health.as_ref();
-    let empty = read::Health::default();
-    let before = r
-        .health_before
-        .as_ref()
-        .or_else(|| nested.and_then(|n| n.before.as_ref()))
-        .unwrap_or(&empty);
-    let after = r
-        .health_after
-        .as_ref()
-        .or_else(|| nested.and_then(|n| n.after.as_ref()))
-        .unwrap_or(&empty);
-    let delta = r
-        .health_delta
-        .as_ref()
-        .or_else(|| nested.and_then(|n| n.delta.as_ref()))
-        .unwrap_or(&empty);
+fn health_view(before: &Health, after: &Health, delta: &Health) -> HealthView {
     if !before.available && !after.available {
         let why = after
             .note
@@ -551,14 +597,14 @@ fn health_view(r: &ResultFile) -> HealthView {
         };
     }
     let mut rows = Vec::new();
-    type Get = fn(&read::Health) -> Option<f64>;
+    type Get = fn(&Health) -> Option<f64>;
     let items: [(&str, Get, bool); 6] = [
         ("host GB written", |h| h.host_write_bytes, true),
         ("host GB read", |h| h.host_read_bytes, true),
         ("NAND GB written", |h| h.nand_write_bytes, true),
         ("temperature °C", |h| h.temperature_c, false),
         ("media errors", |h| h.media_errors, false),
-        ("percent used", |h| h.percent_used, false),
+        ("percent used", |h| h.used_pct, false),
     ];
     for (label, get, scale_gb) in items {
         let conv = |x: f64| if scale_gb { x / 1e9 } else { x };
@@ -616,49 +662,147 @@ pub fn read_parquet_f64(path: &Path, column: &str) -> Result<Vec<f64>, ReportErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde::Serialize;
+    use storbench_core::TargetInfo;
+    use storbench_metrics::steady::ConsistencyScores;
     use storbench_metrics::LatencyStats;
+    use storbench_results::{HealthDelta, HealthSnapshot, Work};
 
-    const TARGET: &str = r#"{"kind":"sim","name":"sim:mlc-7op","capacity_bytes":1073741824,
-        "logical_block_bytes":4096,"rotational":false,"discard":true,"model":"Sim MLC",
-        "backend":"virtual","details":{}}"#;
-
-    /// Metrics as the writer serializes them (every field present).
-    fn metrics(f: impl FnOnce(&mut PhaseMetrics)) -> String {
-        let mut m = PhaseMetrics::default();
-        f(&mut m);
-        serde_json::to_string(&m).unwrap()
+    fn target() -> TargetInfo {
+        serde_json::from_str(
+            r#"{"kind":"sim","name":"sim:mlc-7op","capacity_bytes":1073741824,
+            "logical_block_bytes":4096,"rotational":false,"discard":true,"model":"Sim MLC",
+            "backend":"virtual","details":{}}"#,
+        )
+        .unwrap()
     }
 
-    fn result(procedure: &str, config: &str, summary: &str, phases: &str) -> String {
-        format!(
-            r#"{{"format":"storbench-suite-result/1","schema_version":1,"tool_version":"0.1.0","procedure":"{procedure}",
-            "target":{TARGET},"config":{config},"options":{{}},"complete":true,
-            "phases":{phases},"summary":{summary},
-            "health_before":{{"source":"sim","available":true,"host_write_bytes":1000000000,"nand_write_bytes":2000000000}},
-            "health_after":{{"source":"sim","available":true,"host_write_bytes":3000000000,"nand_write_bytes":8000000000}},
-            "health_delta":{{"available":true,"write_amplification":3.0}},
-            "created_unix_ms":1795660146275,"notes":["resumed once"]}}"#
-        )
+    fn metrics(f: impl FnOnce(&mut PhaseMetrics)) -> PhaseMetrics {
+        let mut m = PhaseMetrics::default();
+        f(&mut m);
+        m
+    }
+
+    fn record(name: &str, metrics: PhaseMetrics) -> PhaseRecord {
+        PhaseRecord {
+            name: name.into(),
+            title: name.into(),
+            work: Work::Purge,
+            time_limit_ns: None,
+            metrics,
+            purge: None,
+            issued_ios: 0,
+            folded_ios: 0,
+            aligned_ios: 0,
+            aligned_extra_bytes: 0,
+            ended: "source-done".into(),
+            segments: 1,
+            fidelity: None,
+            first_error: None,
+            counters: None,
+            wall_ms: 0,
+        }
+    }
+
+    fn health(host: u64, nand: u64) -> HealthSnapshot {
+        HealthSnapshot {
+            source: "sim".into(),
+            available: true,
+            host_write_bytes: Some(host),
+            nand_write_bytes: Some(nand),
+            ..HealthSnapshot::default()
+        }
+    }
+
+    /// A result as the suite writes it, of `procedure` with its typed parts.
+    fn result<C, S>(
+        procedure: &str,
+        config: C,
+        summary: Option<S>,
+        phases: Vec<PhaseRecord>,
+    ) -> RunResult<C, S> {
+        RunResult {
+            format: storbench_results::RESULT_FORMAT.into(),
+            schema_version: storbench_results::SCHEMA_VERSION,
+            command_line: vec!["storbench".into(), procedure.into()],
+            options: Default::default(),
+            complete: true,
+            tool_version: "0.1.0".into(),
+            procedure: procedure.into(),
+            target: target(),
+            config,
+            phases,
+            summary,
+            trace: None,
+            health_before: health(1_000_000_000, 2_000_000_000),
+            health_after: health(3_000_000_000, 8_000_000_000),
+            health_delta: HealthDelta {
+                available: true,
+                write_amplification: Some(3.0),
+                ..HealthDelta::default()
+            },
+            resumes: 1,
+            notes: vec!["resumed once".into()],
+            created_unix_ms: 1_795_660_146_275,
+            finished_unix_ms: 1_795_660_146_999,
+        }
+    }
+
+    fn view<C: Serialize, S: Serialize>(r: &RunResult<C, S>) -> RunView {
+        let text = serde_json::to_string(r).unwrap();
+        from_json(&text, Path::new("x/result.json"), Path::new("x")).unwrap()
+    }
+
+    fn consistency_summary() -> ConsistencySummary {
+        ConsistencySummary {
+            span_bytes: 3 << 28,
+            span_pct: 75.0,
+            spare_area_pct: 25.0,
+            iops_per_s: vec![100.0, 90.0, 80.0],
+            scores: Some(ConsistencyScores {
+                avg: 85.0,
+                stddev: 5.0,
+                min: 80.0,
+                avg_over_stddev: Some(17.0),
+                window_s: 2,
+            }),
+            round_s: 1,
+            round_iops: Vec::new(),
+            steady_state: None,
+            steady_state_reached: true,
+            steady_state_at_s: Some(3),
+            precondition_mb_per_s: 500.0,
+            ended: "time-limit".into(),
+        }
     }
 
     #[test]
     fn reads_a_consistency_result() {
+        let mut c = ConsistencyConfig::quick("sim:mlc-7op");
+        (c.span_fraction, c.qd, c.block_bytes, c.score_last_s) = (0.75, 16, 8192, 2);
         let pre = metrics(|m| {
             m.elapsed_ns = 2_000_000_000;
             m.write_ios = 10;
             m.data_rate_mb_per_s = 500.0;
         });
-        let text = result(
+        let mut r = result(
             "consistency",
-            r#"{"target":"sim:mlc-7op","span_fraction":0.75,"qd":16,"block_bytes":8192,"score_last_s":2,"open":{"write":true}}"#,
-            r#"{"span_percent":75.0,"iops_per_s":[100.0,90.0,80.0],"scores":{"avg":85.0,"stddev":5.0,"min":80.0,"avg_over_stddev":17.0,"window_s":2},
-               "steady_state_at_s":3}"#,
-            &format!(
-                r#"[{{"name":"precondition","metrics":{pre}}},{{"name":"random-write","metrics":null}}]"#
-            ),
+            c,
+            Some(consistency_summary()),
+            vec![
+                record("precondition", pre),
+                record("random-write", PhaseMetrics::default()),
+            ],
         );
-        let r = from_json(&text, Path::new("x/result.json"), Path::new("x")).unwrap();
+        r.options = [
+            ("qd", "16"),
+            ("open", "{\"write\":true}"),
+            ("span_fraction", "0.75"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let r = view(&r);
         assert_eq!(r.setting, "25% spare area");
         assert_eq!(r.drive, "Sim MLC", "a model of its own names the drive");
         assert_eq!(r.state, "fresh");
@@ -696,13 +840,21 @@ mod tests {
     fn reads_trim_season_and_bench_results() {
         let t = result(
             "trim-check",
-            "{}",
-            r#"{"clean_mb_per_s":500.0,"dirty_mb_per_s":100.0,"after_trim_mb_per_s":490.0,"note":null}"#,
-            "[]",
+            TrimCheckConfig::quick("sim:mlc-7op"),
+            Some(TrimTable {
+                clean_mb_per_s: 500.0,
+                dirty_mb_per_s: 100.0,
+                after_trim_mb_per_s: 490.0,
+                after_trim_of_clean_pct: 98.0,
+                dirty_of_clean_pct: 20.0,
+                measure_bytes: 1 << 20,
+                trim_pass_s: 1.0,
+                note: None,
+            }),
+            Vec::new(),
         );
-        let r = from_json(&t, Path::new("r.json"), Path::new(".")).unwrap();
         assert_eq!(
-            r.trim,
+            view(&t).trim,
             Some(TrimView {
                 clean_mb_s: 500.0,
                 dirty_mb_s: 100.0,
@@ -710,15 +862,39 @@ mod tests {
                 note: None
             })
         );
+        let seq = metrics(|m| m.data_rate_mb_per_s = 470.0);
+        let restore = metrics(|m| {
+            m.write_bytes = 65_000_000;
+            m.write_ios = 641;
+            m.data_rate_mb_per_s = 449.0;
+        });
         let s = result(
             "season",
-            "{}",
-            r#"{"image":"generated","image_bytes_restored":65000000,"image_writes":641,"seq_pass_mb_per_s":470.0,"restore_mb_per_s":449.0}"#,
-            "[]",
+            SeasonConfig::new("sim:mlc-7op"),
+            Some(SeasonSummary {
+                image: "generated".into(),
+                image_restored_bytes: 65_000_000,
+                image_writes: 641,
+                seq_pass_mb_per_s: 470.0,
+                restore_mb_per_s: 449.0,
+            }),
+            vec![
+                record("purge", PhaseMetrics::default()),
+                record("seq-pass", seq),
+                record("restore", restore),
+            ],
         );
-        let r = from_json(&s, Path::new("r.json"), Path::new(".")).unwrap();
+        let r = view(&s);
         assert_eq!(r.state, "seasoned");
-        assert_eq!(r.season.unwrap().image_writes, 641);
+        let season = r.season.unwrap();
+        assert_eq!(
+            (season.image.as_str(), season.image_writes),
+            ("generated", 641)
+        );
+        assert_eq!(
+            (season.seq_pass_mb_s, season.restore_mb_s),
+            (Some(470.0), Some(449.0))
+        );
         let m = metrics(|m| {
             m.data_rate_mb_per_s = 300.0;
             m.read_rate_mb_per_s = 400.0;
@@ -737,17 +913,34 @@ mod tests {
                 ..Default::default()
             };
         });
+        let mut c = BenchConfig::new(
+            "sim:mlc-7op",
+            Workload::Profile {
+                name: "heavy-2011".into(),
+                scale: 0.01,
+                seed: 1,
+            },
+        );
+        c.state = storbench_results::bench::DriveState::Seasoned;
+        let characterize = serde_json::json!({"reads":10,"sequential_pct":42.0,
+            "duration_ns":90000000000u64,"read_bytes":1500000});
         let b = result(
             "bench",
-            r#"{"workload":{"kind":"profile","name":"heavy-2011","scale":0.01,"seed":1},"season":{"passes":1}}"#,
-            r#"{"trace_name":"heavy-2011 x0.01","characterize":{"reads":10,"sequential_pct":42.0,"duration_ns":90000000000,"read_bytes":1500000}}"#,
-            &format!(r#"[{{"name":"replay","metrics":{m}}}]"#),
+            c,
+            Some(BenchSummary {
+                trace_name: "heavy-2011 x0.01".into(),
+                characterize: characterize.as_object().cloned(),
+                state: "seasoned".into(),
+                ..bench_summary()
+            }),
+            vec![record("replay", m)],
         );
-        let r = from_json(&b, Path::new("r.json"), Path::new(".")).unwrap();
+        let r = view(&b);
         assert_eq!(
             (r.state.as_str(), r.workload.as_str()),
             ("seasoned", "heavy-2011")
         );
+        assert_eq!(r.season, None, "no preparation phase in this result");
         let bench = r.bench.unwrap();
         assert_eq!(
             (bench.data_rate_mb_s, bench.busy_s, bench.reads),
@@ -771,20 +964,120 @@ mod tests {
         );
     }
 
+    fn bench_summary() -> BenchSummary {
+        BenchSummary {
+            trace: "t".into(),
+            data_rate_mb_per_s: 0.0,
+            read_rate_mb_per_s: 0.0,
+            write_rate_mb_per_s: 0.0,
+            service: LatencyStats::default(),
+            service_read: LatencyStats::default(),
+            service_write: LatencyStats::default(),
+            busy_s: 0.0,
+            reads: 0,
+            writes: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            span_bytes: 0,
+            folded_ios: 0,
+            trace_avg_qd: None,
+            replayed_avg_qd: None,
+            state: "as-is".into(),
+            used_passes: None,
+            image: None,
+            image_bytes: 0,
+            image_writes: 0,
+            image_mb_per_s: None,
+            seq_pass_mb_per_s: None,
+            replay_counters: None,
+            max_idle_s: None,
+            trims_skipped: 0,
+            data: "random".into(),
+            trace_name: "t".into(),
+            characterize: None,
+        }
+    }
+
+    /// Issue 32: the seasoning section shows every bench state's preparation phases,
+    /// not only a season run's: a fresh drive's image restore without a sequential pass.
     #[test]
-    fn a_bench_state_written_by_the_suite_wins() {
-        let b = result("bench", r#"{"state":"used"}"#, r#"{"state":"used"}"#, "[]");
+    fn a_bench_states_preparation_is_its_seasoning() {
+        let image = metrics(|m| {
+            m.write_bytes = 4096 * 100;
+            m.write_ios = 100;
+            m.data_rate_mb_per_s = 300.0;
+        });
+        let mut c = BenchConfig::new(
+            "sim:x",
+            Workload::Trace {
+                path: "t.parquet".into(),
+            },
+        );
+        c.state = storbench_results::bench::DriveState::Fresh;
+        let b = result(
+            "bench",
+            c,
+            Some(BenchSummary {
+                state: "fresh".into(),
+                image: Some("the trace's image".into()),
+                ..bench_summary()
+            }),
+            vec![
+                record("purge", PhaseMetrics::default()),
+                record("image", image.clone()),
+                record("replay", image),
+            ],
+        );
+        let s = view(&b).season.unwrap();
+        assert_eq!(s.state, "fresh");
+        assert_eq!((s.seq_pass_mb_s, s.restore_mb_s), (None, Some(300.0)));
         assert_eq!(
-            from_json(&b, Path::new("r.json"), Path::new("."))
-                .unwrap()
-                .state,
-            "used"
+            (s.image.as_str(), s.image_writes),
+            ("the trace's image", 100)
         );
     }
 
+    /// An incomplete bench has no summary: its state is its configuration's.
+    #[test]
+    fn an_incomplete_bench_takes_its_state_from_the_configuration() {
+        let mut c = BenchConfig::new(
+            "sim:x",
+            Workload::Trace {
+                path: "t.parquet".into(),
+            },
+        );
+        c.state = storbench_results::bench::DriveState::Used;
+        let mut b = result::<_, BenchSummary>("bench", c, None, Vec::new());
+        b.complete = false;
+        let v = view(&b);
+        assert_eq!((v.state.as_str(), v.complete), ("used", false));
+    }
+
+    /// A procedure this build does not know loads for what every result has.
+    #[test]
+    fn an_unknown_procedure_loads_its_common_parts() {
+        let r = result(
+            "fixture",
+            serde_json::json!({"anything": 1}),
+            Some(serde_json::json!({"figure": 2})),
+            vec![record("only", metrics(|m| m.write_ios = 5))],
+        );
+        let v = view(&r);
+        assert_eq!(
+            (v.procedure.as_str(), v.workload.as_str()),
+            ("fixture", "fixture")
+        );
+        assert_eq!(v.phases[0].ios, 5);
+        assert!(v.consistency.is_none() && v.bench.is_none());
+    }
+
+    const TARGET: &str = r#"{"kind":"sim","name":"sim:mlc-7op","capacity_bytes":1073741824,
+        "logical_block_bytes":4096,"rotational":false,"discard":true,"model":"Sim MLC",
+        "backend":"virtual","details":{}}"#;
+
     #[test]
     fn reads_the_run_result_layout() {
-        let m = metrics(|m| m.data_rate_mb_per_s = 10.0);
+        let m = serde_json::to_string(&metrics(|m| m.data_rate_mb_per_s = 10.0)).unwrap();
         let text = r#"{"schema_version":1,"tool_version":"0.1.0","command_line":["storbench","replay","my trace.parquet"],
             "procedure":"bench","target":TGT,"trace":{"name":"mine","reads":5},"options":{"qd":"8","open":"{\"a\":1}"},
             "phases":[{"name":"replay","metrics":M,"scores":{}}],
@@ -825,27 +1118,34 @@ mod tests {
                 .starts_with("d/result.json: line 2, column 3:"),
             "{e}"
         );
-        // A renamed metric is an error naming the summary, not a silent zero.
-        let t = result("trim-check", "{}", r#"{"clean_mb_s":500.0}"#, "[]");
-        let e = from_json(&t, Path::new("d/result.json"), Path::new("d")).unwrap_err();
+        // A renamed figure is an error naming the file and the field, not a silent zero.
+        let t = result(
+            "trim-check",
+            TrimCheckConfig::quick("sim:x"),
+            Some(serde_json::json!({"clean_mb_s": 500.0})),
+            Vec::new(),
+        );
+        let text = serde_json::to_string(&t).unwrap();
+        let e = from_json(&text, Path::new("d/result.json"), Path::new("d")).unwrap_err();
         assert!(
-            e.to_string()
-                .starts_with("d/result.json: field `summary`: missing field `clean_mb_per_s`"),
+            e.to_string().starts_with("d/result.json: line 1, column ")
+                && e.to_string().contains("missing field `clean_mb_per_s`"),
             "{e}"
         );
     }
 
     #[test]
     fn unavailable_health_is_said_plainly() {
-        let text = r#"{"procedure":"season","target":TGT,"health_before":{"available":false,"note":"smartctl not installed"}}"#
-            .replace("TGT", TARGET);
-        let r = from_json(&text, Path::new("r.json"), Path::new(".")).unwrap();
+        let mut r =
+            result::<_, SeasonSummary>("season", SeasonConfig::new("sim:x"), None, Vec::new());
+        r.health_before = HealthSnapshot::unavailable("smartctl", "smartctl not installed");
+        r.health_after = r.health_before.clone();
+        let v = view(&r);
         assert_eq!(
-            r.health.unavailable.as_deref(),
+            v.health.unavailable.as_deref(),
             Some("smartctl not installed")
         );
-        assert_eq!(r.setting, "Default");
-        let _ = json!(null);
+        assert_eq!(v.setting, "Default");
     }
 }
 

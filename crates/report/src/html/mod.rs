@@ -7,13 +7,21 @@ pub mod sample;
 pub mod tables;
 pub mod view;
 
-pub use charts::{charts, Chart};
+pub use charts::{charts, charts_with, Chart, ChartSpec};
 pub use tables::{tables, Table};
 pub use view::RunView;
 
 /// Renders the HTML report for these runs (one file, works offline).
 pub fn render_html(runs: &[RunView], generator: &str) -> String {
     let c = charts(runs);
+    let t = tables(runs);
+    page::render(runs, &c, &t, generator)
+}
+
+/// [`render_html`] with the charts `specs` declare besides the built-in ones (a
+/// procedure's chart as data: [`ChartSpec`]).
+pub fn render_html_with_charts(runs: &[RunView], specs: &[ChartSpec], generator: &str) -> String {
+    let c = charts_with(runs, specs);
     let t = tables(runs);
     page::render(runs, &c, &t, generator)
 }

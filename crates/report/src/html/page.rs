@@ -219,8 +219,11 @@ fn intro(section: &str, runs: &[RunView]) -> String {
                    the fitted drive with every command; unidentified parameters are the preset's guesses, \
                    no measured figure moved with them.</p>"
             .to_string(),
-        "season" => "<p>Seasoning puts a drive in a used state: purge, one sequential pass over the span, \
-                     then restore of a disk image. Seasoned trace benches start from this state.</p>"
+        "season" => "<p>How each drive was prepared before the measured work (seed 002): a purge, one \
+                     128 KB sequential pass over the span (seasoned and used drives; none for a fresh \
+                     one), then the restore of a disk image: a generated one for a season run, the \
+                     data the trace reads before writing it (or the user's image) for a trace bench. \
+                     A used drive then replays the trace before the measured pass.</p>"
             .to_string(),
         _ => String::new(),
     }
@@ -255,18 +258,34 @@ pub fn render_with(
             sec.id, sec.title, sec.html
         );
     }
-    for sec in &SECTIONS {
-        let sc: Vec<&Chart> = charts.iter().filter(|c| c.section == sec.id).collect();
-        let st: Vec<&Table> = tables.iter().filter(|t| t.section == sec.id).collect();
+    // A procedure's charts declared as data get a section of their own, named by the
+    // procedure, after the built-in procedures' sections.
+    let mut own: Vec<&str> = Vec::new();
+    for c in charts {
+        let id = c.section.as_str();
+        if !SECTIONS.iter().any(|s| s.id == id) && !own.contains(&id) {
+            own.push(id);
+        }
+    }
+    let builtin = |s: &'static Section| (s.id, s.title);
+    let order: Vec<(&str, &str)> = SECTIONS[..4]
+        .iter()
+        .map(builtin)
+        .chain(own.iter().map(|id| (*id, *id)))
+        .chain(SECTIONS[4..].iter().map(builtin))
+        .collect();
+    for (id, title) in order {
+        let sc: Vec<&Chart> = charts.iter().filter(|c| c.section == id).collect();
+        let st: Vec<&Table> = tables.iter().filter(|t| t.section == id).collect();
         if sc.is_empty() && st.is_empty() {
             continue;
         }
-        nav += &format!("<a href=\"#{}\">{}</a>", sec.id, sec.title);
+        nav += &format!("<a href=\"#{}\">{}</a>", esc(id), esc(title));
         body += &format!(
             "<section id=\"{}\">\n<h2>{}</h2>\n{}\n",
-            sec.id,
-            sec.title,
-            intro(sec.id, runs)
+            esc(id),
+            esc(title),
+            intro(id, runs)
         );
         for c in sc {
             let index = charts.iter().position(|x| x.id == c.id).unwrap_or(0);
@@ -275,7 +294,7 @@ pub fn render_with(
         for t in st {
             body += &table_html(t);
         }
-        if sec.id == "methods" {
+        if id == "methods" {
             body += "<h3>Command lines</h3>\n<pre>";
             for r in runs {
                 body += &format!(

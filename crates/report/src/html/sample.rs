@@ -99,6 +99,7 @@ fn run(drive: &str, model: &str, span: f64, procedure: &str) -> RunView {
         name: String::new(),
         season: None,
         highlight: false,
+        figures: Vec::new(),
     }
 }
 

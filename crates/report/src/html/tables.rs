@@ -353,7 +353,8 @@ fn twin_tables(runs: &[RunView]) -> Vec<Table> {
         .collect()
 }
 
-/// Seasoning: the sequential pass and the image restore.
+/// Seasoning: how each drive was prepared (a season run, or a bench's state), its
+/// sequential pass and its image restore.
 fn season_table(runs: &[RunView]) -> Table {
     let mut t = Table::new(
         "seasoning",
@@ -362,10 +363,11 @@ fn season_table(runs: &[RunView]) -> Table {
         &[
             "run",
             "procedure",
+            "state",
+            "sequential pass MB/s",
             "image",
             "image data",
             "image writes",
-            "sequential pass MB/s",
             "restore MB/s",
         ],
     );
@@ -374,11 +376,12 @@ fn season_table(runs: &[RunView]) -> Table {
             t.push(vec![
                 r.label(),
                 r.procedure.clone(),
+                x.state.clone(),
+                opt(x.seq_pass_mb_s),
                 x.image.clone(),
                 fmt_bytes(x.image_bytes),
                 x.image_writes.to_string(),
-                fmt_num(x.seq_pass_mb_s),
-                fmt_num(x.restore_mb_s),
+                opt(x.restore_mb_s),
             ]);
         }
     }
@@ -666,7 +669,7 @@ mod tests {
 
 #[cfg(test)]
 mod twin_tests {
-    use crate::html::view::{TwinFigureView, TwinView};
+    use storbench_results::twin::{FigureReport, TwinFile};
 
     /// Issue 33: a twin measurement with its twin.json gets a table of every figure,
     /// measured beside fitted, on the page's twin section, titled with the unidentified
@@ -675,16 +678,26 @@ mod twin_tests {
     fn a_twin_shows_measured_beside_fitted() {
         let mut runs = crate::html::sample::trim_runs();
         assert!(super::tables(&runs).iter().all(|t| t.section != "twin"));
-        runs[0].twin = Some(TwinView {
+        runs[0].twin = Some(TwinFile {
+            schema_version: 1,
             target: "sim:sata-mlc-2013,capacity=268435456,program_us=1400.000".into(),
+            preset: "sata-mlc-2013".into(),
+            capacity_bytes: 268435456,
+            eval_capacity_bytes: 268435456,
+            parameters: Vec::new(),
             unidentified: vec!["suspend_erase_us".into()],
-            figures: vec![TwinFigureView {
+            figures: vec![FigureReport {
                 name: "steady_full_iops".into(),
                 unit: "IOPS".into(),
                 measured: 19387.3,
                 twin: 19463.6,
                 error_pct: 0.39,
+                residual: 0.1,
             }],
+            start_cost: 1.0,
+            cost: 0.1,
+            iterations: 3,
+            evaluations: 40,
         });
         let t: Vec<_> = super::tables(&runs)
             .into_iter()

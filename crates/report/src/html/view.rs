@@ -7,26 +7,6 @@
 use serde::{Deserialize, Serialize};
 use storbench_core::TargetInfo;
 
-/// A twin fitted to a measurement: `twin.json`'s figures (written by `storbench-twin`;
-/// read leniently, fields it does not show ignored).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TwinView {
-    pub target: String,
-    #[serde(default)]
-    pub unidentified: Vec<String>,
-    pub figures: Vec<TwinFigureView>,
-}
-
-/// One figure, measured and the twin's.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TwinFigureView {
-    pub name: String,
-    pub unit: String,
-    pub measured: f64,
-    pub twin: f64,
-    pub error_pct: f64,
-}
-
 /// One result directory (one drive at one setting running one procedure).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunView {
@@ -53,7 +33,7 @@ pub struct RunView {
     pub trim: Option<TrimView>,
     /// `twin.json` beside a twin measurement (`storbench twin fit`).
     #[serde(default)]
-    pub twin: Option<TwinView>,
+    pub twin: Option<storbench_results::twin::TwinFile>,
     /// Characterize tables of the traces used.
     pub traces: Vec<TraceView>,
     pub health: HealthView,
@@ -71,22 +51,32 @@ pub struct RunView {
     /// [`name_runs`] (or the user's `--label`); empty until then.
     #[serde(default)]
     pub name: String,
-    /// A season run's figures (also a seasoned bench's seasoning).
+    /// How the drive was prepared before the measured work: a season run, or a
+    /// bench's drive state (its sequential pass and its image restore).
     #[serde(default)]
     pub season: Option<SeasonView>,
     /// Drawn highlighted in bar charts (`--highlight`): the tested drive.
     #[serde(default)]
     pub highlight: bool,
+    /// A procedure this build has no view of: its summary's numbers, by field, for the
+    /// charts it declares as data ([`super::charts::ChartSpec`]).
+    #[serde(default)]
+    pub figures: Vec<(String, f64)>,
 }
 
-/// The seasoning of a drive: sequential pass and image restore.
+/// A drive's preparation (seed 002): the 128 KB sequential pass (none in the fresh
+/// state) and the restore of an image (a generated one, the user's file, or the
+/// data the bench's trace reads before writing it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeasonView {
+    /// The state it left the drive in: `seasoned` (a season run), or a bench's
+    /// `fresh`, `seasoned`, `used`.
+    pub state: String,
     pub image: String,
     pub image_bytes: u64,
     pub image_writes: u64,
-    pub seq_pass_mb_s: f64,
-    pub restore_mb_s: f64,
+    pub seq_pass_mb_s: Option<f64>,
+    pub restore_mb_s: Option<f64>,
 }
 
 impl RunView {
@@ -227,15 +217,15 @@ pub fn name_runs(runs: &mut [RunView], overrides: &[(String, String)]) {
 pub const DEFAULT_SETTING: &str = "Default";
 
 /// The spare-area setting name for a tested span in percent of capacity (100 = full span).
-pub fn setting_for_span(span_percent: f64) -> String {
+pub fn setting_for_span(span_pct: f64) -> String {
     assert!(
-        span_percent > 0.0 && span_percent <= 100.0,
-        "span {span_percent}% out of range"
+        span_pct > 0.0 && span_pct <= 100.0,
+        "span {span_pct}% out of range"
     );
-    if span_percent >= 100.0 {
+    if span_pct >= 100.0 {
         DEFAULT_SETTING.to_string()
     } else {
-        format!("{}% spare area", fmt_num(100.0 - span_percent))
+        format!("{}% spare area", fmt_num(100.0 - span_pct))
     }
 }
 
