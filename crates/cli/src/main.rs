@@ -43,6 +43,8 @@ enum Command {
     TrimCheck(cmd::drive::Driven<storbench_suite::trimcheck::TrimCheckArgs>),
     /// Trace bench: optional seasoning, then replay with idle time cut
     Bench(cmd::drive::Driven<storbench_suite::bench::BenchArgs>),
+    /// A drive's digital twin: measure it, then fit a simulated drive to the figures
+    Twin(cmd::twin::Args),
     /// Run a sweep plan (TOML) on the simulated drive, on every core; resumable
     Sweep(cmd::sweep::Args),
     /// Write a self-contained HTML report comparing result directories
@@ -75,6 +77,7 @@ fn main() {
         Command::Season(a) => cmd::procedures::run_season(a),
         Command::TrimCheck(a) => cmd::procedures::run_trim_check(a),
         Command::Bench(a) => cmd::procedures::run_bench(a),
+        Command::Twin(a) => cmd::twin::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Compare(a) => cmd::report::run_compare(a),
@@ -133,6 +136,7 @@ mod tests {
         let page = std::fs::read_to_string(tmp.path().join("storbench-consistency.1")).unwrap();
         assert!(page.contains("checkpoint\\-every"), "{page}");
         assert!(tmp.path().join("storbench-sim-presets.1").is_file());
-        assert_eq!(n, Cli::command().get_subcommands().count() + 1 + 1 + 5);
+        // The top page, `sim presets`, the five `db` subcommands, `twin measure` and `twin fit`.
+        assert_eq!(n, Cli::command().get_subcommands().count() + 1 + 1 + 5 + 2);
     }
 }

@@ -420,6 +420,71 @@ fn presets() -> Vec<(String, String)> {
         .collect()
 }
 
+/// A drive's digital twin (issue 33, docs/twin.md): the measurement of `source` (a
+/// `twin measure` result directory, or a `sim:` spec measured here, in process, with
+/// the quick or the full plan), a simulated drive fitted to it; twin.json's text.
+/// Nothing is written.
+#[pyfunction]
+#[pyo3(signature = (source, quick=true, presets=None, eval_capacity=None, max_iterations=None, jobs=None))]
+fn twin(
+    py: Python<'_>,
+    source: &str,
+    quick: bool,
+    presets: Option<Vec<String>>,
+    eval_capacity: Option<&str>,
+    max_iterations: Option<usize>,
+    jobs: Option<usize>,
+) -> PyResult<String> {
+    use storbench_results::twin::{Measurement, PlanShape, TwinMeasureConfig};
+    let bad = |e: String| PyValueError::new_err(e);
+    let mut opts = storbench_twin::FitOptions::default();
+    if let Some(p) = presets {
+        opts.presets = p;
+    }
+    if let Some(c) = eval_capacity {
+        opts.eval_capacity_bytes = storbench_core::units::parse_size("eval_capacity", c)
+            .map_err(|e| bad(e.to_string()))?;
+    }
+    if let Some(n) = max_iterations {
+        opts.max_iterations = n;
+    }
+    if let Some(j) = jobs {
+        opts.jobs = j.max(1);
+    }
+    let source = source.to_owned();
+    py.detach(move || {
+        let m: Measurement = if source.starts_with("sim:") {
+            let cfg = storbench_sim::SimConfig::parse(&source)
+                .map_err(|e| bad(format!("{source}: {e}")))?;
+            let shape = if quick {
+                PlanShape::quick()
+            } else {
+                PlanShape::full()
+            };
+            storbench_twin::measure_sim(cfg, &shape).map_err(|e| bad(e.to_string()))?
+        } else {
+            let dir = Path::new(&source);
+            let kind = storbench_report::read_result::<serde_json::Value, serde_json::Value>(dir)
+                .map_err(|e| bad(e.to_string()))?;
+            if kind.procedure != "twin-measure" {
+                return Err(bad(format!(
+                    "{source}: a `{}` result, not a twin measurement (storbench twin measure)",
+                    kind.procedure
+                )));
+            }
+            let r = storbench_report::read_result::<TwinMeasureConfig, Measurement>(dir)
+                .map_err(|e| bad(e.to_string()))?;
+            r.summary.ok_or_else(|| {
+                bad(format!(
+                    "{source}: the measurement has no figures (it stopped before its summary)"
+                ))
+            })?
+        };
+        let t = storbench_twin::fit(&m, &opts).map_err(|e| bad(format!("{source}: {e}")))?;
+        Ok(serde_json::to_string(&t).expect("twin.json serializes"))
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -433,5 +498,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(open_trace, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(twin, m)?)?;
     Ok(())
 }

@@ -25,6 +25,7 @@ use storbench_results::replay::{ReplayConfig, ReplaySummary};
 use storbench_results::run::{RunConfig, RunSummary};
 use storbench_results::season::{SeasonConfig, SeasonSummary};
 use storbench_results::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_results::twin::{Measurement, TwinMeasureConfig};
 use storbench_results::{HealthDelta, HealthSnapshot, RunResult};
 
 /// A result.json as its writer typed it.
@@ -36,6 +37,8 @@ pub enum AnyResult {
     Season(Box<RunResult<SeasonConfig, SeasonSummary>>),
     TrimCheck(Box<RunResult<TrimCheckConfig, TrimTable>>),
     Bench(Box<RunResult<BenchConfig, BenchSummary>>),
+    /// `storbench twin measure`: the measurement a twin is fitted to.
+    TwinMeasure(Box<RunResult<TwinMeasureConfig, Measurement>>),
     /// A procedure this build does not know: what every result has, and its summary
     /// as JSON (its charts declared as data read numbers from it).
     Other(Box<RunResult<IgnoredAny, serde_json::Value>>),
@@ -89,6 +92,7 @@ pub fn parse(text: &str, path: &Path) -> Result<AnyResult, ReportError> {
         "season" => AnyResult::Season(Box::new(typed(text, path)?)),
         "trim-check" => AnyResult::TrimCheck(Box::new(typed(text, path)?)),
         "bench" => AnyResult::Bench(Box::new(typed(text, path)?)),
+        "twin-measure" => AnyResult::TwinMeasure(Box::new(typed(text, path)?)),
         _ => AnyResult::Other(Box::new(typed(text, path)?)),
     })
 }

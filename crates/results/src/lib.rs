@@ -23,6 +23,7 @@ pub mod season;
 pub mod target;
 pub mod trace;
 pub mod trimcheck;
+pub mod twin;
 
 pub use health::{HealthDelta, HealthSnapshot};
 pub use phase::{PhaseRecord, Work};

@@ -295,6 +295,59 @@ fn bench_summary() -> BenchSummary {
     }
 }
 
+fn twin_measurement() -> twin::Measurement {
+    twin::Measurement {
+        capacity_bytes: 1,
+        shape: twin::PlanShape::full(),
+        done: vec![twin::PhaseAmount {
+            name: "p".into(),
+            ios: 1,
+            bytes: 1,
+        }],
+        figures: vec![twin::Figure {
+            name: "f".into(),
+            unit: "IOPS".into(),
+            value: 1.0,
+        }],
+    }
+}
+
+/// `twin.json` (its names follow the same rule as result.json's).
+fn twin_file() -> twin::TwinFile {
+    twin::TwinFile {
+        schema_version: twin::TWIN_SCHEMA_VERSION,
+        target: "sim:x".into(),
+        preset: "x".into(),
+        capacity_bytes: 1,
+        eval_capacity_bytes: 1,
+        parameters: vec![twin::ParamReport {
+            key: "program_us".into(),
+            unit: "us".into(),
+            value: 1.0,
+            start: 1.0,
+            lo: 0.5,
+            hi: 2.0,
+            scale: twin::Scale::Log,
+            identified: true,
+            sensitivity: 1.0,
+            most_moved: Some("f".into()),
+        }],
+        unidentified: vec!["x".into()],
+        figures: vec![twin::FigureReport {
+            name: "f".into(),
+            unit: "IOPS".into(),
+            measured: 1.0,
+            twin: 1.0,
+            error_pct: 0.0,
+            residual: 0.0,
+        }],
+        start_cost: 1.0,
+        cost: 1.0,
+        iterations: 1,
+        evaluations: 1,
+    }
+}
+
 #[test]
 #[allow(
     clippy::too_many_lines,
@@ -421,6 +474,12 @@ fn every_field_of_every_procedures_result_puts_its_unit_last() {
         };
         bad.extend(broken(&result("bench", config, bench_summary())));
     }
+    bad.extend(broken(&result(
+        "twin-measure",
+        twin::TwinMeasureConfig::new("sim:x"),
+        twin_measurement(),
+    )));
+    bad.extend(broken(&twin_file()));
     assert!(
         bad.is_empty(),
         "names that break the rule:\n{}",

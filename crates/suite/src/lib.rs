@@ -19,6 +19,7 @@ pub mod state;
 pub mod targets;
 pub mod trimcheck;
 pub mod trust;
+pub mod twin;
 pub mod units;
 
 pub use phase::{Control, PhasePlan, PhaseRecord, SeriesRow, SuiteError, Work};

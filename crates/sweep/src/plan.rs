@@ -12,6 +12,10 @@
 //! op = { from = 0.07, to = 0.5, count = 8 }     # a range: an axis (also from/to/step)
 //! victim = ["greedy", "fifo", "random", "cost-benefit"]   # a list: an axis
 //!
+//! [[target]]                          # instead of `preset`: a full spec, or a twin
+//! twin = "m/twin.json"                # `storbench twin fit`'s; or target = "sim:..."
+//! op = [0.07, 0.28]                   # keys set on top of it replace the spec's own
+//!
 //! [[workload]]                        # for procedures that replay one (bench)
 //! profile = "heavy-2011"              # or trace = "app.parquet", or generator = "randwrite"
 //! scale = 0.01
@@ -460,39 +464,72 @@ struct TargetVariant {
     line: usize,
 }
 
-fn targets(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<TargetVariant>, PlanError> {
+/// The keys that name a target's base drive, one per `[[target]]`: a preset, a full
+/// `sim:` spec, or a twin fitted by `storbench twin fit` (its `twin.json`).
+const BASE_KEYS: [&str; 3] = ["preset", "target", "twin"];
+
+fn targets(ctx: &Ctx<'_>, raw: &[Entry], base: &Path) -> Result<Vec<TargetVariant>, PlanError> {
     let mut out = Vec::new();
     for entry in raw {
-        let Some(p) = entry.get("preset") else {
-            let span = entry.values().next().map(|v| v.span());
-            return Err(ctx.err(
-                span,
-                "a [[target]] without `preset`".into(),
-                Some("e.g. preset = \"client-7op\"; `storbench sim presets` lists them"),
-            ));
+        let given: Vec<&str> = BASE_KEYS
+            .into_iter()
+            .filter(|k| entry.contains_key(*k))
+            .collect();
+        let key = match given[..] {
+            [k] => k,
+            [] => {
+                let span = entry.values().next().map(|v| v.span());
+                return Err(ctx.err(
+                    span,
+                    "a [[target]] without `preset`, `target` or `twin`".into(),
+                    Some("e.g. preset = \"client-7op\" (`storbench sim presets` lists them), target = \"sim:...\", or twin = \"DIR/twin.json\""),
+                ));
+            }
+            _ => {
+                return Err(ctx.err(
+                    Some(entry[given[1]].span()),
+                    format!("a [[target]] takes one of `preset`, `target`, `twin`; this one has {}", given.join(", ")),
+                    Some("the other keys of a [[target]] set or vary the simulator's keys on top of it"),
+                ));
+            }
         };
+        let span = entry[key].span();
         for v in expand(ctx, entry, "target", MAX_POINTS)? {
-            let preset = v
+            let named = v
                 .values
                 .iter()
-                .find(|(k, _)| k == "preset")
+                .find(|(k, _)| k == key)
                 .map(|(_, c)| c.clone());
-            let Some(Cell::Text(preset)) = preset else {
-                return Err(ctx.err(
-                    Some(p.span()),
-                    "`preset` must be a name (a string)".into(),
-                    None,
-                ));
+            let Some(Cell::Text(named)) = named else {
+                return Err(ctx.err(Some(span), format!("`{key}` must be a string"), None));
             };
-            let mut spec = format!("sim:{preset}");
-            let mut sets_seed = false;
-            for (k, c) in &v.values {
-                if k == "preset" {
-                    continue;
-                }
-                sets_seed |= k == "seed";
-                spec += &format!(",{k}={}", text_of(c));
+            let mut spec = match key {
+                "preset" => format!("sim:{named}"),
+                "target" => named.clone(),
+                _ => twin_target(ctx, base, &named, span.clone())?,
+            };
+            if !spec.starts_with("sim:") {
+                return Err(ctx.err(
+                    Some(span.clone()),
+                    format!("`{key}`: {spec} is not a simulated drive (`sim:PRESET,...`)"),
+                    Some("a sweep runs on the simulated drive"),
+                ));
             }
+            for (k, c) in &v.values {
+                if k != key {
+                    spec = with_key(&spec, k, &text_of(c));
+                }
+            }
+            let preset = spec["sim:".len()..]
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned();
+            let sets_seed = spec
+                .split(',')
+                .skip(1)
+                .any(|i| i.trim().starts_with("seed="));
             out.push(TargetVariant {
                 preset,
                 spec,
@@ -503,6 +540,43 @@ fn targets(ctx: &Ctx<'_>, raw: &[Entry]) -> Result<Vec<TargetVariant>, PlanError
         }
     }
     Ok(out)
+}
+
+/// The `target` of the twin in `twin.json` at `path` (relative to the plan's directory).
+fn twin_target(
+    ctx: &Ctx<'_>,
+    base: &Path,
+    path: &str,
+    span: std::ops::Range<usize>,
+) -> Result<String, PlanError> {
+    let file = base.join(path);
+    let bad = |e: String| {
+        ctx.err(
+            Some(span.clone()),
+            format!("twin {}: {e}", file.display()),
+            Some("twin paths are relative to the plan file; `storbench twin fit DIR` writes DIR/twin.json"),
+        )
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| bad(e.to_string()))?;
+    let twin: storbench_results::twin::TwinFile =
+        serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    Ok(twin.target)
+}
+
+/// `spec` with `key=value`: replaced where the spec sets `key`, appended otherwise (a
+/// `sim:` spec refuses a key given twice).
+fn with_key(spec: &str, key: &str, value: &str) -> String {
+    let mut items: Vec<String> = spec.split(',').map(str::to_owned).collect();
+    let item = format!("{key}={value}");
+    match items
+        .iter_mut()
+        .skip(1)
+        .find(|i| i.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+    {
+        Some(i) => *i = item,
+        None => items.push(item),
+    }
+    items.join(",")
 }
 
 struct WorkloadVariant {
@@ -1253,7 +1327,7 @@ impl Plan {
         let checkpoint_every_ns = checkpoint_every(&ctx, raw.checkpoint_every.as_ref())?;
         let sections = Sections {
             seeds: seeds(&ctx, raw.seeds.as_ref())?,
-            targets: targets(&ctx, &raw.target)?,
+            targets: targets(&ctx, &raw.target, base)?,
             workloads: workloads(&ctx, &raw.workload, base)?,
             procs: procedures(&ctx, &raw.procedure, base)?,
         };

@@ -549,3 +549,70 @@ fn a_plan_takes_jobs_as_the_command_line_does() {
     );
     assert!(e.contains("--jobs 0: must be between 1 and 256"), "{e}");
 }
+
+/// Issue 33: a sweep takes a twin (`twin = "DIR/twin.json"`, relative to the plan) or a
+/// full `sim:` spec as a target; the entry's other keys replace the spec's own or add to
+/// it, and may be axes.
+#[test]
+fn a_target_may_be_a_twin_or_a_full_spec() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("m")).unwrap();
+    let twin = storbench_results::twin::TwinFile {
+        schema_version: 1,
+        target: "sim:sata-mlc-2013,capacity=268435456,program_us=1400.000".into(),
+        preset: "sata-mlc-2013".into(),
+        capacity_bytes: 268435456,
+        eval_capacity_bytes: 268435456,
+        parameters: Vec::new(),
+        unidentified: Vec::new(),
+        figures: Vec::new(),
+        start_cost: 1.0,
+        cost: 0.5,
+        iterations: 1,
+        evaluations: 1,
+    };
+    std::fs::write(
+        tmp.path().join("m/twin.json"),
+        serde_json::to_vec(&twin).unwrap(),
+    )
+    .unwrap();
+    let text = r#"
+[[target]]
+twin = "m/twin.json"
+capacity = "64m"
+op = [0.07, 0.28]
+[[target]]
+target = "sim:client-7op,capacity=64m,seed=9"
+[[procedure]]
+name = "consistency"
+quick = true
+"#;
+    let p = Plan::parse(text, "t.toml", tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let targets: Vec<(&str, &str)> = p
+        .points
+        .iter()
+        .map(|p| (p.preset.as_str(), p.run.target.as_str()))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            (
+                "sata-mlc-2013",
+                "sim:sata-mlc-2013,capacity=64m,program_us=1400.000,op=0.07,seed=1"
+            ),
+            (
+                "sata-mlc-2013",
+                "sim:sata-mlc-2013,capacity=64m,program_us=1400.000,op=0.28,seed=1"
+            ),
+            // The spec sets its own seed: the point's is not added.
+            ("client-7op", "sim:client-7op,capacity=64m,seed=9"),
+        ]
+    );
+    let e = plan_err("[[target]]\npreset = \"client-7op\"\ntwin = \"t.json\"\n[[procedure]]\nname = \"consistency\"\n");
+    assert!(e.contains("takes one of `preset`, `target`, `twin`"), "{e}");
+    let e =
+        plan_err("[[target]]\ntwin = \"none/twin.json\"\n[[procedure]]\nname = \"consistency\"\n");
+    assert!(e.contains("t.toml:2: twin ./none/twin.json"), "{e}");
+    let e = plan_err("[[target]]\ntarget = \"/dev/sda\"\n[[procedure]]\nname = \"consistency\"\n");
+    assert!(e.contains("not a simulated drive"), "{e}");
+}

@@ -16,6 +16,7 @@ pub mod shell;
 pub mod sim;
 pub mod sweep;
 pub mod synth;
+pub mod twin;
 pub mod values;
 
 /// Exit status: 2 for user mistakes (bad arguments, bad input, an output refused by

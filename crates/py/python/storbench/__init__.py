@@ -14,6 +14,12 @@ and sweeps, on this machine or on a Ray cluster (same dataset, row for row)::
     s = storbench.sweep("plan.toml", "out/", address="auto")     # one Ray task per point
     s.to_pandas()
 
+and a drive's digital twin (docs/twin.md), here of a simulated drive standing in for one::
+
+    t = storbench.twin("sim:sata-mlc-2013,capacity=256m,program_us=1400")  # or a `twin measure` DIR
+    t.target; t.unidentified; t.to_pandas()          # measured beside fitted
+    storbench.run("bench", t.target, workload="heavy-2011", span="75%")
+
 Everything runs in Rust through PyO3 (``storbench._native``); nothing shells out.
 """
 
@@ -22,6 +28,7 @@ from ._api import (
     Result,
     SweepResult,
     Trace,
+    Twin,
     characterize,
     describe,
     load_trace,
@@ -29,6 +36,7 @@ from ._api import (
     read_sweep,
     run,
     sweep,
+    twin,
 )
 
 __all__ = [
@@ -43,4 +51,6 @@ __all__ = [
     "read_sweep",
     "run",
     "sweep",
+    "twin",
+    "Twin",
 ]

@@ -442,3 +442,77 @@ def _watch_points(out: Path, bar: "_NotebookBar", stop: threading.Event) -> None
     while not stop.wait(0.5):
         bar.update_to(_finished_points(out))
     bar.update_to(_finished_points(out))
+
+
+class Twin:
+    """A drive's digital twin (``twin.json``, docs/twin.md): ``target``, the fitted
+    simulated drive as a ``sim:`` spec usable with :func:`run` and in sweep plans;
+    ``unidentified``, the parameters no measured figure moved with (the preset's
+    guesses); and each figure measured beside the twin's (:meth:`figures`)."""
+
+    def __init__(self, data: dict):
+        self.json = data
+
+    @property
+    def target(self) -> str:
+        return self.json["target"]
+
+    @property
+    def unidentified(self) -> list:
+        return list(self.json["unidentified"])
+
+    @property
+    def parameters(self) -> list:
+        return list(self.json["parameters"])
+
+    def figures(self) -> pa.Table:
+        """Every figure: ``name``, ``unit``, ``measured``, ``twin``, ``error_pct``, ``residual``."""
+        return pa.Table.from_pylist(self.json["figures"])
+
+    def to_pandas(self):
+        return self.figures().to_pandas()
+
+    def to_polars(self):
+        return _frames(self.figures(), "polars")
+
+    def save(self, path: PathLike) -> Path:
+        """Write it as ``twin.json`` (what ``storbench twin fit`` writes), e.g. for a
+        sweep plan's ``twin = "..."`` target."""
+        p = Path(path)
+        p.write_text(json.dumps(self.json, indent=2))
+        return p
+
+    def __repr__(self) -> str:
+        return f"Twin({self.target!r}, unidentified={self.unidentified})"
+
+
+def twin(
+    source: PathLike,
+    *,
+    quick: bool = True,
+    presets: Optional[list] = None,
+    eval_capacity: Optional[str] = None,
+    max_iterations: Optional[int] = None,
+    jobs: Optional[int] = None,
+) -> Twin:
+    """Fit a simulated twin to a drive's measurement, as ``storbench twin fit`` does.
+
+    ``source``: the result directory of ``storbench twin measure`` (a real drive's
+    measurement), or a ``sim:`` spec, measured here in process first (``quick``: the
+    short plan; otherwise the full one) -- a simulated drive standing in for a real one.
+    ``presets``: where the fit may start (the nearest is chosen); ``eval_capacity``:
+    the size of the drives it simulates (``"256m"``). Nothing is written; see
+    :meth:`Twin.save`. A bad argument raises ``ValueError``.
+    """
+    s = str(source)
+    if not s.startswith("sim:"):
+        s = str(Path(s).resolve())
+    text = _native.twin(
+        s,
+        quick=quick,
+        presets=list(presets) if presets is not None else None,
+        eval_capacity=eval_capacity,
+        max_iterations=max_iterations,
+        jobs=jobs,
+    )
+    return Twin(json.loads(text))

@@ -19,6 +19,7 @@ use storbench_results::replay::{ReplayConfig, ReplaySummary};
 use storbench_results::run::{RunConfig, RunSummary};
 use storbench_results::season::{SeasonConfig, SeasonSummary};
 use storbench_results::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_results::twin::{Measurement, TwinFile, TwinMeasureConfig, TWIN_FILE};
 use storbench_results::{PhaseRecord, RunResult};
 
 pub use crate::result::RESULT_FILE;
@@ -28,8 +29,23 @@ use crate::ReportError;
 pub fn load(dir: &Path) -> Result<(RunView, String), ReportError> {
     let path = dir.join(RESULT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| ReportError::io(&path, "read", e))?;
-    let view = from_json(&text, &path, dir)?;
+    let mut view = from_json(&text, &path, dir)?;
+    view.twin = load_twin(dir)?;
     Ok((view, text))
+}
+
+/// `dir/twin.json` (written by `storbench twin fit`), when there is one, read as the
+/// fit's own type.
+fn load_twin(dir: &Path) -> Result<Option<TwinFile>, ReportError> {
+    let path = dir.join(TWIN_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ReportError::io(&path, "read", e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| ReportError::json(&path, &e))
 }
 
 /// `2026-11-26 02:25` (UTC) from Unix milliseconds.
@@ -60,6 +76,7 @@ pub fn from_json(text: &str, path: &Path, dir: &Path) -> Result<RunView, ReportE
         AnyResult::Season(r) => season(&r, dir),
         AnyResult::Run(r) => run(&r, dir),
         AnyResult::Replay(r) => replay(&r, dir),
+        AnyResult::TwinMeasure(r) => twin_measure(&r, dir),
         AnyResult::Other(r) => other(&r, dir),
         AnyResult::Legacy(r) => legacy(&r, dir),
     })
@@ -95,6 +112,7 @@ fn common<C, S>(r: &RunResult<C, S>, dir: &Path, workload: String, state: &str) 
         consistency: None,
         bench: None,
         trim: None,
+        twin: None,
         traces: Vec::new(),
         health: health_view(
             &Health::from(&r.health_before),
@@ -210,6 +228,12 @@ fn replay(r: &RunResult<ReplayConfig, ReplaySummary>, dir: &Path) -> RunView {
     }
 }
 
+/// A twin measurement: what every result has; its figures beside the fitted twin's
+/// come from `twin.json` ([`load`]), the twin section's table.
+fn twin_measure(r: &RunResult<TwinMeasureConfig, Measurement>, dir: &Path) -> RunView {
+    common(r, dir, "twin plan".into(), "fresh")
+}
+
 /// A procedure this build does not know: what every result has.
 fn other(r: &RunResult<IgnoredAny, serde_json::Value>, dir: &Path) -> RunView {
     let figures = r
@@ -282,6 +306,7 @@ fn legacy(r: &Legacy, dir: &Path) -> RunView {
         phases: phase_views(&phases),
         consistency: None,
         trim: None,
+        twin: None,
         traces,
         health: health_view(pick(|n| &n.before), pick(|n| &n.after), pick(|n| &n.delta)),
         state: "fresh".into(),

@@ -141,7 +141,7 @@ struct Section {
     title: &'static str,
 }
 
-const SECTIONS: [Section; 7] = [
+const SECTIONS: [Section; 8] = [
     Section {
         id: "consistency",
         title: "Performance consistency",
@@ -153,6 +153,10 @@ const SECTIONS: [Section; 7] = [
     Section {
         id: "trim",
         title: "TRIM validation",
+    },
+    Section {
+        id: "twin",
+        title: "Digital twin",
     },
     Section {
         id: "season",
@@ -209,6 +213,11 @@ fn intro(section: &str, runs: &[RunView]) -> String {
         "trim" => "<p>Sequential write throughput on a clean (purged) drive, after filling it and running \
                    random writes (dirty), and after one TRIM pass over the span. A working TRIM brings \
                    the last figure back near the first.</p>"
+            .to_string(),
+        "twin" => "<p>A twin measurement's figures beside those of the simulated drive fitted to them \
+                   (<code>storbench twin fit</code>, docs/twin.md). The twin's <code>sim:</code> spec opens \
+                   the fitted drive with every command; unidentified parameters are the preset's guesses, \
+                   no measured figure moved with them.</p>"
             .to_string(),
         "season" => "<p>How each drive was prepared before the measured work (seed 002): a purge, one \
                      128 KB sequential pass over the span (seasoned and used drives; none for a fresh \

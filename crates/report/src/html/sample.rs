@@ -67,6 +67,7 @@ fn run(drive: &str, model: &str, span: f64, procedure: &str) -> RunView {
         consistency: None,
         bench: None,
         trim: None,
+        twin: None,
         traces: Vec::new(),
         health: HealthView {
             rows: vec![

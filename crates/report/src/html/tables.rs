@@ -130,6 +130,7 @@ pub fn tables(runs: &[RunView]) -> Vec<Table> {
     out.push(bench_table(runs));
     out.extend(percentile_table(runs));
     out.push(trim_table(runs));
+    out.extend(twin_tables(runs));
     out.push(season_table(runs));
     out.extend(trace_tables(runs));
     out.push(target_table(runs));
@@ -319,6 +320,37 @@ fn trim_table(runs: &[RunView]) -> Table {
         }
     }
     t
+}
+
+/// Each twin: every figure measured beside the twin's (`storbench twin fit`).
+fn twin_tables(runs: &[RunView]) -> Vec<Table> {
+    runs.iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.twin.as_ref().map(|tw| (i, r, tw)))
+        .map(|(i, r, tw)| {
+            let unid = if tw.unidentified.is_empty() {
+                "every parameter identified".to_string()
+            } else {
+                format!("unidentified: {}", tw.unidentified.join(", "))
+            };
+            let mut t = Table::new(
+                &format!("twin-{i}"),
+                "twin",
+                &format!("Twin of {}: {} ({unid})", r.label(), tw.target),
+                &["figure", "unit", "measured", "twin", "twin / measured"],
+            );
+            for f in &tw.figures {
+                t.push(vec![
+                    f.name.clone(),
+                    f.unit.clone(),
+                    fmt_num(f.measured),
+                    fmt_num(f.twin),
+                    format!("{:+.1}%", f.error_pct),
+                ]);
+            }
+            t
+        })
+        .collect()
 }
 
 /// Seasoning: how each drive was prepared (a season run, or a bench's state), its
@@ -632,5 +664,54 @@ mod tests {
             table().to_text(),
             "Title\nname      value\n--------  -----\na,b         1.5\nsay \"hi\"     22\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod twin_tests {
+    use storbench_results::twin::{FigureReport, TwinFile};
+
+    /// Issue 33: a twin measurement with its twin.json gets a table of every figure,
+    /// measured beside fitted, on the page's twin section, titled with the unidentified
+    /// parameters; a run without one gets none.
+    #[test]
+    fn a_twin_shows_measured_beside_fitted() {
+        let mut runs = crate::html::sample::trim_runs();
+        assert!(super::tables(&runs).iter().all(|t| t.section != "twin"));
+        runs[0].twin = Some(TwinFile {
+            schema_version: 1,
+            target: "sim:sata-mlc-2013,capacity=268435456,program_us=1400.000".into(),
+            preset: "sata-mlc-2013".into(),
+            capacity_bytes: 268435456,
+            eval_capacity_bytes: 268435456,
+            parameters: Vec::new(),
+            unidentified: vec!["suspend_erase_us".into()],
+            figures: vec![FigureReport {
+                name: "steady_full_iops".into(),
+                unit: "IOPS".into(),
+                measured: 19387.3,
+                twin: 19463.6,
+                error_pct: 0.39,
+                residual: 0.1,
+            }],
+            start_cost: 1.0,
+            cost: 0.1,
+            iterations: 3,
+            evaluations: 40,
+        });
+        let t: Vec<_> = super::tables(&runs)
+            .into_iter()
+            .filter(|t| t.section == "twin")
+            .collect();
+        assert_eq!(t.len(), 1);
+        assert!(
+            t[0].title.contains("unidentified: suspend_erase_us"),
+            "{}",
+            t[0].title
+        );
+        assert_eq!(t[0].rows[0][0], "steady_full_iops");
+        assert_eq!(t[0].rows[0][4], "+0.4%");
+        let page = crate::html::render_html(&runs, "test");
+        assert!(page.contains("<section id=\"twin\">") && page.contains("Digital twin"));
     }
 }

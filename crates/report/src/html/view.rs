@@ -31,6 +31,9 @@ pub struct RunView {
     pub consistency: Option<ConsistencyView>,
     pub bench: Option<BenchView>,
     pub trim: Option<TrimView>,
+    /// `twin.json` beside a twin measurement (`storbench twin fit`).
+    #[serde(default)]
+    pub twin: Option<storbench_results::twin::TwinFile>,
     /// Characterize tables of the traces used.
     pub traces: Vec<TraceView>,
     pub health: HealthView,

@@ -1,0 +1,92 @@
+//! `storbench twin measure` then `twin fit` through the binary (issue 33): twin.json's
+//! target opens with every command, its figures stand beside the measured ones, and a
+//! result that is no twin measurement is refused with exit status 2.
+
+use std::process::{Command, Output};
+
+fn storbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_storbench"))
+        .args(args)
+        .output()
+        .expect("run storbench")
+}
+
+const HIDDEN: &str = "sim:sata-mlc-2013,capacity=64m,program_us=1300";
+
+#[test]
+fn measure_then_fit_writes_a_twin_whose_target_opens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let d = dir.to_str().unwrap();
+    let o = storbench(&["twin", "measure", "-t", HIDDEN, "-o", d, "--quick", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = storbench(&[
+        "twin",
+        "fit",
+        d,
+        "--presets",
+        "sata-mlc-2013",
+        "--max-iterations",
+        "2",
+        "--eval-capacity",
+        "64m",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("steady_half_iops"), "{out}");
+    let twin: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("twin.json")).unwrap()).unwrap();
+    let target = twin["target"].as_str().unwrap();
+    assert!(
+        target.starts_with("sim:sata-mlc-2013,capacity=67108864"),
+        "{target}"
+    );
+    assert!(storbench_sim::SimConfig::parse(target).is_ok());
+    assert_eq!(twin["figures"].as_array().unwrap().len(), 20);
+    // The start is the hidden drive's preset, so the fit can only improve on it.
+    assert!(twin["cost"].as_f64().unwrap() <= twin["start_cost"].as_f64().unwrap());
+    // The report shows the twin: measured beside fitted.
+    let html = tmp.path().join("r.html");
+    let o = storbench(&["report", d, "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"twin\">"), "no twin section");
+    assert!(page.contains("steady_half_iops"));
+    // The twin's target drives a procedure like any spec.
+    let o = storbench(&[
+        "twin",
+        "measure",
+        "-t",
+        target,
+        "-o",
+        tmp.path().join("t").to_str().unwrap(),
+        "--quick",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn fit_refuses_a_result_that_is_no_twin_measurement() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("c");
+    let o = storbench(&[
+        "consistency",
+        "-t",
+        "sim:sata-mlc-2013,capacity=64m",
+        "-o",
+        d.to_str().unwrap(),
+        "--quick",
+        "--time",
+        "2s",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = storbench(&["twin", "fit", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a twin measurement") && err.contains("hint:"),
+        "{err}"
+    );
+}
