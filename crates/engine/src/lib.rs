@@ -11,7 +11,7 @@ pub mod spec;
 pub mod target;
 pub mod testing;
 
-pub use backend::{BufferPlan, DEFAULT_BUFFER_MEMORY_BYTES};
+pub use backend::{BufferPlan, BufferTooSmall, DEFAULT_BUFFER_MEMORY_BYTES};
 pub use prefetch::Prefetch;
 pub use real::{BackendChoice, RealTarget};
 pub use run::{

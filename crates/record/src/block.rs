@@ -3,6 +3,7 @@
 //! RWBS string mapped to an [`Op`].
 
 use crate::format::{EventFormat, Field};
+use crate::ringbuf::LayoutError;
 use storbench_trace::Op;
 
 /// A process name as the kernel keeps it (`TASK_COMM_LEN` = 16 bytes), without NULs.
@@ -145,11 +146,12 @@ struct Common {
 }
 
 impl Common {
-    fn of(f: &EventFormat) -> Result<Common, String> {
-        let get = |n: &str| {
-            f.field(n)
-                .cloned()
-                .ok_or_else(|| format!("event {} has no field `{n}`", f.name))
+    fn of(f: &EventFormat) -> Result<Common, LayoutError> {
+        let get = |n: &'static str| {
+            f.field(n).cloned().ok_or_else(|| LayoutError::EventField {
+                event: format!("event {}", f.name),
+                field: n,
+            })
         };
         Ok(Common {
             id: f.id,
@@ -179,13 +181,16 @@ impl BlockDecoder {
         issue: &EventFormat,
         complete: &EventFormat,
         requeue: Option<&EventFormat>,
-    ) -> Result<BlockDecoder, String> {
+    ) -> Result<BlockDecoder, LayoutError> {
         let common_type = issue
             .field("common_type")
             .cloned()
-            .ok_or("block_rq_issue has no `common_type` field")?;
+            .ok_or(LayoutError::EventField {
+                event: "block_rq_issue".into(),
+                field: "common_type",
+            })?;
         if complete.field("common_type") != Some(&common_type) {
-            return Err("block_rq_complete's `common_type` differs from block_rq_issue's".into());
+            return Err(LayoutError::CommonTypeDiffers);
         }
         Ok(BlockDecoder {
             common_pid: issue.field("common_pid").cloned(),
@@ -193,7 +198,10 @@ impl BlockDecoder {
             issue_rwbs: issue
                 .field("rwbs")
                 .cloned()
-                .ok_or("block_rq_issue has no `rwbs` field")?,
+                .ok_or(LayoutError::EventField {
+                    event: "block_rq_issue".into(),
+                    field: "rwbs",
+                })?,
             issue_comm: issue.field("comm").cloned(),
             complete_error: complete.field("error").cloned(),
             complete_rwbs: complete.field("rwbs").cloned(),

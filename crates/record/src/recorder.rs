@@ -4,7 +4,7 @@
 use crate::block::{kernel_dev, BlockDecoder, BlockEvent};
 use crate::format::EventFormat;
 use crate::pair::{Merger, PairConfig, PairStats, PairedIo, Pairer};
-use crate::ringbuf::{decode_page, EventHeaderLayout, MissedEvents, PageLayout};
+use crate::ringbuf::{decode_page, EventHeaderLayout, LayoutError, MissedEvents, PageLayout};
 use crate::tracefs::{CpuStats, Instance, Tracefs};
 use crate::RecordError;
 use std::fs::{self, File};
@@ -381,10 +381,10 @@ impl Recorder {
                 path: tracefs.root().join("events/block"),
             });
         }
-        let fmt_err = |rel: &str, e: String| RecordError::Format {
+        let fmt_err = |rel: &str, e: LayoutError| RecordError::Format {
             path: tracefs.root().join(rel),
             line: 0,
-            message: e,
+            message: e.to_string(),
         };
         let layout = PageLayout::parse(&tracefs.read("events/header_page")?)
             .map_err(|e| fmt_err("events/header_page", e))?;

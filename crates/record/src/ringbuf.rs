@@ -55,7 +55,7 @@ impl PageLayout {
     /// field: int overwrite; offset:8; size:1; signed:1;
     /// field: char data; offset:16; size:4080; signed:0;
     /// ```
-    pub fn parse(text: &str) -> Result<PageLayout, String> {
+    pub fn parse(text: &str) -> Result<PageLayout, LayoutError> {
         let mut ts = None;
         let mut commit = None;
         let mut data = None;
@@ -64,8 +64,11 @@ impl PageLayout {
             if !line.starts_with("field:") {
                 continue;
             }
-            let (decl, offset, size) = parse_field_line(line)
-                .ok_or_else(|| format!("line {}: cannot parse field `{line}`", i + 1))?;
+            let (decl, offset, size) =
+                parse_field_line(line).ok_or_else(|| LayoutError::FieldLine {
+                    line: i + 1,
+                    text: line.to_owned(),
+                })?;
             let name = decl.split_whitespace().last().unwrap_or("");
             match name {
                 "timestamp" => ts = Some((offset, size)),
@@ -74,17 +77,25 @@ impl PageLayout {
                 _ => {}
             }
         }
-        let (timestamp_offset, ts_size) = ts.ok_or("no `timestamp` field")?;
-        let (commit_offset, commit_size) = commit.ok_or("no `commit` field")?;
-        let (data_offset, _) = data.ok_or("no `data` field")?;
+        let (timestamp_offset, ts_size) = ts.ok_or(LayoutError::NoField("timestamp"))?;
+        let (commit_offset, commit_size) = commit.ok_or(LayoutError::NoField("commit"))?;
+        let (data_offset, _) = data.ok_or(LayoutError::NoField("data"))?;
         if ts_size != 8 {
-            return Err(format!("timestamp size {ts_size}, expected 8"));
+            return Err(LayoutError::Size {
+                what: "timestamp",
+                size: ts_size,
+                expected: "8",
+            });
         }
         if commit_size != 4 && commit_size != 8 {
-            return Err(format!("commit size {commit_size}, expected 4 or 8"));
+            return Err(LayoutError::Size {
+                what: "commit",
+                size: commit_size,
+                expected: "4 or 8",
+            });
         }
         if data_offset < commit_offset + commit_size || data_offset < timestamp_offset + 8 {
-            return Err(format!("data offset {data_offset} overlaps the header"));
+            return Err(LayoutError::DataOverlap(data_offset));
         }
         Ok(PageLayout {
             timestamp_offset,
@@ -93,6 +104,38 @@ impl PageLayout {
             data_offset,
         })
     }
+}
+
+/// A tracefs layout (`header_page`, `header_event`, a block event's fields) this reader
+/// cannot use, naming what it lacks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("line {line}: cannot parse field `{text}`")]
+    FieldLine { line: usize, text: String },
+    #[error("no `{0}` field")]
+    NoField(&'static str),
+    #[error("{what} size {size}, expected {expected}")]
+    Size {
+        what: &'static str,
+        size: usize,
+        expected: &'static str,
+    },
+    #[error("data offset {0} overlaps the header")]
+    DataOverlap(usize),
+    #[error("bad {0} line")]
+    BadLine(&'static str),
+    #[error("no type_len/time_delta bit widths")]
+    NoBitWidths,
+    #[error("type_len {type_len} + time_delta {time_delta} bits is not a 32-bit header")]
+    Not32Bits { type_len: u32, time_delta: u32 },
+    #[error("type value {value} does not fit {bits} bits")]
+    TypeTooWide { value: u32, bits: u32 },
+    #[error("data type_len range overlaps the special types")]
+    DataTypeOverlap,
+    #[error("{event} has no `{field}` field")]
+    EventField { event: String, field: &'static str },
+    #[error("block_rq_complete's `common_type` differs from block_rq_issue's")]
+    CommonTypeDiffers,
 }
 
 /// `field: TYPE NAME; offset:N; size:N; ...` -> (declaration, offset, size).
@@ -145,7 +188,7 @@ impl EventHeaderLayout {
     ///     time_stamp : type == 31
     ///     data max type_len  == 28
     /// ```
-    pub fn parse(text: &str) -> Result<EventHeaderLayout, String> {
+    pub fn parse(text: &str) -> Result<EventHeaderLayout, LayoutError> {
         let mut l = EventHeaderLayout::DEFAULT;
         let mut seen = 0u32;
         for line in text.lines() {
@@ -159,45 +202,45 @@ impl EventHeaderLayout {
                     .ok()
             };
             if line.starts_with("type_len") && line.ends_with("bits") {
-                l.type_len_bits = number_after(":").ok_or("bad type_len line")?;
+                l.type_len_bits = number_after(":").ok_or(LayoutError::BadLine("type_len"))?;
                 seen |= 1;
             } else if line.starts_with("time_delta") && line.ends_with("bits") {
-                l.time_delta_bits = number_after(":").ok_or("bad time_delta line")?;
+                l.time_delta_bits = number_after(":").ok_or(LayoutError::BadLine("time_delta"))?;
                 seen |= 2;
             } else if line.starts_with("padding") {
-                l.padding = number_after("==").ok_or("bad padding line")?;
+                l.padding = number_after("==").ok_or(LayoutError::BadLine("padding"))?;
                 seen |= 4;
             } else if line.starts_with("time_extend") {
-                l.time_extend = number_after("==").ok_or("bad time_extend line")?;
+                l.time_extend = number_after("==").ok_or(LayoutError::BadLine("time_extend"))?;
                 seen |= 8;
             } else if line.starts_with("time_stamp") {
-                l.time_stamp = number_after("==").ok_or("bad time_stamp line")?;
+                l.time_stamp = number_after("==").ok_or(LayoutError::BadLine("time_stamp"))?;
                 seen |= 16;
             } else if line.starts_with("data max type_len") {
-                l.max_data_type_len = number_after("==").ok_or("bad data max line")?;
+                l.max_data_type_len = number_after("==").ok_or(LayoutError::BadLine("data max"))?;
                 seen |= 32;
             }
         }
         if seen & 3 != 3 {
-            return Err("no type_len/time_delta bit widths".into());
+            return Err(LayoutError::NoBitWidths);
         }
         if l.type_len_bits + l.time_delta_bits != 32 || l.type_len_bits == 0 {
-            return Err(format!(
-                "type_len {} + time_delta {} bits is not a 32-bit header",
-                l.type_len_bits, l.time_delta_bits
-            ));
+            return Err(LayoutError::Not32Bits {
+                type_len: l.type_len_bits,
+                time_delta: l.time_delta_bits,
+            });
         }
         let max_type = (1u32 << l.type_len_bits) - 1;
         for v in [l.padding, l.time_extend, l.time_stamp, l.max_data_type_len] {
             if v > max_type {
-                return Err(format!(
-                    "type value {v} does not fit {} bits",
-                    l.type_len_bits
-                ));
+                return Err(LayoutError::TypeTooWide {
+                    value: v,
+                    bits: l.type_len_bits,
+                });
             }
         }
         if l.max_data_type_len >= l.padding.min(l.time_extend).min(l.time_stamp) {
-            return Err("data type_len range overlaps the special types".into());
+            return Err(LayoutError::DataTypeOverlap);
         }
         Ok(l)
     }
@@ -628,8 +671,17 @@ mod tests {
             .replace("offset:16", "offset:12");
         let l = PageLayout::parse(&page32).unwrap();
         assert_eq!((l.commit_size, l.data_offset), (4, 12));
-        assert!(PageLayout::parse("field: u64 timestamp; offset:0; size:8;").is_err());
-        assert!(EventHeaderLayout::parse("type_len : 6 bits\ntime_delta : 27 bits\n").is_err());
+        assert_eq!(
+            PageLayout::parse("field: u64 timestamp; offset:0; size:8;"),
+            Err(LayoutError::NoField("commit"))
+        );
+        assert_eq!(
+            EventHeaderLayout::parse("type_len : 6 bits\ntime_delta : 27 bits\n"),
+            Err(LayoutError::Not32Bits {
+                type_len: 6,
+                time_delta: 27
+            })
+        );
     }
 
     #[test]

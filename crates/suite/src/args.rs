@@ -429,13 +429,31 @@ pub fn trace_input(e: storbench_trace::TraceError) -> SuiteError {
     }
 }
 
+/// Options a procedure's command refuses: clap's kind of error and its message, as the
+/// command line prints it on one line (without the usage lines).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OptionsError {
+    pub kind: clap::error::ErrorKind,
+    pub message: String,
+}
+
+impl OptionsError {
+    fn of(e: &clap::Error) -> OptionsError {
+        OptionsError {
+            kind: e.kind(),
+            message: clap_message(e),
+        }
+    }
+}
+
 /// A procedure's options parsed from `argv` (without the program name) exactly as its
 /// command parses them: a sweep point's options. Errors are clap's, as the command
 /// line prints them (without the usage lines).
 pub fn parse_options<A: clap::Args + clap::FromArgMatches>(
     name: &str,
     argv: &[String],
-) -> Result<A, String> {
+) -> Result<A, OptionsError> {
     let mut cmd = A::augment_args(
         clap::Command::new(name.to_owned())
             .no_binary_name(true)
@@ -453,8 +471,8 @@ pub fn parse_options<A: clap::Args + clap::FromArgMatches>(
     }
     let matches = cmd
         .try_get_matches_from(argv)
-        .map_err(|e| clap_message(&e))?;
-    A::from_arg_matches(&matches).map_err(|e| clap_message(&e))
+        .map_err(|e| OptionsError::of(&e))?;
+    A::from_arg_matches(&matches).map_err(|e| OptionsError::of(&e))
 }
 
 /// A clap error's message alone, on one line: `invalid value 'x' for '--qd <N>': ...`,
@@ -551,12 +569,14 @@ mod tests {
         let a: EngineArgs = parse_options("x", &["--qd=8".into(), "--data=zeros".into()]).unwrap();
         assert_eq!((a.qd, a.data), (Some(8), DataKind::Zeros));
         let e = parse_options::<EngineArgs>("x", &["--data=ones".into()]).unwrap_err();
+        assert_eq!(e.kind, clap::error::ErrorKind::ValueValidation);
         assert!(
-            e.starts_with("invalid value 'ones' for '--data <KIND>'"),
+            e.message
+                .starts_with("invalid value 'ones' for '--data <KIND>'"),
             "{e}"
         );
         let e = parse_options::<EngineArgs>("x", &["--warp=3".into()]).unwrap_err();
-        assert!(e.contains("--warp"), "{e}");
+        assert!(e.message.contains("--warp"), "{e}");
         assert!(option_names::<EngineArgs>().contains(&"backend".to_owned()));
         let switches = switch_names::<crate::consistency::ConsistencyArgs>();
         assert!(switches.contains(&"quick".to_owned()), "{switches:?}");

@@ -310,10 +310,10 @@ impl Procedure for BenchConfig {
             return Ok(());
         }
         let profile = storbench_workload::synth::load(name).map_err(|e| {
-            SuiteError::refused(
-                format!("profile {name}: {e}"),
-                "`storbench profiles` lists them",
-            )
+            let hint = e
+                .hint()
+                .unwrap_or_else(|| "`storbench profiles` lists them".into());
+            SuiteError::refused(format!("profile {name}: {e}"), hint)
         })?;
         let opts = storbench_workload::synth::SynthOptions {
             scale: *scale,

@@ -12,11 +12,40 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 pub use storbench_results::health::{delta, HealthDelta, HealthSnapshot};
 
+/// Why a path has no disk smartctl can be asked about.
+#[derive(Debug, thiserror::Error)]
+pub enum NoDisk {
+    #[error("{}: {error}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{} is on device {major}:{minor}, which is not a block device (tmpfs, overlay or network filesystem)", path.display())]
+    NotBlock {
+        path: PathBuf,
+        major: u64,
+        minor: u64,
+    },
+    #[error("cannot name the disk under {}", .0.display())]
+    Unnamed(PathBuf),
+    #[error("{0} is a loop device (backed by a file): it has no SMART health of its own")]
+    Loop(String),
+    #[error("{0} is a memory-backed device: it has no SMART health")]
+    Memory(String),
+    #[error(
+        "{0} is a virtual (device-mapper or RAID) device: ask smartctl about the disks under it"
+    )]
+    Virtual(String),
+}
+
 /// The whole-disk block device a path lives on, or why there is none.
 /// `Ok(dev)` is a `/dev/NAME` smartctl can be asked about.
-pub fn disk_for_path(path: &Path) -> Result<PathBuf, String> {
+pub fn disk_for_path(path: &Path) -> Result<PathBuf, NoDisk> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let md = std::fs::metadata(path).map_err(|error| NoDisk::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let (major, minor) = if md.file_type().is_block_device() {
         let r = md.rdev();
         (libc_major(r), libc_minor(r))
@@ -25,11 +54,10 @@ pub fn disk_for_path(path: &Path) -> Result<PathBuf, String> {
         (libc_major(d), libc_minor(d))
     };
     let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let real = std::fs::canonicalize(&sys).map_err(|_| {
-        format!(
-            "{} is on device {major}:{minor}, which is not a block device (tmpfs, overlay or network filesystem)",
-            path.display()
-        )
+    let real = std::fs::canonicalize(&sys).map_err(|_| NoDisk::NotBlock {
+        path: path.to_path_buf(),
+        major,
+        minor,
     })?;
     // A partition's sysfs directory sits inside its disk's and has a `partition` file.
     let disk_dir = if real.join("partition").exists() {
@@ -40,22 +68,16 @@ pub fn disk_for_path(path: &Path) -> Result<PathBuf, String> {
     let name = disk_dir
         .file_name()
         .and_then(|n| n.to_str())
-        .ok_or_else(|| format!("cannot name the disk under {}", disk_dir.display()))?
+        .ok_or_else(|| NoDisk::Unnamed(disk_dir.clone()))?
         .to_owned();
     if name.starts_with("loop") {
-        return Err(format!(
-            "{name} is a loop device (backed by a file): it has no SMART health of its own"
-        ));
+        return Err(NoDisk::Loop(name));
     }
     if name.starts_with("zram") || name.starts_with("ram") || name.starts_with("nullb") {
-        return Err(format!(
-            "{name} is a memory-backed device: it has no SMART health"
-        ));
+        return Err(NoDisk::Memory(name));
     }
     if name.starts_with("dm-") || name.starts_with("md") {
-        return Err(format!(
-            "{name} is a virtual (device-mapper or RAID) device: ask smartctl about the disks under it"
-        ));
+        return Err(NoDisk::Virtual(name));
     }
     Ok(PathBuf::from("/dev").join(name))
 }
@@ -72,7 +94,10 @@ pub fn read_smart(path: &Path) -> HealthSnapshot {
     let dev = match disk_for_path(path) {
         Ok(d) => d,
         Err(why) => {
-            return HealthSnapshot::unavailable(format!("smartctl ({})", path.display()), why)
+            return HealthSnapshot::unavailable(
+                format!("smartctl ({})", path.display()),
+                why.to_string(),
+            )
         }
     };
     let source = format!("smartctl --json -a {}", dev.display());
@@ -322,11 +347,13 @@ mod tests {
         // /dev/shm is tmpfs on Linux: no block device behind it.
         if Path::new("/dev/shm").is_dir() {
             let e = disk_for_path(Path::new("/dev/shm")).unwrap_err();
-            assert!(e.contains("not a block device"), "{e}");
+            assert!(matches!(e, NoDisk::NotBlock { .. }), "{e}");
+            assert!(e.to_string().contains("not a block device"), "{e}");
         }
         if Path::new("/dev/loop0").exists() {
             let e = disk_for_path(Path::new("/dev/loop0")).unwrap_err();
-            assert!(e.contains("loop device"), "{e}");
+            assert!(matches!(e, NoDisk::Loop(ref n) if n == "loop0"), "{e}");
+            assert!(e.to_string().contains("loop device"), "{e}");
         }
     }
 }

@@ -117,7 +117,8 @@ fn a_procedure_in_one_file_runs_records_reads_back_and_reports() {
     assert_eq!((cfg.share, cfg.qd), (0.5, 8));
     let e = parse_options::<TinyArgs>("tiny", &["--share=half".into()]).unwrap_err();
     assert!(
-        e.starts_with("invalid value 'half' for '--share <PCT%>'"),
+        e.message
+            .starts_with("invalid value 'half' for '--share <PCT%>'"),
         "{e}"
     );
 

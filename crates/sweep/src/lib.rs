@@ -17,5 +17,5 @@ pub mod store;
 
 pub use local::{run_detached, run_local, Failure, LocalOptions, Outcome};
 pub use plan::{Plan, PlanError, Point, RunSpec, WorkloadSpec};
-pub use point::{run_point, PointError, Row};
+pub use point::{run_point, PointError, PointSpecError, Row};
 pub use store::{PointRecord, SweepDir, SweepError};

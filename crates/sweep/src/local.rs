@@ -151,7 +151,8 @@ pub fn run_local(plan: &Plan, out: &Path, o: &LocalOptions) -> Result<Outcome, S
                     Err(PointError::Interrupted { .. }) => {
                         interrupted.store(true, Ordering::Relaxed);
                     }
-                    Err(PointError::Failed(message)) => {
+                    Err(e @ (PointError::Failed(_) | PointError::Spec(_))) => {
+                        let message = e.to_string();
                         failed.lock().expect("lock").push(failure(&pb, p, message));
                     }
                 }

@@ -1083,7 +1083,7 @@ impl Sections {
                     .procs
                     .iter()
                     .find(|p| p.name == pt.run.procedure && p.options == pt.run.options)
-                    .map(|p| flag_line(p, &e).unwrap_or(p.line));
+                    .map(|p| flag_line(p, &e.to_string()).unwrap_or(p.line));
                 return Err(PlanError {
                     file: file.to_owned(),
                     line,

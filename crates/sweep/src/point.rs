@@ -134,6 +134,43 @@ pub enum PointError {
     Interrupted { phase: String },
     #[error("{0}")]
     Failed(String),
+    #[error(transparent)]
+    Spec(#[from] PointSpecError),
+}
+
+/// Why a point's options, or the trace its generator writes, cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PointSpecError {
+    #[error("`{key} = {value}`: --{key} is a switch; give true or false")]
+    NotBool { key: String, value: String },
+    /// The procedure's command refused the options: its own message (clap's, or its
+    /// configuration's), as the command line prints it.
+    #[error("{0}")]
+    Refused(String),
+    #[error("bench needs a workload")]
+    NoWorkload,
+    #[error("a generator needs ios or size")]
+    NoLimit,
+    #[error("unknown procedure {0}")]
+    UnknownProcedure(String),
+    #[error(transparent)]
+    Quantity(#[from] storbench_suite::units::QuantityError),
+    /// The generator's span, target or I/O stream refused (their own message).
+    #[error("{0}")]
+    Generator(String),
+    #[error("{}: {error}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+}
+
+fn refused(e: impl std::fmt::Display) -> PointSpecError {
+    PointSpecError::Refused(e.to_string())
+}
+
+fn generator(e: impl std::fmt::Display) -> PointSpecError {
+    PointSpecError::Generator(e.to_string())
 }
 
 // ---------------------------------------------------------------- options
@@ -151,7 +188,7 @@ fn names_of<P: Procedure>() -> Vec<String> {
 
 /// The command line of a point: the plan's options as `--name=value` (a switch,
 /// `quick = true`, as `--quick`; `false` leaves it out), then `extra`.
-fn argv<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Vec<String>, String> {
+fn argv<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Vec<String>, PointSpecError> {
     let switches = switch_names::<P::Args>();
     let mut out = Vec::new();
     for (key, value) in &run.options {
@@ -160,10 +197,10 @@ fn argv<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Vec<String>, 
             (true, Cell::Bool(true)) => out.push(format!("--{key}")),
             (true, Cell::Bool(false)) => {}
             (true, other) => {
-                return Err(format!(
-                    "`{key} = {}`: --{key} is a switch; give true or false",
-                    other.text()
-                ))
+                return Err(PointSpecError::NotBool {
+                    key: key.clone(),
+                    value: other.text(),
+                })
             }
             (false, v) => out.push(format!("--{key}={}", v.text())),
         }
@@ -175,31 +212,34 @@ fn argv<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Vec<String>, 
 /// `P`'s configuration for the point: its options parsed through the command's own
 /// `Args` (clap: the same names, values, units and bounds, and the same errors), then
 /// made a configuration as the command makes it, on the point's simulated drive.
-fn configured<P: Procedure>(run: &RunSpec, extra: Vec<String>) -> Result<Configured<P>, String> {
-    let args: P::Args = parse_options(P::NAME, &argv::<P>(run, extra)?)?;
-    P::configure(&args, &TargetChoice::sim(&run.target)).map_err(|e| e.to_string())
+fn configured<P: Procedure>(
+    run: &RunSpec,
+    extra: Vec<String>,
+) -> Result<Configured<P>, PointSpecError> {
+    let args: P::Args = parse_options(P::NAME, &argv::<P>(run, extra)?).map_err(refused)?;
+    P::configure(&args, &TargetChoice::sim(&run.target)).map_err(refused)
 }
 
 fn seed(run: &RunSpec) -> String {
     format!("--seed={}", run.seed)
 }
 
-fn consistency(run: &RunSpec) -> Result<ConsistencyConfig, String> {
+fn consistency(run: &RunSpec) -> Result<ConsistencyConfig, PointSpecError> {
     configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
-fn trim_check(run: &RunSpec) -> Result<TrimCheckConfig, String> {
+fn trim_check(run: &RunSpec) -> Result<TrimCheckConfig, PointSpecError> {
     configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
-fn season(run: &RunSpec) -> Result<SeasonConfig, String> {
+fn season(run: &RunSpec) -> Result<SeasonConfig, PointSpecError> {
     configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
 /// The generated trace of a generator workload, in the point's directory.
 pub const GENERATOR_TRACE: &str = "generator.parquet";
 
-fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
+fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, PointSpecError> {
     let mut extra = vec![seed(run)];
     // The trace a point replays: the plan checked a trace workload's file when it
     // read it, and a generator's is written when the point runs, so neither is opened
@@ -219,44 +259,42 @@ fn bench(run: &RunSpec, dir: &Path) -> Result<BenchConfig, String> {
             }
             Some(dir.join(GENERATOR_TRACE))
         }
-        None => return Err("bench needs a workload".into()),
+        None => return Err(PointSpecError::NoWorkload),
     };
     let Some(path) = trace else {
         return configured(run, extra).map(|c| c.config);
     };
     extra.push(path.display().to_string());
-    let args: BenchArgs = parse_options(BenchConfig::NAME, &argv::<BenchConfig>(run, extra)?)?;
+    let args: BenchArgs =
+        parse_options(BenchConfig::NAME, &argv::<BenchConfig>(run, extra)?).map_err(refused)?;
     configure_with(
         &args,
         Workload::Trace { path },
         &TargetChoice::sim(&run.target),
     )
     .map(|c| c.config)
-    .map_err(|e| e.to_string())
+    .map_err(refused)
 }
 
 /// Check a point's options without running it (the plan checks every point first).
-pub fn check(run: &RunSpec) -> Result<(), String> {
+pub fn check(run: &RunSpec) -> Result<(), PointSpecError> {
     match run.procedure.as_str() {
         "consistency" => consistency(run).map(drop),
         "trim-check" => trim_check(run).map(drop),
         "season" => season(run).map(drop),
         "bench" => {
             if let Some(WorkloadSpec::Generator { bs, span, size, .. }) = &run.workload {
-                q(parse_size("bs", bs))?;
-                storbench_workload::generator::SpanSpec::parse(span).map_err(|e| e.0)?;
+                parse_size("bs", bs)?;
+                storbench_workload::generator::SpanSpec::parse(span)
+                    .map_err(|e| PointSpecError::Generator(e.0))?;
                 if let Some(s) = size {
-                    q(parse_size("size", s))?;
+                    parse_size("size", s)?;
                 }
             }
             bench(run, Path::new(".")).map(drop)
         }
-        other => Err(format!("unknown procedure {other}")),
+        other => Err(PointSpecError::UnknownProcedure(other.to_owned())),
     }
-}
-
-fn q<T>(r: Result<T, storbench_suite::units::QuantityError>) -> Result<T, String> {
-    r.map_err(|e| e.to_string())
 }
 
 /// Whether `quick = true` (for the size of a point's profile trace).
@@ -337,7 +375,7 @@ pub fn output_estimate(run: &RunSpec) -> OutputEstimate {
 
 /// Write a generator workload as a trace with no times (so the trace bench keeps `qd`
 /// in flight), sized for the point's drive. Idempotent: an existing file is kept.
-fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
+fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), PointSpecError> {
     use storbench_workload::generator::{GenSpec, Generator, Limit, Mix, Pattern, SpanSpec};
     let Some(WorkloadSpec::Generator {
         rw,
@@ -355,11 +393,11 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
     if out.is_file() {
         return Ok(());
     }
-    let cfg = storbench_sim::SimConfig::parse(&run.target).map_err(|e| e.to_string())?;
-    let block_bytes = q(parse_size("bs", bs))?;
+    let cfg = storbench_sim::SimConfig::parse(&run.target).map_err(generator)?;
+    let block_bytes = parse_size("bs", bs)?;
     let span_bytes = SpanSpec::parse(span)
         .and_then(|s| s.resolve(cfg.capacity_bytes, block_bytes))
-        .map_err(|e| e.to_string())?;
+        .map_err(generator)?;
     let spec = GenSpec {
         pattern: if rw.starts_with("rand") {
             Pattern::Random
@@ -380,24 +418,27 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
         span_bytes,
         limit: match (ios, size) {
             (Some(n), _) => Limit::Ios(*n),
-            (_, Some(s)) => Limit::Bytes(q(parse_size("size", s))?),
-            _ => return Err("a generator needs ios or size".into()),
+            (_, Some(s)) => Limit::Bytes(parse_size("size", s)?),
+            _ => return Err(PointSpecError::NoLimit),
         },
         seed: run.seed,
     };
-    let mut generator = Generator::new(spec).map_err(|e| e.to_string())?;
+    let mut gen = Generator::new(spec).map_err(generator)?;
     let meta = storbench_trace::TraceMeta {
         source_format: Some(format!("generator:{rw}")),
         capacity_bytes: Some(cfg.capacity_bytes),
         ..Default::default()
     };
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|error| PointSpecError::Io {
+        path: dir.to_path_buf(),
+        error,
+    })?;
     let tmp = dir.join("generator.parquet.tmp");
-    let mut w = storbench_trace::TraceWriter::create(&tmp, &meta).map_err(|e| e.to_string())?;
+    let mut w = storbench_trace::TraceWriter::create(&tmp, &meta).map_err(generator)?;
     use storbench_workload::Source;
     let mut n: u64 = 0;
-    while let Some(io) = generator.next_io() {
-        let io = io.map_err(|e| e.to_string())?;
+    while let Some(io) = gen.next_io() {
+        let io = io.map_err(generator)?;
         // Issue times only keep the order; the bench paces by queue depth.
         w.write(&storbench_trace::IoRecord::new(
             io.op,
@@ -405,11 +446,11 @@ fn write_generator_trace(run: &RunSpec, dir: &Path) -> Result<(), String> {
             io.len_bytes,
             n,
         ))
-        .map_err(|e| e.to_string())?;
+        .map_err(generator)?;
         n += 1;
     }
-    w.finish().map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, &out).map_err(|e| format!("{}: {e}", out.display()))
+    w.finish().map_err(generator)?;
+    std::fs::rename(&tmp, &out).map_err(|error| PointSpecError::Io { path: out, error })
 }
 
 // ---------------------------------------------------------------- running
@@ -443,14 +484,13 @@ pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row
         // (a point that failed) is replaced by the new run of that point.
         replace: true,
     };
-    let fail = PointError::Failed;
     match run.procedure.as_str() {
-        "consistency" => row_of(run, &go(dir, consistency(run).map_err(fail)?, &ctl)?),
-        "trim-check" => row_of(run, &go(dir, trim_check(run).map_err(fail)?, &ctl)?),
-        "season" => row_of(run, &go(dir, season(run).map_err(fail)?, &ctl)?),
+        "consistency" => row_of(run, &go(dir, consistency(run)?, &ctl)?),
+        "trim-check" => row_of(run, &go(dir, trim_check(run)?, &ctl)?),
+        "season" => row_of(run, &go(dir, season(run)?, &ctl)?),
         "bench" => {
-            write_generator_trace(run, dir).map_err(fail)?;
-            row_of(run, &go(dir, bench(run, dir).map_err(fail)?, &ctl)?)
+            write_generator_trace(run, dir)?;
+            row_of(run, &go(dir, bench(run, dir)?, &ctl)?)
         }
         other => Err(PointError::Failed(format!("unknown procedure {other}"))),
     }

@@ -42,20 +42,33 @@ pub enum SweepError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {message}\n  hint: {hint}")]
+    /// A file of the output that is not what this sweep wrote; [`SweepError::hint`].
+    #[error("{path}: {message}")]
     Invalid {
         path: PathBuf,
         message: String,
         hint: &'static str,
     },
-    /// Another sweep holds the output's lock.
-    #[error("{}: another sweep is writing there (its lock {} is held)\n  hint: wait for it, or give another -o", dir.display(), lock.display())]
+    /// Another sweep holds the output's lock; [`SweepError::hint`].
+    #[error("{}: another sweep is writing there (its lock {} is held)", dir.display(), lock.display())]
     Busy { dir: PathBuf, lock: PathBuf },
     /// A point that failed or was stopped (runners that run one point at a time).
     #[error("{0}")]
     Point(String),
     #[error(transparent)]
     Report(#[from] storbench_report::ReportError),
+}
+
+impl SweepError {
+    /// What the user can do about it, printed on its own line by the CLI. A plan
+    /// error carries its hint in its own message.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            SweepError::Invalid { hint, .. } => Some(hint),
+            SweepError::Busy { .. } => Some("wait for it, or give another -o"),
+            _ => None,
+        }
+    }
 }
 
 fn io<'a>(path: &'a Path, context: &'static str) -> impl FnOnce(std::io::Error) -> SweepError + 'a {

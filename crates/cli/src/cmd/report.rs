@@ -29,15 +29,29 @@ pub struct Args {
     pub overwrite: bool,
 }
 
+/// A `--label` that is not `DIR=NAME` (the value given).
+#[derive(Debug)]
+pub struct LabelError(String);
+
+impl std::fmt::Display for LabelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}`: expected DIR=NAME, e.g. --label results/ssd1=\"Drive A, fresh\"",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for LabelError {}
+
 /// `DIR=NAME` of `--label`.
-fn parse_label(s: &str) -> Result<(PathBuf, String), String> {
+fn parse_label(s: &str) -> Result<(PathBuf, String), LabelError> {
     match s.split_once('=') {
         Some((d, n)) if !d.is_empty() && !n.trim().is_empty() => {
             Ok((PathBuf::from(d), n.trim().to_string()))
         }
-        _ => Err(format!(
-            "`{s}`: expected DIR=NAME, e.g. --label results/ssd1=\"Drive A, fresh\""
-        )),
+        _ => Err(LabelError(s.to_owned())),
     }
 }
 

@@ -43,6 +43,13 @@ fn user(e: impl std::fmt::Display) -> anyhow::Error {
     })
 }
 
+fn sweep_user(e: &SweepError) -> anyhow::Error {
+    anyhow::Error::new(UserError {
+        message: e.to_string(),
+        hint: e.hint().map(str::to_owned),
+    })
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     let plan = Plan::load(&a.plan).map_err(user)?;
     if a.dry_run {
@@ -77,7 +84,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let r = match storbench_sweep::run_local(&plan, &out, &o) {
         Ok(r) => r,
         Err(e @ (SweepError::Busy { .. } | SweepError::Plan(_) | SweepError::Invalid { .. })) => {
-            return Err(user(e))
+            return Err(sweep_user(&e))
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("sweep in {}", out.display()))),
     };

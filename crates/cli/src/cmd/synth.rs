@@ -75,7 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Some("give a size like 256g, 512g, 1t (k, m, g, t are powers of 1024)"),
         ));
     }
-    let profile = synth::load(&args.profile).map_err(|e| user(e.to_string(), None))?;
+    let profile =
+        synth::load(&args.profile).map_err(|e| user(e.to_string(), e.hint().as_deref()))?;
     let opts = SynthOptions {
         scale: args.scale,
         capacity_bytes,

@@ -29,6 +29,15 @@ pub struct BufferPlan {
     pub capped_from: Option<usize>,
 }
 
+/// An I/O larger than the buffer memory allowed (`--buffer-memory`) can hold.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("an I/O of {io_bytes} bytes needs a {slot_bytes}-byte buffer, more than the {cap_bytes} bytes of buffer memory allowed (--buffer-memory)")]
+pub struct BufferTooSmall {
+    pub io_bytes: u64,
+    pub slot_bytes: u64,
+    pub cap_bytes: u64,
+}
+
 impl BufferPlan {
     /// One page-sized buffer: a target opened only to learn its size and identity
     /// before the buffers its run needs are allocated.
@@ -40,12 +49,18 @@ impl BufferPlan {
         }
     }
 
-    pub fn new(want_slots: usize, max_io_bytes: u64, cap_bytes: u64) -> Result<BufferPlan, String> {
+    pub fn new(
+        want_slots: usize,
+        max_io_bytes: u64,
+        cap_bytes: u64,
+    ) -> Result<BufferPlan, BufferTooSmall> {
         let slot_bytes = max_io_bytes.max(1).div_ceil(BUFFER_ALIGN as u64) * BUFFER_ALIGN as u64;
         if slot_bytes > cap_bytes {
-            return Err(format!(
-                "an I/O of {max_io_bytes} bytes needs a {slot_bytes}-byte buffer, more than the {cap_bytes} bytes of buffer memory allowed (--buffer-memory)"
-            ));
+            return Err(BufferTooSmall {
+                io_bytes: max_io_bytes,
+                slot_bytes,
+                cap_bytes,
+            });
         }
         let want = want_slots.clamp(1, 4096);
         let fit = usize::try_from(cap_bytes / slot_bytes).unwrap_or(usize::MAX);
@@ -385,7 +400,8 @@ mod tests {
         assert_eq!((p.slots, p.capped_from), (32, Some(256)));
         assert!(p.slots * p.slot_bytes <= DEFAULT_BUFFER_MEMORY_BYTES as usize);
         let e = BufferPlan::new(1, 1 << 40, DEFAULT_BUFFER_MEMORY_BYTES).unwrap_err();
-        assert!(e.contains("--buffer-memory"), "{e}");
+        assert_eq!((e.io_bytes, e.slot_bytes), (1 << 40, 1 << 40));
+        assert!(e.to_string().contains("--buffer-memory"), "{e}");
         let p = BufferPlan::new(0, 512, 1 << 20).unwrap();
         assert_eq!((p.slots, p.slot_bytes), (1, 4096));
     }

@@ -22,7 +22,7 @@ pub use gen::{
 };
 pub use profile::{
     builtin, load, size_bucket, DriveSpec, Profile, ProfileError, Published, SizeMix, StreamSpec,
-    Targets, BUCKET_BYTES, BUCKET_NAMES, BUILTIN,
+    Targets, Violation, BUCKET_BYTES, BUCKET_NAMES, BUILTIN,
 };
 
 #[cfg(test)]

@@ -38,8 +38,57 @@ pub enum ProfileError {
         #[source]
         source: std::io::Error,
     },
-    #[error("unknown profile `{name}`\n  hint: built-in profiles are {known}; or give a path to a .toml profile (see docs/profiles/example.toml)")]
+    #[error("{file}: {violation}")]
+    Rule { file: String, violation: Violation },
+    /// Neither a built-in profile nor a path; [`ProfileError::hint`] lists the names.
+    #[error("unknown profile `{name}`")]
     Unknown { name: String, known: String },
+}
+
+impl ProfileError {
+    /// What the user can do about it, printed on its own line by the CLI.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ProfileError::Unknown { known, .. } => Some(format!(
+                "built-in profiles are {known}; or give a path to a .toml profile (see docs/profiles/example.toml)"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// One rule of the profile schema that a profile breaks, naming the field.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Violation {
+    /// A value outside its bounds.
+    #[error("{field} = {value}: {rule}")]
+    Bound {
+        field: String,
+        value: String,
+        rule: String,
+    },
+    /// A field missing, repeated or at odds with another.
+    #[error("{field}: {problem}")]
+    Field { field: String, problem: String },
+}
+
+fn bound(
+    field: impl Into<String>,
+    value: impl std::fmt::Display,
+    rule: impl Into<String>,
+) -> Violation {
+    Violation::Bound {
+        field: field.into(),
+        value: value.to_string(),
+        rule: rule.into(),
+    }
+}
+
+fn field(field: impl Into<String>, problem: impl Into<String>) -> Violation {
+    Violation::Field {
+        field: field.into(),
+        problem: problem.into(),
+    }
 }
 
 /// A share of I/Os per size bucket. Keys are `4k`, `8k`, `16k`, `32k`, `64k`, `128k`,
@@ -78,14 +127,14 @@ impl SizeMix {
         w.map(|x| x / sum)
     }
 
-    fn validate(&self, what: &str) -> Result<(), String> {
+    fn validate(&self, what: &str) -> Result<(), Violation> {
         for (name, w) in BUCKET_NAMES.iter().zip(self.weights()) {
             if !(w.is_finite() && w >= 0.0) {
-                return Err(format!("{what}.{name} = {w}: must be a number >= 0"));
+                return Err(bound(format!("{what}.{name}"), w, "must be a number >= 0"));
             }
         }
         if self.weights().iter().sum::<f64>() <= 0.0 {
-            return Err(format!("{what}: at least one bucket needs a weight > 0"));
+            return Err(field(what, "at least one bucket needs a weight > 0"));
         }
         Ok(())
     }
@@ -347,9 +396,9 @@ impl Profile {
             file: file.to_owned(),
             message: e.to_string(),
         })?;
-        p.validate().map_err(|message| ProfileError::Invalid {
+        p.validate().map_err(|violation| ProfileError::Rule {
             file: file.to_owned(),
-            message,
+            violation,
         })?;
         Ok(p)
     }
@@ -364,16 +413,16 @@ impl Profile {
         }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Violation> {
         if self.name.is_empty() {
-            return Err("name: must not be empty".into());
+            return Err(field("name", "must not be empty"));
         }
         self.validate_counts()?;
         self.validate_scalars()?;
         self.targets.validate()?;
         self.drive.validate()?;
         if self.streams.is_empty() {
-            return Err("stream: at least one [[stream]] is needed".into());
+            return Err(field("stream", "at least one [[stream]] is needed"));
         }
         for (i, s) in self.streams.iter().enumerate() {
             s.validate(i, &self.streams[..i])?;
@@ -387,46 +436,44 @@ impl Profile {
 
     /// Either `ios` or both `targets.reads` and `targets.writes`, adding up to more
     /// than 0.
-    fn validate_counts(&self) -> Result<(), String> {
+    fn validate_counts(&self) -> Result<(), Violation> {
         match (self.targets.reads, self.targets.writes, self.ios) {
             (Some(r), Some(w), _) if r + w == 0 => {
-                Err("targets.reads + targets.writes: must be > 0".into())
+                Err(field("targets.reads + targets.writes", "must be > 0"))
             }
-            (Some(_), Some(_), Some(_)) => Err(
-                "ios: give either `ios` or both `targets.reads` and `targets.writes`, not both"
-                    .into(),
-            ),
+            (Some(_), Some(_), Some(_)) => Err(field(
+                "ios",
+                "give either `ios` or both `targets.reads` and `targets.writes`, not both",
+            )),
             (Some(_), Some(_), None) => Ok(()),
-            (_, _, Some(0)) => Err("ios: must be > 0".into()),
+            (_, _, Some(0)) => Err(field("ios", "must be > 0")),
             (None, None, Some(_)) => Ok(()),
-            (_, _, _) => Err(
-                "ios: missing (give `ios`, or both `targets.reads` and `targets.writes`)".into(),
-            ),
+            (_, _, _) => Err(field(
+                "ios",
+                "missing (give `ios`, or both `targets.reads` and `targets.writes`)",
+            )),
         }
     }
 
     /// The profile's own numbers: duration, footprint, idle chance, mixing.
-    fn validate_scalars(&self) -> Result<(), String> {
+    fn validate_scalars(&self) -> Result<(), Violation> {
         if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
-            return Err(format!("duration_s = {}: must be > 0", self.duration_s));
+            return Err(bound("duration_s", self.duration_s, "must be > 0"));
         }
         if !(self.footprint.is_finite() && self.footprint > 0.0 && self.footprint <= 1.0) {
-            return Err(format!("footprint = {}: must be in (0, 1]", self.footprint));
+            return Err(bound("footprint", self.footprint, "must be in (0, 1]"));
         }
         if !in_unit(self.idle_chance) {
-            return Err(format!(
-                "idle_chance = {}: must be in [0, 1]",
-                self.idle_chance
-            ));
+            return Err(bound("idle_chance", self.idle_chance, "must be in [0, 1]"));
         }
         if !in_unit(self.mixing) {
-            return Err(format!("mixing = {}: must be in [0, 1]", self.mixing));
+            return Err(bound("mixing", self.mixing, "must be in [0, 1]"));
         }
         Ok(())
     }
 
     /// Every point of the trace needs an active stream.
-    fn validate_windows_cover(&self) -> Result<(), String> {
+    fn validate_windows_cover(&self) -> Result<(), Violation> {
         let mut edges: Vec<f64> = self
             .streams
             .iter()
@@ -442,9 +489,12 @@ impl Profile {
                     .iter()
                     .any(|s| s.windows.iter().any(|w| w[0] <= mid && mid < w[1]))
             {
-                return Err(format!(
-                    "stream windows: no stream is active between {} and {} of the trace",
-                    pair[0], pair[1]
+                return Err(field(
+                    "stream windows",
+                    format!(
+                        "no stream is active between {} and {} of the trace",
+                        pair[0], pair[1]
+                    ),
                 ));
             }
         }
@@ -453,14 +503,14 @@ impl Profile {
 }
 
 impl Targets {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Violation> {
         for (name, v) in [
             ("targets.sequential", self.sequential),
             ("targets.qd1", self.qd1),
         ] {
             if let Some(v) = v {
                 if !in_unit(v) {
-                    return Err(format!("{name} = {v}: must be in [0, 1]"));
+                    return Err(bound(name, v, "must be in [0, 1]"));
                 }
             }
         }
@@ -470,13 +520,13 @@ impl Targets {
         ] {
             if let Some(v) = v {
                 if !(v.is_finite() && v >= 0.0) {
-                    return Err(format!("{name} = {v}: must be >= 0"));
+                    return Err(bound(name, v, "must be >= 0"));
                 }
             }
         }
         if let Some(qd) = self.avg_qd {
             if !(qd.is_finite() && (1.0..=32.0).contains(&qd)) {
-                return Err(format!("targets.avg_qd = {qd}: must be in [1, 32]"));
+                return Err(bound("targets.avg_qd", qd, "must be in [1, 32]"));
             }
         }
         if let Some(s) = &self.sizes {
@@ -487,9 +537,9 @@ impl Targets {
 }
 
 impl DriveSpec {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Violation> {
         if self.units == 0 || self.units > 64 {
-            return Err(format!("drive.units = {}: must be in 1..=64", self.units));
+            return Err(bound("drive.units", self.units, "must be in 1..=64"));
         }
         for (name, v) in [
             ("drive.read_latency_us", self.read_latency_us),
@@ -498,7 +548,7 @@ impl DriveSpec {
             ("drive.write_mb_s", self.write_mb_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{name} = {v}: must be > 0"));
+                return Err(bound(name, v, "must be > 0"));
             }
         }
         Ok(())
@@ -507,16 +557,16 @@ impl DriveSpec {
 
 impl StreamSpec {
     /// Stream `i`, after the streams `before` it.
-    fn validate(&self, i: usize, before: &[StreamSpec]) -> Result<(), String> {
+    fn validate(&self, i: usize, before: &[StreamSpec]) -> Result<(), Violation> {
         let at = format!("stream[{i}] `{}`", self.name);
         if self.name.is_empty() {
-            return Err(format!("stream[{i}].name: must not be empty"));
+            return Err(field(format!("stream[{i}].name"), "must not be empty"));
         }
         if before.iter().any(|o| o.name == self.name) {
-            return Err(format!("{at}: name used twice"));
+            return Err(field(at, "name used twice"));
         }
         if !(self.weight.is_finite() && self.weight > 0.0) {
-            return Err(format!("{at}: weight = {}: must be > 0", self.weight));
+            return Err(bound(format!("{at}: weight"), self.weight, "must be > 0"));
         }
         self.validate_place(&at)?;
         for (name, v) in [
@@ -526,7 +576,7 @@ impl StreamSpec {
             ("burst", self.burst),
         ] {
             if !in_unit(v) {
-                return Err(format!("{at}: {name} = {v}: must be in [0, 1]"));
+                return Err(bound(format!("{at}: {name}"), v, "must be in [0, 1]"));
             }
         }
         self.read_sizes.validate(&format!("{at}: read_sizes"))?;
@@ -535,35 +585,40 @@ impl StreamSpec {
     }
 
     /// Where in time (windows) and space (region) the stream runs.
-    fn validate_place(&self, at: &str) -> Result<(), String> {
+    fn validate_place(&self, at: &str) -> Result<(), Violation> {
         if self.windows.is_empty() {
-            return Err(format!(
-                "{at}: windows: at least one [start, end) is needed"
+            return Err(field(
+                format!("{at}: windows"),
+                "at least one [start, end) is needed",
             ));
         }
         for w in &self.windows {
             if !(in_unit(w[0]) && in_unit(w[1]) && w[0] < w[1]) {
-                return Err(format!(
-                    "{at}: windows: [{}, {}] must satisfy 0 <= start < end <= 1",
-                    w[0], w[1]
+                return Err(field(
+                    format!("{at}: windows"),
+                    format!("[{}, {}] must satisfy 0 <= start < end <= 1", w[0], w[1]),
                 ));
             }
         }
         let [rs, rl] = self.region;
         if !(in_unit(rs) && rl > 0.0 && rl.is_finite() && rs + rl <= 1.0 + 1e-9) {
-            return Err(format!(
-                "{at}: region = [{rs}, {rl}]: need start >= 0, length > 0, start + length <= 1"
+            return Err(bound(
+                format!("{at}: region"),
+                format!("[{rs}, {rl}]"),
+                "need start >= 0, length > 0, start + length <= 1",
             ));
         }
         Ok(())
     }
 
     /// Sizes, distances, lengths, queue depth and think time.
-    fn validate_lengths(&self, at: &str) -> Result<(), String> {
+    fn validate_lengths(&self, at: &str) -> Result<(), Violation> {
         let [lo, hi] = self.other_kib;
         if !(lo.is_finite() && hi.is_finite() && lo >= 0.5 && hi >= lo && hi <= 16384.0) {
-            return Err(format!(
-                "{at}: other_kib = [{lo}, {hi}]: need 0.5 <= low <= high <= 16384"
+            return Err(bound(
+                format!("{at}: other_kib"),
+                format!("[{lo}, {hi}]"),
+                "need 0.5 <= low <= high <= 16384",
             ));
         }
         for (name, v, min) in [
@@ -574,26 +629,31 @@ impl StreamSpec {
             ("think_us", self.think_us, 0.0),
         ] {
             if !(v.is_finite() && v >= min) {
-                return Err(format!("{at}: {name} = {v}: must be >= {min}"));
+                return Err(bound(
+                    format!("{at}: {name}"),
+                    v,
+                    format!("must be >= {min}"),
+                ));
             }
         }
         if self.qd > 32.0 {
-            return Err(format!("{at}: qd = {}: must be <= 32", self.qd));
+            return Err(bound(format!("{at}: qd"), self.qd, "must be <= 32"));
         }
         Ok(())
     }
 }
 
 impl Published {
-    fn validate(&self, i: usize) -> Result<(), String> {
+    fn validate(&self, i: usize) -> Result<(), Violation> {
         if !matches!(self.relation.as_str(), "eq" | "approx" | "gt" | "range") {
-            return Err(format!(
-                "published[{i}].relation = `{}`: must be eq, approx, gt or range",
-                self.relation
+            return Err(bound(
+                format!("published[{i}].relation"),
+                format!("`{}`", self.relation),
+                "must be eq, approx, gt or range",
             ));
         }
         if self.relation == "range" && self.value_hi.is_none() {
-            return Err(format!("published[{i}]: a range needs value_hi"));
+            return Err(field(format!("published[{i}]"), "a range needs value_hi"));
         }
         Ok(())
     }

@@ -439,8 +439,13 @@ fn bad_profiles_name_file_and_field() {
         assert!(err.starts_with("my.toml"), "{err}");
         assert!(err.contains(needle), "want {needle:?} in: {err}");
     }
-    let err = load("no-such-profile").unwrap_err().to_string();
-    assert!(err.contains("heavy-2011") && err.contains("hint"), "{err}");
+    let err = load("no-such-profile").unwrap_err();
+    assert_eq!(err.to_string(), "unknown profile `no-such-profile`");
+    let hint = err.hint().expect("an unknown profile has a hint");
+    assert!(
+        hint.contains("heavy-2011") && !hint.contains("hint:"),
+        "{hint}"
+    );
     let p = builtin("heavy-2011").unwrap();
     let bad = SynthOptions {
         scale: 0.0,
