@@ -101,5 +101,5 @@ fn twin_measure_options_parse_as_the_command_lines() {
     assert_eq!(c.shape, PlanShape::quick());
     assert_eq!(c.data, storbench_engine::DataKind::Zeros);
     let e = parse_options::<TwinMeasureArgs>("twin-measure", &["--qd=4".into()]).unwrap_err();
-    assert!(e.contains("--qd"), "{e}");
+    assert!(e.to_string().contains("--qd"), "{e}");
 }
