@@ -437,7 +437,10 @@ fn reads_a_small_buffer_before_it_fills() {
     };
     let lo = &rig.lo;
     const BUFFER_KIB: u32 = 1024;
-    const POLL: Duration = Duration::from_secs(2);
+    // 5,000 reads a second fill a CPU's 1 MiB in about 1.6 s, and a poll every 4 s
+    // would let it overflow: the reader must read on the buffer's watermark, and has
+    // 1.6 s (not 0.4 s, as at 20,000) to get a CPU on a loaded host.
+    const POLL: Duration = Duration::from_secs(4);
     let before = DiskStat::of(lo.path());
     // Runs until it is interrupted below; the runtime only bounds a hang.
     let fio = Command::new("fio")
@@ -449,7 +452,7 @@ fn reads_a_small_buffer_before_it_fills() {
             "--iodepth=4",
             "--rw=randread",
             "--bs=4k",
-            "--rate_iops=20000",
+            "--rate_iops=5000",
             "--time_based",
             "--runtime=120",
         ])
@@ -467,7 +470,7 @@ fn reads_a_small_buffer_before_it_fills() {
     let opts = RecordOptions {
         buffer_kib_per_cpu: BUFFER_KIB,
         poll_interval: POLL,
-        duration: Some(Duration::from_secs(4)),
+        duration: Some(Duration::from_secs(8)),
         ..RecordOptions::default()
     };
     let info = device_info(lo.path()).expect("device info");
@@ -487,7 +490,7 @@ fn reads_a_small_buffer_before_it_fills() {
         .expect("record");
     assert_eq!(fio.ended(), None, "fio ended during the recording");
     fio.interrupt();
-    eprintln!("recorded {n} I/Os in 4 s; {summary:?}");
+    eprintln!("recorded {n} I/Os in 8 s; {summary:?}");
     assert_eq!(summary.lost_events_kernel(), 0);
     assert_eq!(summary.lost_events_pages, 0);
     // The load was enough to prove something: without reading early, the busiest
