@@ -21,6 +21,16 @@ use storbench_workload::generator::{GenSpec, Generator};
 
 const SIZE: u64 = 64 << 20;
 
+/// One test of this file at a time. The guard looks for other holders of a device in
+/// every process's descriptors, this test process's included: a test running beside
+/// another in the same process saw the other's open loop device and was refused
+/// (EBUSY, "open in process N"), the flake that failed CI runs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A 64 MiB loop device needing `tools`, or `None` with the reason printed.
 fn loop_dev(tools: &[&str]) -> Option<LoopDevice> {
     LoopDevice::new(SIZE, tools)
@@ -111,6 +121,7 @@ fn assert_refused_unchanged(dev: &Path, what: &str) {
 
 #[test]
 fn blank_device_is_writable_and_ext4_is_refused() {
+    let _serial = one_at_a_time();
     let Some(lp) = loop_dev(&["mkfs.ext4"]) else {
         return;
     };
@@ -137,6 +148,7 @@ fn blank_device_is_writable_and_ext4_is_refused() {
 
 #[test]
 fn mounted_ext4_is_refused_even_with_destroy_data() {
+    let _serial = one_at_a_time();
     let Some(lp) = loop_dev(&["mkfs.ext4", "mount"]) else {
         return;
     };
@@ -154,6 +166,7 @@ fn mounted_ext4_is_refused_even_with_destroy_data() {
 
 #[test]
 fn swap_and_other_signatures_are_refused() {
+    let _serial = one_at_a_time();
     let Some(lp) = loop_dev(&[]) else { return };
     let dev = lp.path().to_owned();
     if have_tool("mkswap") {
@@ -183,6 +196,7 @@ fn swap_and_other_signatures_are_refused() {
 
 #[test]
 fn partition_table_is_refused() {
+    let _serial = one_at_a_time();
     let Some(lp) = loop_dev(&["sfdisk"]) else {
         return;
     };
@@ -217,6 +231,7 @@ fn partition_table_is_refused() {
 
 #[test]
 fn trim_on_a_loop_device_discards() {
+    let _serial = one_at_a_time();
     let Some(lp) = loop_dev(&[]) else { return };
     let dev = lp.path().to_owned();
     let mut t = open_real(&TargetSpec::BlockDevice(dev.clone()), &write_opts(None)).unwrap();
@@ -242,6 +257,7 @@ fn trim_on_a_loop_device_discards() {
 /// cannot name counts as in use; a blank one does not; `--destroy-data` lets it go.
 #[test]
 fn unknown_data_counts_as_in_use_without_a_second_opinion() {
+    let _serial = one_at_a_time();
     use storbench_engine::safety::{inspect_with, FindingKind, SecondOpinion};
     let Some(lp) = loop_dev(&[]) else { return };
     let dev = lp.path().to_owned();
@@ -274,6 +290,7 @@ fn unknown_data_counts_as_in_use_without_a_second_opinion() {
 /// the next open for writing failed with EBUSY. Each reopen must find it free.
 #[test]
 fn target_dropped_before_its_first_io_releases_the_device() {
+    let _serial = one_at_a_time();
     let Some(lp) = loop_dev(&[]) else { return };
     let spec = TargetSpec::BlockDevice(lp.path().to_owned());
     for i in 0..20 {

@@ -19,6 +19,16 @@ use storbench_workload::NextIo;
 
 const SIZE: u64 = 32 << 20;
 
+/// One test of this file at a time. The guard looks for other holders of a device in
+/// every process's descriptors, this test process's included: a test running beside
+/// another in the same process saw the other's open loop device and was refused
+/// (EBUSY, "open in process N"), the flake that failed CI runs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn hash(path: &Path) -> u64 {
     use std::hash::Hasher;
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -91,6 +101,7 @@ fn mounted_ext4(lo: &LoopDevice) -> Option<Mounted> {
 /// keeps loopB from being written.
 #[test]
 fn loop_stacked_on_the_target_and_mounted_is_refused() {
+    let _serial = one_at_a_time();
     let under = match LoopDevice::new(SIZE, &["mkfs.ext4", "mount"]) {
         Ok(l) => l,
         Err(why) => return eprintln!("skipped: {why}"),
@@ -121,6 +132,7 @@ fn loop_stacked_on_the_target_and_mounted_is_refused() {
 /// the second (with `--destroy-data` naming it) wrote into the mounted filesystem.
 #[test]
 fn second_loop_over_a_mounted_image_is_refused() {
+    let _serial = one_at_a_time();
     let first = match LoopDevice::new(SIZE, &["mkfs.ext4", "mount"]) {
         Ok(l) => l,
         Err(why) => return eprintln!("skipped: {why}"),
@@ -145,6 +157,7 @@ fn second_loop_over_a_mounted_image_is_refused() {
 /// under the mounted filesystem.
 #[test]
 fn own_file_attached_and_mounted_is_refused() {
+    let _serial = one_at_a_time();
     if let Some(why) = storbench_testkit::skip_reason(&["losetup", "mkfs.ext4", "mount"]) {
         return eprintln!("skipped: {why}");
     }
@@ -182,6 +195,7 @@ fn own_file_attached_and_mounted_is_refused() {
 /// user's file. The backing file's birth time tells them apart.
 #[test]
 fn resume_refuses_a_new_image_with_the_reused_inode_number() {
+    let _serial = one_at_a_time();
     let outer = match LoopDevice::new(64 << 20, &["mkfs.ext4", "mount"]) {
         Ok(l) => l,
         Err(why) => return eprintln!("skipped: {why}"),
@@ -256,6 +270,7 @@ fn point(link: &Path, to: &Path) {
 /// passed, and the write lands on the blank device.
 #[test]
 fn symlink_flipped_during_the_guard_leaves_the_other_device_alone() {
+    let _serial = one_at_a_time();
     use storbench_engine::safety::{guard_open_with, SecondOpinion};
     let blank = match LoopDevice::new(SIZE, &["mkfs.ext4"]) {
         Ok(l) => l,
