@@ -39,17 +39,54 @@ pub fn skip_reason(tools: &[&str]) -> Option<String> {
         .map(|t| format!("`{t}` not installed"))
 }
 
+/// Why a testkit helper could not set a device up: a test skips on it (printing it) or
+/// fails with it.
+#[derive(Debug)]
+pub enum KitError {
+    /// Not root, or a tool the test needs is missing.
+    Skip(String),
+    /// A command failed: the command line and its stderr.
+    Command { command: String, stderr: String },
+    /// A file or directory the helper makes.
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    /// A path that must go on a command line is not UTF-8.
+    NotUtf8(&'static str),
+    /// `losetup -d` returned and the device stayed attached.
+    StillAttached(String),
+}
+
+impl std::fmt::Display for KitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KitError::Skip(why) => f.write_str(why),
+            KitError::Command { command, stderr } => write!(f, "{command}: {stderr}"),
+            KitError::Io { what, source } => write!(f, "{what}: {source}"),
+            KitError::NotUtf8(what) => write!(f, "{what} is not UTF-8"),
+            KitError::StillAttached(dev) => {
+                write!(f, "{dev} still attached 30 s after losetup -d")
+            }
+        }
+    }
+}
+
+impl std::error::Error for KitError {}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> KitError {
+    let what = what.into();
+    move |source| KitError::Io { what, source }
+}
+
 /// Runs `cmd` with `args`; its stdout, or an error naming the command and its stderr.
-pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
+pub fn sh(cmd: &str, args: &[&str]) -> Result<String, KitError> {
+    let out = Command::new(cmd).args(args).output().map_err(io_err(cmd))?;
     if !out.status.success() {
-        return Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(KitError::Command {
+            command: format!("{cmd} {args:?}"),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -103,7 +140,7 @@ impl LoopDevice {
     /// scanning on (so a partition table written to it shows up as partitions).
     /// `Err` is the reason to skip: not root, `losetup` or one of `tools` missing, or
     /// no free loop device.
-    pub fn new(size_bytes: u64, tools: &[&str]) -> Result<LoopDevice, String> {
+    pub fn new(size_bytes: u64, tools: &[&str]) -> Result<LoopDevice, KitError> {
         assert!(
             size_bytes > 0 && size_bytes.is_multiple_of(512),
             "image size {size_bytes}"
@@ -111,23 +148,23 @@ impl LoopDevice {
         let mut needed = vec!["losetup"];
         needed.extend_from_slice(tools);
         if let Some(why) = skip_reason(&needed) {
-            return Err(why);
+            return Err(KitError::Skip(why));
         }
-        let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+        let dir = tempfile::tempdir().map_err(io_err("temp dir"))?;
         let img = dir.path().join("loop.img");
         std::fs::File::create(&img)
             .and_then(|f| f.set_len(size_bytes))
-            .map_err(|e| format!("image {}: {e}", img.display()))?;
-        let img_str = img.to_str().ok_or("temp dir path is not UTF-8")?;
+            .map_err(io_err(format!("image {}", img.display())))?;
+        let img_str = img.to_str().ok_or(KitError::NotUtf8("temp dir path"))?;
         LoopDevice::attach_free(&["-P", img_str], dir)
     }
 
     /// `losetup -f --show ARGS`: the first free loop device, attached, its temporary
     /// directory `dir`.
-    fn attach_free(args: &[&str], dir: tempfile::TempDir) -> Result<LoopDevice, String> {
+    fn attach_free(args: &[&str], dir: tempfile::TempDir) -> Result<LoopDevice, KitError> {
         let mut all = vec!["-f", "--show"];
         all.extend_from_slice(args);
-        let out = sh("losetup", &all).map_err(|e| format!("no loop device: {e}"))?;
+        let out = sh("losetup", &all)?;
         let dev = PathBuf::from(out.trim());
         assert!(dev.starts_with("/dev/"), "losetup printed {out:?}");
         // Regression (flaky audit after CI stop 12): udev's probe of the new device
@@ -159,26 +196,26 @@ impl LoopDevice {
     /// on another loop device, a second loop over one image). On drop it is unmounted
     /// if a test left it mounted and detached; `backing` is left alone. `Err` is the
     /// reason to skip.
-    pub fn over(backing: &Path) -> Result<LoopDevice, String> {
+    pub fn over(backing: &Path) -> Result<LoopDevice, KitError> {
         if let Some(why) = skip_reason(&["losetup"]) {
-            return Err(why);
+            return Err(KitError::Skip(why));
         }
-        let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
-        let b = backing.to_str().ok_or("backing path is not UTF-8")?;
+        let dir = tempfile::tempdir().map_err(io_err("temp dir"))?;
+        let b = backing.to_str().ok_or(KitError::NotUtf8("backing path"))?;
         LoopDevice::attach_free(&[b], dir)
     }
 
     /// Points this loop device at another image: [`LoopDevice::detach`], then
     /// [`LoopDevice::attach`] (what a user does with `losetup -d` then `losetup
     /// /dev/loopN other.img`).
-    pub fn repoint(&self, image: &Path) -> Result<(), String> {
+    pub fn repoint(&self, image: &Path) -> Result<(), KitError> {
         self.detach()?;
         self.attach(image)
     }
 
     /// Detaches the device (`losetup -d`) and waits (at most 30 s) for a last opener
     /// (udev's probe, a killed process's close) before the kernel lets it go.
-    pub fn detach(&self) -> Result<(), String> {
+    pub fn detach(&self) -> Result<(), KitError> {
         let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap();
         let backing = format!("/sys/block/{name}/loop/backing_file");
         sh("losetup", &["-d", self.path_str()])?;
@@ -187,10 +224,7 @@ impl LoopDevice {
         let t0 = std::time::Instant::now();
         while Path::new(&backing).exists() {
             if t0.elapsed() > std::time::Duration::from_secs(30) {
-                return Err(format!(
-                    "{} still attached 30 s after losetup -d",
-                    self.path_str()
-                ));
+                return Err(KitError::StillAttached(self.path_str().to_owned()));
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -199,14 +233,10 @@ impl LoopDevice {
 
     /// Attaches the same `/dev/loopN`, detached, to `image`. `Err` is the reason to
     /// skip: another process took the freed device in between.
-    pub fn attach(&self, image: &Path) -> Result<(), String> {
-        let img = image.to_str().ok_or("image path is not UTF-8")?;
-        sh("losetup", &[self.path_str(), img]).map_err(|e| {
-            format!(
-                "re-attaching {}: {e} (another process took it?)",
-                self.path_str()
-            )
-        })?;
+    pub fn attach(&self, image: &Path) -> Result<(), KitError> {
+        let img = image.to_str().ok_or(KitError::NotUtf8("image path"))?;
+        // A failure here most likely means another process took the freed device.
+        sh("losetup", &[self.path_str(), img])?;
         self.attached
             .store(true, std::sync::atomic::Ordering::SeqCst);
         udev_settle();
@@ -240,11 +270,11 @@ pub struct Mounted {
 
 impl Mounted {
     /// Mounts `dev` on `dir` (created if missing) with `mount args... dev dir`.
-    pub fn new(dev: &Path, dir: &Path, args: &[&str]) -> Result<Mounted, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn new(dev: &Path, dir: &Path, args: &[&str]) -> Result<Mounted, KitError> {
+        std::fs::create_dir_all(dir).map_err(io_err(dir.display().to_string()))?;
         let mut all: Vec<&str> = args.to_vec();
-        all.push(dev.to_str().ok_or("device path is not UTF-8")?);
-        all.push(dir.to_str().ok_or("mount point is not UTF-8")?);
+        all.push(dev.to_str().ok_or(KitError::NotUtf8("device path"))?);
+        all.push(dir.to_str().ok_or(KitError::NotUtf8("mount point"))?);
         sh("mount", &all)?;
         Ok(Mounted {
             dir: dir.to_owned(),
@@ -314,7 +344,7 @@ mod tests {
     fn sh_reports_failure_with_stderr() {
         assert_eq!(sh("sh", &["-c", "echo hi"]).unwrap(), "hi\n");
         let e = sh("sh", &["-c", "echo oops >&2; exit 3"]).unwrap_err();
-        assert!(e.contains("oops"), "{e}");
+        assert!(e.to_string().contains("oops"), "{e}");
     }
 
     #[test]

@@ -81,7 +81,7 @@ fn run() -> Result<(), String> {
         .join(format!("storbench-test-{}", std::process::id()));
     std::fs::create_dir(&inst).map_err(|e| format!("tracefs instance: {e}"))?;
     g.instance = Some(inst.clone());
-    let lo = LoopDevice::new(96 << 20, &[])?;
+    let lo = LoopDevice::new(96 << 20, &[]).map_err(|e| e.to_string())?;
     let loopdev = lo.path_str().to_owned();
     let dev = lo.maj_min();
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use storbench_record::pair::PairedIo;
 use storbench_record::recorder::monotonic_ns;
 use storbench_record::{device_info, RecordOptions, RecordSummary, Recorder};
-use storbench_testkit::LoopDevice;
+use storbench_testkit::{KitError, LoopDevice};
 use storbench_trace::Op;
 
 /// One recording at a time in this process: two recorders would race on mounting and
@@ -51,7 +51,10 @@ pub struct Rig {
 /// when root, tracefs or one of `tools` is missing.
 pub fn rig(tools: &[&str], size_bytes: u64) -> Option<Rig> {
     let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let lo = match no_tracefs().map_or_else(|| LoopDevice::new(size_bytes, tools), Err) {
+    let lo = match no_tracefs().map_or_else(
+        || LoopDevice::new(size_bytes, tools),
+        |why| Err(KitError::Skip(why)),
+    ) {
         Ok(lo) => lo,
         Err(why) => {
             eprintln!("skipped: {why}");
