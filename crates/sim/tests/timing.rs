@@ -102,6 +102,28 @@ fn regression_command_time_never_occupied_the_link() {
     );
 }
 
+/// Was: at 256 MiB, OP 0.22-0.26 halved nvme-mlc-2016's dies (its one-page
+/// superblocks could not build those OPs within 0.5%), so its fresh 128 KB writes ran
+/// at 266 MB/s there and 614 at OP 0.20 and 0.28: a cliff in the twin's fit.
+#[test]
+fn small_drive_keeps_its_dies_across_ops() {
+    for name in ["nvme-mlc-2016", "sata-tlc-slc-2013", "sata-mlc-2013"] {
+        let dies = preset(name).unwrap().config.dies();
+        for op_pct in 5..=40 {
+            let op = f64::from(op_pct) / 100.0;
+            let c = SimConfig::parse(&format!("sim:{name},capacity=256m,op={op}")).unwrap();
+            assert_eq!(c.dies(), dies, "{name} at OP {op}");
+            // The OP as built is the nearest whole superblocks'.
+            let block_share = f64::from(c.units_per_block()) / c.user_units() as f64;
+            assert!(
+                (c.built_op() - op).abs() <= block_share / 2.0 + 1e-12,
+                "{name} at OP {op}: built {}",
+                c.built_op()
+            );
+        }
+    }
+}
+
 #[test]
 fn regression_op_depended_on_capacity() {
     // Was: client-7op built 9.4% raw OP at 4 GiB while the result said 0.07; steady WA
