@@ -425,7 +425,8 @@ fn presets() -> Vec<(String, String)> {
 /// the quick or the full plan), a simulated drive fitted to it; twin.json's text.
 /// Nothing is written.
 #[pyfunction]
-#[pyo3(signature = (source, quick=true, presets=None, eval_capacity=None, max_iterations=None, jobs=None))]
+#[pyo3(signature = (source, quick=true, presets=None, eval_capacity=None, max_iterations=None, starts=None, jobs=None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, one per fit option
 fn twin(
     py: Python<'_>,
     source: &str,
@@ -433,6 +434,7 @@ fn twin(
     presets: Option<Vec<String>>,
     eval_capacity: Option<&str>,
     max_iterations: Option<usize>,
+    starts: Option<usize>,
     jobs: Option<usize>,
 ) -> PyResult<String> {
     use storbench_results::twin::{Measurement, PlanShape, TwinMeasureConfig};
@@ -447,6 +449,9 @@ fn twin(
     }
     if let Some(n) = max_iterations {
         opts.max_iterations = n;
+    }
+    if let Some(n) = starts {
+        opts.starts = n;
     }
     if let Some(j) = jobs {
         opts.jobs = j.max(1);

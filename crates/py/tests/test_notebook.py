@@ -78,17 +78,22 @@ def test_describe_counts_points(plan12):
 
 def test_twin_of_a_simulated_drive_fits_and_runs(tmp_path):
     # Issue 33 from a notebook: a simulated drive stands in for a real one; its twin is
-    # fitted to the quick plan's figures (the fit's accuracy is crates/twin/tests/fit.rs's)
+    # fitted to the quick plan's figures (the fit's accuracy is crates/suite/tests/twin.rs's)
     # and runs as a target.
     hidden = "sim:sata-mlc-2013,capacity=64m,program_us=1300"
     t = storbench.twin(
-        hidden, presets=["sata-mlc-2013"], eval_capacity="64m", max_iterations=2, jobs=2
+        hidden,
+        presets=["sata-mlc-2013"],
+        eval_capacity="64m",
+        max_iterations=2,
+        starts=1,
+        jobs=2,
     )
     assert t.target.startswith("sim:sata-mlc-2013,capacity=67108864")
     # The start is the hidden drive's preset, so the fit can only improve on it.
     assert t.json["cost"] <= t.json["start_cost"]
     f = t.to_pandas()
-    assert len(f) == 20 and "steady_half_iops" in set(f["name"])
+    assert len(f) == 22 and "steady_half_iops" in set(f["name"])
     assert set(f.columns) >= {"name", "unit", "measured", "twin", "error_pct", "residual"}
     assert all(isinstance(u, str) for u in t.unidentified)
     saved = t.save(tmp_path / "twin.json")

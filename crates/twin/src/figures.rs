@@ -47,6 +47,13 @@ const fn fig(
 /// Every figure the plan measures, in the order reports show them.
 pub const FIGURES: &[FigureDef] = &[
     fig(
+        "seq_write_lead_mb_per_s",
+        "MB/s",
+        "seq-write-lead",
+        Stat::WriteMbPerS,
+        0.02,
+    ),
+    fig(
         "seq_write_head_mb_per_s",
         "MB/s",
         "seq-write-head",
@@ -74,6 +81,13 @@ pub const FIGURES: &[FigureDef] = &[
         "read-qd1",
         Stat::ReadP99Us,
         0.05,
+    ),
+    fig(
+        "rand_read_128k_qd1_mb_per_s",
+        "MB/s",
+        "read-128k-qd1",
+        Stat::ReadMbPerS,
+        0.02,
     ),
     fig("rand_read_qd4_iops", "IOPS", "read-qd4", Stat::Iops, 0.02),
     fig("rand_read_qd32_iops", "IOPS", "read-qd32", Stat::Iops, 0.02),

@@ -105,6 +105,7 @@ impl Plan {
     /// The plan for a drive of `capacity_bytes`.
     pub fn new(capacity_bytes: u64, shape: &PlanShape) -> Plan {
         let full = span(capacity_bytes, 1.0);
+        let lead = span(capacity_bytes, 1.0 / 32.0);
         let head = span(capacity_bytes, 0.125);
         let half = span(capacity_bytes, 0.5);
         let quarter = span(capacity_bytes, 0.25);
@@ -125,10 +126,18 @@ impl Plan {
         }
         steps.extend([
             step("purge-fresh", "secure erase (purge)", StepWork::Purge),
+            // The fill in pieces: how long a write buffer or SLC cache holds the
+            // drive's first speed, and what that speed is, show in the first two.
+            io(
+                "seq-write-lead",
+                "128 KB sequential writes, first 1/32 of a fresh drive",
+                seq(0, lead, false),
+                None,
+            ),
             io(
                 "seq-write-head",
-                "128 KB sequential writes, first eighth of a fresh drive",
-                seq(0, head, false),
+                "128 KB sequential writes, the rest of the first eighth",
+                seq(lead, head - lead, false),
                 None,
             ),
             io(
@@ -136,6 +145,15 @@ impl Plan {
                 "128 KB sequential writes, the rest of the drive",
                 seq(head, full - head, false),
                 None,
+            ),
+            // Reads are measured on a quiet drive: what the write buffer and an SLC
+            // cache do after a fill is the write path's, not the reads'.
+            step(
+                "settle-writes",
+                "idle after the fill",
+                StepWork::Idle {
+                    duration_ns: shape.settle_ns,
+                },
             ),
             io(
                 "seq-read",
@@ -152,6 +170,12 @@ impl Plan {
                 rt,
             ));
         }
+        // Large random reads: their latency over the 4 KB reads' is the transfer of
+        // the rest of the data over the NAND channels and the host link, which 4 KB
+        // reads hide in the dies' read time.
+        let mut big = rand(full, 100, 1, n, 14);
+        big.block_bytes = SEQ_BLOCK_BYTES;
+        steps.push(io("read-128k-qd1", "128 KB random reads at QD1", big, rt));
         steps.extend([
             io(
                 "mixed",

@@ -74,6 +74,7 @@ fn the_fit_does_not_depend_on_jobs() {
         let o = crate::FitOptions {
             presets: vec!["sata-mlc-2013".into()],
             max_iterations: 2,
+            starts: 1,
             jobs,
             eval_capacity_bytes: 64 << 20,
             ..Default::default()

@@ -40,6 +40,10 @@ pub struct FitArgs {
     /// Most Levenberg-Marquardt iterations
     #[arg(long, default_value_t = 20)]
     pub max_iterations: usize,
+    /// Starting points besides the nearest preset (the best of a sample around it),
+    /// each descended from; the fit costs about STARTS + 1 descents
+    #[arg(long, default_value_t = storbench_twin::fit::DEFAULT_STARTS)]
+    pub starts: usize,
     /// Simulated measurements run at once [default: every core]
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: Option<u32>,
@@ -66,7 +70,7 @@ fn run_measure(a: Driven<TwinMeasureArgs>) -> anyhow::Result<()> {
         m.figures.len()
     )?;
     for f in &m.figures {
-        outln!("  {:<26} {:>12.1} {}", f.name, f.value, f.unit)?;
+        outln!("  {:<28} {:>12.1} {}", f.name, f.value, f.unit)?;
     }
     outln!("fit a twin: storbench twin fit {}", dir.display())?;
     print_footer(&dir, &r)?;
@@ -102,6 +106,7 @@ fn run_fit(a: FitArgs) -> anyhow::Result<()> {
         presets: a.presets,
         eval_capacity_bytes: a.eval_capacity,
         max_iterations: a.max_iterations,
+        starts: a.starts,
         ..FitOptions::default()
     };
     if let Some(j) = a.jobs {
@@ -137,7 +142,7 @@ fn run_fit(a: FitArgs) -> anyhow::Result<()> {
 fn print_twin(t: &TwinFile) -> anyhow::Result<()> {
     outln!("twin: {}", t.target)?;
     outln!(
-        "  {:<26} {:>12} {:>12} {:>8}",
+        "  {:<28} {:>12} {:>12} {:>8}",
         "figure",
         "measured",
         "twin",
@@ -145,7 +150,7 @@ fn print_twin(t: &TwinFile) -> anyhow::Result<()> {
     )?;
     for f in &t.figures {
         outln!(
-            "  {:<26} {:>12.1} {:>12.1} {:>+7.1}%",
+            "  {:<28} {:>12.1} {:>12.1} {:>+7.1}%",
             f.name,
             f.measured,
             f.twin,
