@@ -493,6 +493,7 @@ def twin(
     presets: Optional[list] = None,
     eval_capacity: Optional[str] = None,
     max_iterations: Optional[int] = None,
+    starts: Optional[int] = None,
     jobs: Optional[int] = None,
 ) -> Twin:
     """Fit a simulated twin to a drive's measurement, as ``storbench twin fit`` does.
@@ -501,7 +502,8 @@ def twin(
     measurement), or a ``sim:`` spec, measured here in process first (``quick``: the
     short plan; otherwise the full one) -- a simulated drive standing in for a real one.
     ``presets``: where the fit may start (the nearest is chosen); ``eval_capacity``:
-    the size of the drives it simulates (``"256m"``). Nothing is written; see
+    the size of the drives it simulates (``"256m"``); ``starts``: starting points
+    besides the preset (8; each costs about one descent). Nothing is written; see
     :meth:`Twin.save`. A bad argument raises ``ValueError``.
     """
     s = str(source)
@@ -513,6 +515,7 @@ def twin(
         presets=list(presets) if presets is not None else None,
         eval_capacity=eval_capacity,
         max_iterations=max_iterations,
+        starts=starts,
         jobs=jobs,
     )
     return Twin(json.loads(text))
