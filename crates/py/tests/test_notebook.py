@@ -93,7 +93,7 @@ def test_twin_of_a_simulated_drive_fits_and_runs(tmp_path):
     # The start is the hidden drive's preset, so the fit can only improve on it.
     assert t.json["cost"] <= t.json["start_cost"]
     f = t.to_pandas()
-    assert len(f) == 22 and "steady_half_iops" in set(f["name"])
+    assert len(f) == 25 and "steady_half_iops" in set(f["name"])
     assert set(f.columns) >= {"name", "unit", "measured", "twin", "error_pct", "residual"}
     assert all(isinstance(u, str) for u in t.unidentified)
     saved = t.save(tmp_path / "twin.json")

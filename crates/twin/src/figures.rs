@@ -138,6 +138,27 @@ pub const FIGURES: &[FigureDef] = &[
         Stat::WriteP99Us,
         0.05,
     ),
+    fig(
+        "mixed_steady_read_mean_us",
+        "us",
+        "mixed-steady",
+        Stat::ReadMeanUs,
+        0.03,
+    ),
+    fig(
+        "mixed_steady_read_p99_us",
+        "us",
+        "mixed-steady",
+        Stat::ReadP99Us,
+        0.05,
+    ),
+    fig(
+        "mixed_steady_write_mean_us",
+        "us",
+        "mixed-steady",
+        Stat::WriteMeanUs,
+        0.03,
+    ),
     fig("steady_half_iops", "IOPS", "steady-half", Stat::Iops, 0.03),
     fig(
         "trim_recovery_mb_per_s",

@@ -179,7 +179,7 @@ impl Plan {
         steps.extend([
             io(
                 "mixed",
-                "4 KB random 70% reads at QD4 while writes and garbage collection run",
+                "4 KB random 70% reads at QD4 on the full drive, writes running",
                 rand(full, 70, 4, n, 31),
                 rt,
             ),
@@ -194,6 +194,12 @@ impl Plan {
                 "4 KB random writes at QD32 across the drive, steady state",
                 rand(full, 0, 32, bytes_of(full, shape.steady_span_writes), 42),
                 st,
+            ),
+            io(
+                "mixed-steady",
+                "4 KB random 70% reads at QD4 in steady state, garbage collection running",
+                rand(full, 70, 4, n, 32),
+                rt,
             ),
             io(
                 "trim",
