@@ -95,3 +95,60 @@ fn fit_refuses_a_result_that_is_no_twin_measurement() {
         "{err}"
     );
 }
+
+/// A real drive (a loop device): `twin measure` passes the guard as every procedure
+/// (a device with a file system is refused without `--destroy-data` naming it),
+/// measures every figure of the plan, and `twin fit` fits a twin to what it measured.
+#[test]
+fn twin_measure_on_a_loop_device_needs_consent_then_fits() {
+    let lo = match storbench_testkit::LoopDevice::new(48 << 20, &["mkfs.ext4"]) {
+        Ok(l) => l,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let dev = lo.path_str();
+    storbench_testkit::sh("mkfs.ext4", &["-q", "-F", dev]).unwrap();
+    let dir = lo.dir().join("m");
+    let d = dir.to_str().unwrap();
+    let o = storbench(&["twin", "measure", "-t", dev, "-o", d, "--quick", "-q"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--destroy-data"), "{err}");
+    let o = storbench(&[
+        "twin",
+        "measure",
+        "-t",
+        dev,
+        "--destroy-data",
+        dev,
+        "-o",
+        d,
+        "--quick",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = storbench(&[
+        "twin",
+        "fit",
+        d,
+        "--presets",
+        "sata-mlc-2013",
+        "--max-iterations",
+        "1",
+        "--starts",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let twin: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("twin.json")).unwrap()).unwrap();
+    let figures = twin["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), storbench_twin::figures::FIGURES.len());
+    for f in figures {
+        assert!(f["measured"].as_f64().unwrap() > 0.0, "{f}");
+    }
+    // The twin is at the loop device's capacity.
+    assert_eq!(twin["capacity_bytes"], 48u64 << 20);
+    assert!(twin["cost"].as_f64().unwrap() <= twin["start_cost"].as_f64().unwrap());
+}
