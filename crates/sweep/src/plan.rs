@@ -21,7 +21,7 @@
 //! scale = 0.01
 //!
 //! [[procedure]]
-//! name = "consistency"                # consistency, trim-check, season, bench
+//! name = "consistency"                # consistency, trim-check, season, bench, twin-measure
 //! time = "600s"                       # the command's options, as the CLI spells them
 //! span = ["100%", "75%"]              # options can be axes too
 //!

@@ -21,7 +21,9 @@
 //! - bench: `iops` (reads and writes per busy second), data rates, service time mean,
 //!   p99 and p99.9, busy seconds, read and write counts, the replayed average QD;
 //! - trim-check: the clean / dirty / after-TRIM table;
-//! - season: the sequential pass and the image restore rates.
+//! - season: the sequential pass and the image restore rates;
+//! - twin-measure: the twin's measurement plan's figures (`storbench_twin::figures`),
+//!   one column each, so a sweep over hidden drives shows what the plan can tell apart.
 
 use crate::plan::{RunSpec, WorkloadSpec};
 use std::path::Path;
@@ -37,13 +39,22 @@ use storbench_suite::bench::{
 use storbench_suite::consistency::{ConsistencyConfig, ConsistencySummary};
 use storbench_suite::season::{SeasonConfig, SeasonSummary};
 use storbench_suite::trimcheck::{TrimCheckConfig, TrimTable};
+use storbench_suite::twin::TwinMeasureConfig;
 use storbench_suite::units::parse_size;
 use storbench_suite::{
     execute, read_result, Configured, Control, Procedure, Start, SuiteError, SuiteResult,
 };
+use storbench_twin::figures::FIGURES;
+use storbench_twin::Measurement;
 
 /// The procedures a plan may name.
-pub const PROCEDURES: [&str; 4] = ["consistency", "trim-check", "season", "bench"];
+pub const PROCEDURES: [&str; 5] = [
+    "consistency",
+    "trim-check",
+    "season",
+    "bench",
+    "twin-measure",
+];
 
 /// Whether a procedure replays a workload (and so pairs with the plan's workloads).
 pub fn takes_workload(procedure: &str) -> bool {
@@ -59,6 +70,7 @@ pub fn options(procedure: &str) -> Vec<String> {
         "trim-check" => names_of::<TrimCheckConfig>(),
         "season" => names_of::<SeasonConfig>(),
         "bench" => names_of::<BenchConfig>(),
+        "twin-measure" => names_of::<TwinMeasureConfig>(),
         _ => Vec::new(),
     }
 }
@@ -105,6 +117,13 @@ pub fn figures(procedure: &str) -> Vec<(&'static str, Kind)> {
             ("seq_pass_mb_per_s", Kind::Float),
             ("restore_mb_per_s", Kind::Float),
         ],
+        "twin-measure" => {
+            return COMMON
+                .iter()
+                .copied()
+                .chain(FIGURES.iter().map(|f| (f.name, Kind::Float)))
+                .collect()
+        }
         _ => &[],
     };
     COMMON.iter().chain(own).copied().collect()
@@ -236,6 +255,12 @@ fn season(run: &RunSpec) -> Result<SeasonConfig, PointSpecError> {
     configured(run, vec![seed(run)]).map(|c| c.config)
 }
 
+/// The twin's measurement plan takes no seed: its phases' seeds are the plan's own, so
+/// the plan's `seeds` give the same row.
+fn twin_measure(run: &RunSpec) -> Result<TwinMeasureConfig, PointSpecError> {
+    configured(run, Vec::new()).map(|c| c.config)
+}
+
 /// The generated trace of a generator workload, in the point's directory.
 pub const GENERATOR_TRACE: &str = "generator.parquet";
 
@@ -282,6 +307,7 @@ pub fn check(run: &RunSpec) -> Result<(), PointSpecError> {
         "consistency" => consistency(run).map(drop),
         "trim-check" => trim_check(run).map(drop),
         "season" => season(run).map(drop),
+        "twin-measure" => twin_measure(run).map(drop),
         "bench" => {
             if let Some(WorkloadSpec::Generator { bs, span, size, .. }) = &run.workload {
                 parse_size("bs", bs)?;
@@ -488,6 +514,7 @@ pub fn run_point(run: &RunSpec, dir: &Path, stop: Arc<AtomicBool>) -> Result<Row
         "consistency" => row_of(run, &go(dir, consistency(run)?, &ctl)?),
         "trim-check" => row_of(run, &go(dir, trim_check(run)?, &ctl)?),
         "season" => row_of(run, &go(dir, season(run)?, &ctl)?),
+        "twin-measure" => row_of(run, &go(dir, twin_measure(run)?, &ctl)?),
         "bench" => {
             write_generator_trace(run, dir)?;
             row_of(run, &go(dir, bench(run, dir)?, &ctl)?)
@@ -510,6 +537,7 @@ fn finished_row(run: &RunSpec, dir: &Path) -> Option<Result<Row, PointError>> {
         "trim-check" => done::<TrimCheckConfig>(run, dir),
         "season" => done::<SeasonConfig>(run, dir),
         "bench" => done::<BenchConfig>(run, dir),
+        "twin-measure" => done::<TwinMeasureConfig>(run, dir),
         _ => None,
     }
 }
@@ -594,6 +622,18 @@ impl Figures for TrimTable {
             ("dirty_of_clean_pct", float(t.dirty_of_clean_pct)),
             ("after_trim_of_clean_pct", float(t.after_trim_of_clean_pct)),
         ]
+    }
+}
+
+impl Figures for Measurement {
+    fn row(&self) -> Vec<(&'static str, Cell)> {
+        FIGURES
+            .iter()
+            .map(|d| {
+                let v = self.figures.iter().find(|f| f.name == d.name);
+                (d.name, v.map_or(Cell::Null, |f| float(f.value)))
+            })
+            .collect()
     }
 }
 

@@ -616,3 +616,46 @@ quick = true
     let e = plan_err("[[target]]\ntarget = \"/dev/sda\"\n[[procedure]]\nname = \"consistency\"\n");
     assert!(e.contains("not a simulated drive"), "{e}");
 }
+
+/// Issue 33: the twin's measurement plan is a sweep procedure: each point's row holds
+/// the plan's figures, the same numbers `twin measure` records for that drive, so a
+/// sweep over drives shows what the plan can tell apart.
+#[test]
+fn a_plan_runs_twin_measure_and_its_figures_are_columns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = plan(
+        "[[target]]\npreset = \"sata-mlc-2013\"\ncapacity = \"64m\"\nprogram_us = [900, 1800]\n[[procedure]]\nname = \"twin-measure\"\nquick = true\n",
+    );
+    assert_eq!(p.points.len(), 2);
+    let r = run_local(&p, tmp.path(), &options(2)).unwrap();
+    assert_eq!(r.rows, 2);
+    let t = read_sweep(&r.dataset).unwrap();
+    let mut seq_write = Vec::new();
+    for pt in &p.points {
+        let want = storbench_twin::measure_sim(
+            storbench_sim::SimConfig::parse(&pt.run.target).unwrap(),
+            &storbench_twin::PlanShape::quick(),
+        )
+        .unwrap();
+        let row = t
+            .rows
+            .iter()
+            .find(|row| {
+                want.figures.iter().all(
+                    |f| matches!(row[t.column(&f.name).unwrap()], Cell::Float(v) if v == f.value),
+                )
+            })
+            .unwrap_or_else(|| panic!("no row holds {}'s figures", pt.run.target));
+        let Cell::Float(seq) = row[t.column("seq_write_mb_per_s").unwrap()] else {
+            panic!("no sequential write rate")
+        };
+        seq_write.push((pt.run.target.contains("program_us=900"), seq));
+    }
+    // Slower programs, slower fill: the two rows are two drives.
+    seq_write.sort_by_key(|x| std::cmp::Reverse(x.0));
+    assert!(seq_write[0].1 > seq_write[1].1, "{seq_write:?}");
+    let e = plan_err(
+        "[[target]]\npreset = \"client-7op\"\n[[procedure]]\nname = \"twin-measure\"\nqd = 4\n",
+    );
+    assert!(e.contains("qd"), "{e}");
+}
