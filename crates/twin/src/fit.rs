@@ -27,6 +27,8 @@ use crate::file::{FigureReport, Measurement, ParamReport, TwinFile};
 use crate::params::{default_params, value_of, Param, Point};
 use crate::plan::Plan;
 use crate::TwinError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use storbench_sim::{preset, presets};
 
 /// Capacity of the candidate drives the fit simulates, unless the drive is smaller:
@@ -71,6 +73,9 @@ pub struct FitOptions {
     pub starts: usize,
     /// Evaluations run at once (threads `twin-N`); the result does not depend on it.
     pub jobs: usize,
+    /// Raised by the caller (Ctrl-C in a notebook): the fit runs no more evaluations and
+    /// ends with [`TwinError::Stopped`] after those in flight.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for FitOptions {
@@ -83,6 +88,7 @@ impl Default for FitOptions {
             max_iterations: 20,
             starts: DEFAULT_STARTS,
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            stop: None,
         }
     }
 }
@@ -97,9 +103,16 @@ struct Problem<'a> {
     evaluations: usize,
     /// The start in scaled space: the prior's centre.
     u0: Vec<f64>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Problem<'_> {
+    fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
     /// The figures of `point` (None when the point is no valid drive).
     fn figures(&self, point: &Point) -> Option<Vec<Figure>> {
         let cfg = point.config(self.capacity_bytes).ok()?;
@@ -142,6 +155,10 @@ impl Problem<'_> {
 
     /// Residuals of each point, evaluated `jobs` at a time.
     fn eval_all(&mut self, points: &[Point]) -> Vec<Option<Vec<f64>>> {
+        if self.stopped() {
+            // No point is a drive now: every descent ends at its next step.
+            return vec![None; points.len()];
+        }
         self.evaluations += points.len();
         let jobs = self.jobs.clamp(1, points.len().max(1));
         let this = &*self;
@@ -236,8 +253,13 @@ pub fn fit(m: &Measurement, opts: &FitOptions) -> Result<TwinFile, TwinError> {
         jobs: opts.jobs,
         evaluations: 0,
         u0: Vec::new(),
+        stop: opts.stop.clone(),
     };
-    let (name, _) = nearest_preset(&mut prob, &opts.presets)?;
+    let nearest = nearest_preset(&mut prob, &opts.presets);
+    if prob.stopped() {
+        return Err(TwinError::Stopped);
+    }
+    let (name, _) = nearest?;
     let base = preset(&name).expect("a preset by its own name").config;
     let mut params = opts.params.clone().unwrap_or_else(|| default_params(&base));
     params.extend(opts.extra_params.iter().cloned());
@@ -249,8 +271,11 @@ pub fn fit(m: &Measurement, opts: &FitOptions) -> Result<TwinFile, TwinError> {
     let r0 = prob
         .eval_us(&name, &params, std::slice::from_ref(&u0))
         .pop()
-        .flatten()
-        .ok_or_else(|| TwinError::Invalid(format!("preset {name}: cannot be simulated")))?;
+        .flatten();
+    if prob.stopped() {
+        return Err(TwinError::Stopped);
+    }
+    let r0 = r0.ok_or_else(|| TwinError::Invalid(format!("preset {name}: cannot be simulated")))?;
     let start = Lm {
         u: u0.clone(),
         r: r0.clone(),
@@ -294,6 +319,9 @@ pub fn fit(m: &Measurement, opts: &FitOptions) -> Result<TwinFile, TwinError> {
         step: STEP_NARROW,
     };
     let j = jacobian(&mut prob, &name, &params, &lm.u, &lm.r, &sub);
+    if prob.stopped() {
+        return Err(TwinError::Stopped);
+    }
     report(&prob, &name, &params, &u0, &r0, &lm, &j)
 }
 

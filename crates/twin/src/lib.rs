@@ -18,6 +18,8 @@ pub enum TwinError {
     Invalid(String),
     #[error("simulating a candidate drive: {0}")]
     Sim(String),
+    #[error("the fit was stopped before it finished (nothing was fitted)")]
+    Stopped,
 }
 
 pub use file::{Measurement, TwinFile, TWIN_FILE};

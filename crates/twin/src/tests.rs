@@ -83,3 +83,21 @@ fn the_fit_does_not_depend_on_jobs() {
     };
     assert_eq!(run(1), run(2));
 }
+
+/// A stop raised before the fit (or during it: Ctrl-C in a notebook) ends it with
+/// `Stopped`, not with a twin fitted to part of the work.
+#[test]
+fn a_stopped_fit_ends_with_stopped() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let cfg = SimConfig::parse("sim:sata-mlc-2013,capacity=64m").unwrap();
+    let m = crate::measure_sim(cfg, &crate::PlanShape::quick()).unwrap();
+    let o = crate::FitOptions {
+        presets: vec!["sata-mlc-2013".into()],
+        eval_capacity_bytes: 64 << 20,
+        stop: Some(Arc::new(AtomicBool::new(true))),
+        ..Default::default()
+    };
+    let e = crate::fit(&m, &o).unwrap_err();
+    assert!(matches!(e, crate::TwinError::Stopped), "{e}");
+}
