@@ -13,6 +13,23 @@ fn storbench(args: &[&str]) -> Output {
 
 const HIDDEN: &str = "sim:sata-mlc-2013,capacity=64m,program_us=1300";
 
+/// `twin fit DIR` from sata-mlc-2013 only, cut short (the fit's accuracy is the suite's
+/// tests'), then its twin.json.
+fn short_fit(dir: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Value) {
+    let mut args = vec![
+        "twin",
+        "fit",
+        dir.to_str().unwrap(),
+        "--presets",
+        "sata-mlc-2013",
+    ];
+    args.extend(extra);
+    let o = storbench(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let twin = serde_json::from_slice(&std::fs::read(dir.join("twin.json")).unwrap()).unwrap();
+    (o, twin)
+}
+
 #[test]
 fn measure_then_fit_writes_a_twin_whose_target_opens() {
     let tmp = tempfile::tempdir().unwrap();
@@ -20,24 +37,19 @@ fn measure_then_fit_writes_a_twin_whose_target_opens() {
     let d = dir.to_str().unwrap();
     let o = storbench(&["twin", "measure", "-t", HIDDEN, "-o", d, "--quick", "-q"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = storbench(&[
-        "twin",
-        "fit",
-        d,
-        "--presets",
-        "sata-mlc-2013",
-        "--max-iterations",
-        "2",
-        "--starts",
-        "1",
-        "--eval-capacity",
-        "64m",
-    ]);
+    let (o, twin) = short_fit(
+        &dir,
+        &[
+            "--max-iterations",
+            "2",
+            "--starts",
+            "1",
+            "--eval-capacity",
+            "64m",
+        ],
+    );
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains("steady_half_iops"), "{out}");
-    let twin: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("twin.json")).unwrap()).unwrap();
     let target = twin["target"].as_str().unwrap();
     assert!(
         target.starts_with("sim:sata-mlc-2013,capacity=67108864"),
@@ -129,20 +141,7 @@ fn twin_measure_on_a_loop_device_needs_consent_then_fits() {
         "-q",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = storbench(&[
-        "twin",
-        "fit",
-        d,
-        "--presets",
-        "sata-mlc-2013",
-        "--max-iterations",
-        "1",
-        "--starts",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let twin: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("twin.json")).unwrap()).unwrap();
+    let (_, twin) = short_fit(&dir, &["--max-iterations", "1", "--starts", "0"]);
     let figures = twin["figures"].as_array().unwrap();
     assert_eq!(figures.len(), storbench_twin::figures::FIGURES.len());
     for f in figures {
